@@ -1,0 +1,594 @@
+//! End-to-end tests of the `hurray-inspect` binary against the shared
+//! corpora: `HURRAY_INTEROP_DIR` (files written by the reference
+//! implementation) and `HURRAY_CASES_DIR` (bug-derived cases). When a
+//! variable is unset the test prints `skipped: ...` and passes; when it is
+//! set (absolute, or relative to the workspace root), a missing file fails
+//! the test. The project's own `fixtures/` are always tested.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::{json, Value};
+
+const INTEROP: &str = "HURRAY_INTEROP_DIR";
+const CASES: &str = "HURRAY_CASES_DIR";
+
+/// The corpus directory named by `var`, or `None` (after saying so) when unset.
+fn corpus(var: &str) -> Option<PathBuf> {
+    let Some(dir) = std::env::var_os(var) else {
+        println!("skipped: {var} not set");
+        return None;
+    };
+    // Relative to the workspace root, as `.ci/run` sets it (tests run in the crate's folder).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(dir);
+    assert!(
+        dir.join("manifest.json").is_file(),
+        "{var}={} holds no manifest.json",
+        dir.display()
+    );
+    Some(dir)
+}
+
+fn path(dir: &Path, name: &str) -> PathBuf {
+    let p = dir.join(name);
+    assert!(p.is_file(), "missing corpus file {}", p.display());
+    p
+}
+
+fn manifest(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn entry<'m>(manifest: &'m Value, file: &str) -> &'m Value {
+    files(manifest)
+        .find(|f| f["file"] == file)
+        .unwrap_or_else(|| panic!("{file} not in the manifest"))
+}
+
+fn files(manifest: &Value) -> impl Iterator<Item = &Value> {
+    manifest["files"].as_array().unwrap().iter()
+}
+
+fn inspect(args: &[&str], file: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hurray-inspect"))
+        .args(args)
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
+fn stdout(out: &Output) -> &str {
+    std::str::from_utf8(&out.stdout).unwrap()
+}
+
+fn stderr(out: &Output) -> &str {
+    std::str::from_utf8(&out.stderr).unwrap()
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(out)))
+}
+
+/// Asserts exit status 1 and exactly one stderr line `error: FILE: ...`
+/// naming a byte offset; returns the message after `error: FILE: `.
+fn assert_one_error_line(out: &Output, file: &Path) -> String {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(1), "{}: stderr {err}", file.display());
+    assert_eq!(err.lines().count(), 1, "{}: {err}", file.display());
+    let prefix = format!("error: {}: ", file.display());
+    let message = err.trim_end().strip_prefix(&prefix).unwrap_or_else(|| panic!("{err}"));
+    assert!(message.contains("offset"), "{}: {err}", file.display());
+    message.to_owned()
+}
+
+/// What `--json` must print for a valid manifest entry (with `--validate`
+/// when `validated`); the KV values follow the CLI's JSON conventions.
+fn expected_json(entry: &Value, validated: bool) -> Value {
+    let c = &entry["container"];
+    let version = format!("{}.{}", c["container_version"][0], c["container_version"][1]);
+    let mut kv = serde_json::Map::new();
+    for e in c["kv_entries"].as_array().unwrap() {
+        kv.insert(e["key"].as_str().unwrap().to_owned(), cli_kv_value(&e["value"]));
+    }
+    let tensors: Vec<Value> = entry["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let buffers: Vec<Value> = t["buffers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| json!({"byte_size": b["byte_size"], "alignment": b["alignment"], "offset": b["file_offset"]}))
+                .collect();
+            let mut tensor = json!({
+                "name": t["name"], "dtype": t["element_type"], "layout": t["layout"], "shape": t["shape"],
+                "nnz": t.get("nnz").cloned().unwrap_or(Value::Null), "buffers": buffers,
+            });
+            if validated {
+                tensor["valid"] = json!(true);
+            }
+            tensor
+        })
+        .collect();
+    let flags = c
+        .get("file_flags_names")
+        .cloned()
+        .unwrap_or_else(|| flag_names(c["file_flags"].as_u64().unwrap()));
+    let mut expected = json!({
+        "file": {"container_version": version, "flags": flags, "data_buffer_alignment": c["data_buffer_alignment"]},
+        "kv": kv,
+        "tensors": tensors,
+    });
+    if validated {
+        expected["padding"] = json!({"valid": true});
+    }
+    expected
+}
+
+/// The cases manifest gives `file_flags` as a number only.
+fn flag_names(flags: u64) -> Value {
+    let names = [(1, "HAS_KV_METADATA"), (2, "SORTED_INDEX"), (4, "HAS_INDEX_CRC32C")];
+    names
+        .iter()
+        .filter(|(bit, _)| flags & bit != 0)
+        .map(|(_, n)| json!(n))
+        .collect()
+}
+
+/// The manifest spells non-finite floats "NaN", "Infinity", "-Infinity";
+/// the CLI "nan", "inf", "-inf".
+fn cli_kv_value(v: &Value) -> Value {
+    match v {
+        Value::String(s) if s == "NaN" => json!("nan"),
+        Value::String(s) if s == "Infinity" => json!("inf"),
+        Value::String(s) if s == "-Infinity" => json!("-inf"),
+        Value::Array(items) => items.iter().map(cli_kv_value).collect(),
+        other => other.clone(),
+    }
+}
+
+/// Like `==`, but numbers must also agree in kind (integer or float) and
+/// floats bit for bit, so `-0.0` differs from `0.0` and `1` from `1.0`.
+fn assert_same(actual: &Value, expected: &Value, at: &str) {
+    match (actual, expected) {
+        (Value::Number(a), Value::Number(b)) => {
+            let same = match (a.as_f64(), a.is_f64(), b.is_f64()) {
+                (Some(x), true, true) => b.as_f64().is_some_and(|y| x.to_bits() == y.to_bits()),
+                (_, false, false) => a == b,
+                _ => false,
+            };
+            assert!(same, "{at}: {a} != {b}");
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            assert_eq!(a.len(), b.len(), "{at}: {actual} != {expected}");
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                assert_same(x, y, &format!("{at}[{i}]"));
+            }
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            let keys = |m: &serde_json::Map<String, Value>| m.keys().cloned().collect::<Vec<_>>();
+            assert_eq!(keys(a), keys(b), "{at}: keys differ");
+            for (k, x) in a {
+                assert_same(x, &b[k], &format!("{at}.{k}"));
+            }
+        }
+        _ => assert_eq!(actual, expected, "{at}"),
+    }
+}
+
+/// The golden file with `{FILE}` standing for the path.
+fn assert_golden(out: &Output, golden: &str, file: &Path) {
+    let golden_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(golden);
+    let expected = std::fs::read_to_string(&golden_path)
+        .unwrap()
+        .replace("{FILE}", &file.display().to_string());
+    assert_eq!(stdout(out), expected, "differs from {}", golden_path.display());
+}
+
+#[test]
+fn csc_example_summary() {
+    let Some(dir) = corpus(INTEROP) else { return };
+    let file = path(&dir, "csc_spec_example_f32.hry");
+    let out = inspect(&[], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    let text = stdout(&out);
+    let row: Vec<&str> = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("csc_example "))
+        .unwrap_or_else(|| panic!("{text}"))
+        .split_whitespace()
+        .collect();
+    // name, dtype, layout, shape, nnz, buffers, bytes (20 + 40 + 48), data offset
+    assert_eq!(
+        row,
+        [
+            "csc_example",
+            "float32",
+            "csc",
+            "[4,",
+            "5]",
+            "5",
+            "3",
+            "108",
+            "B",
+            "4096"
+        ]
+    );
+    assert_golden(&out, "csc_spec_example_f32.txt", &file);
+}
+
+#[test]
+fn csc_example_json() {
+    let Some(dir) = corpus(INTEROP) else { return };
+    let file = path(&dir, "csc_spec_example_f32.hry");
+    let out = inspect(&["--json", "--validate"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json_of(&out);
+    assert_same(
+        &v,
+        &json!({
+            "file": {"container_version": "1.0", "flags": ["HAS_INDEX_CRC32C"], "data_buffer_alignment": 4096},
+            "kv": {},
+            "tensors": [{
+                "name": "csc_example", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5,
+                "buffers": [
+                    {"byte_size": 20, "alignment": 64, "offset": 4096},
+                    {"byte_size": 40, "alignment": 64, "offset": 8192},
+                    {"byte_size": 48, "alignment": 64, "offset": 12288},
+                ],
+                "valid": true,
+            }],
+            "padding": {"valid": true},
+        }),
+        "csc_spec_example_f32",
+    );
+    // The same numbers as the manifest.
+    let m = manifest(&dir);
+    assert_same(
+        &v,
+        &expected_json(entry(&m, "csc_spec_example_f32.hry"), true),
+        "manifest",
+    );
+}
+
+#[test]
+fn kv_all_types_json_matches_manifest() {
+    let Some(dir) = corpus(INTEROP) else { return };
+    let m = manifest(&dir);
+    for name in ["kv_all_types.hry", "kv_all_types_flag_set.hry"] {
+        let file = path(&dir, name);
+        let out = inspect(&["--json"], &file);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let v = json_of(&out);
+        let entries = entry(&m, name)["container"]["kv_entries"].as_array().unwrap();
+        assert_eq!(v["kv"].as_object().unwrap().len(), entries.len());
+        for e in entries {
+            let key = e["key"].as_str().unwrap();
+            assert_same(&v["kv"][key], &cli_kv_value(&e["value"]), key);
+        }
+        // Spot checks of the conventions, spelled out.
+        assert_eq!(v["kv"]["int64.min"], json!(i64::MIN));
+        assert_eq!(v["kv"]["uint64.max"], json!(u64::MAX));
+        assert_eq!(v["kv"]["float64.nan"], json!("nan"));
+        assert_eq!(v["kv"]["float64.neg_infinity"], json!("-inf"));
+        assert!(v["kv"]["float64.negative_zero"].as_f64().unwrap().is_sign_negative());
+        assert_eq!(v["kv"]["bytes.small"], json!([0, 1, 127, 128, 255]));
+        assert_eq!(v["kv"]["array.string"], json!(["a", "", "ü"]));
+        // Keys in file order.
+        let text = stdout(&out);
+        let positions: Vec<usize> = entries
+            .iter()
+            .map(|e| text.find(&format!("\"{}\":", e["key"].as_str().unwrap())).unwrap())
+            .collect();
+        assert!(positions.windows(2).all(|w| w[0] < w[1]), "KV keys out of file order");
+    }
+}
+
+#[test]
+fn kv_all_types_human_golden() {
+    let Some(dir) = corpus(INTEROP) else { return };
+    let file = path(&dir, "kv_all_types.hry");
+    let out = inspect(&["--validate"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_golden(&out, "kv_all_types.validate.txt", &file);
+}
+
+#[test]
+fn every_valid_interop_file_validates_and_matches_manifest() {
+    let Some(dir) = corpus(INTEROP) else { return };
+    let m = manifest(&dir);
+    let valid: Vec<&Value> = files(&m).filter(|f| f["expect"] == "accept").collect();
+    assert!(!valid.is_empty());
+    for e in valid {
+        let name = e["file"].as_str().unwrap();
+        let file = path(&dir, name);
+        let out = inspect(&["--validate"], &file);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{name}");
+        assert!(!stdout(&out).contains("INVALID"), "{name}");
+        let out = inspect(&["--json", "--validate"], &file);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        assert_same(&json_of(&out), &expected_json(e, true), name);
+    }
+}
+
+#[test]
+fn every_invalid_interop_file_fails_validation() {
+    let Some(dir) = corpus(INTEROP) else { return };
+    let m = manifest(&dir);
+    let invalid: Vec<&Value> = files(&m).filter(|f| f["expect"] == "reject").collect();
+    assert!(!invalid.is_empty());
+    for e in invalid {
+        let name = e["file"].as_str().unwrap();
+        assert!(name.starts_with("invalid_"), "{name}");
+        check_rejected(&path(&dir, name), e["offending_tensor"].as_str());
+    }
+}
+
+/// `--validate` exits 1 with one error line; when the container opened, the
+/// full report is still printed and shows the offending tensor invalid, in
+/// the tables and in the JSON.
+fn check_rejected(file: &Path, offending_tensor: Option<&str>) {
+    let out = inspect(&["--validate"], file);
+    let message = assert_one_error_line(&out, file);
+    let opened = !out.stdout.is_empty();
+    if opened {
+        assert!(stdout(&out).contains("INVALID"), "{}: {}", file.display(), stdout(&out));
+    }
+    let out = inspect(&["--json", "--validate"], file);
+    assert_eq!(assert_one_error_line(&out, file), message);
+    assert_eq!(!out.stdout.is_empty(), opened);
+    if opened {
+        let v = json_of(&out);
+        let invalid: Vec<&Value> = v["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["valid"] == false)
+            .collect();
+        let padding_error = v["padding"]["error"].as_str();
+        // The stderr line repeats the first problem of the report.
+        let first = invalid.first().and_then(|t| t["error"].as_str()).or(padding_error);
+        assert_eq!(first, Some(message.as_str()), "{}", file.display());
+        if let Some(name) = offending_tensor {
+            assert!(
+                invalid.iter().any(|t| t["name"] == name),
+                "{}: {name} not reported invalid",
+                file.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn cases_corpus_verdicts() {
+    let Some(dir) = corpus(CASES) else { return };
+    let m = manifest(&dir);
+    let mut seen = 0;
+    for e in files(&m) {
+        let name = e["file"].as_str().unwrap();
+        let file = path(&dir, name);
+        match e["expect"].as_str() {
+            Some("accept") => {
+                let out = inspect(&["--validate"], &file);
+                assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+                assert_eq!(stderr(&out), "", "{name}");
+            }
+            Some("reject") => check_rejected(&file, e["offending_tensor"]["name"].as_str()),
+            other => panic!("{name}: expect {other:?}"),
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, m["file_count"].as_u64().unwrap());
+}
+
+#[test]
+fn cases_base_file_json_matches_manifest() {
+    let Some(dir) = corpus(CASES) else { return };
+    let m = manifest(&dir);
+    for name in ["f0_base.hry", "f2_base.hry"] {
+        let out = inspect(&["--json"], &path(&dir, name));
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_same(&json_of(&out), &expected_json(entry(&m, name), false), name);
+    }
+}
+
+fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
+}
+
+#[test]
+fn csc_worked_example_fixture() {
+    let file = path(&fixtures_dir(), "csc_worked_example.hry");
+    let out = inspect(&["--json", "--validate"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // layouts/csc.md § Example: values 5 x 4 bytes, row_indices 5 x 8, col_ptr 6 x 8,
+    // each buffer on the next 4096-byte boundary.
+    assert_same(
+        &json_of(&out)["tensors"],
+        &json!([{
+            "name": "A", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5,
+            "buffers": [
+                {"byte_size": 20, "alignment": 64, "offset": 4096},
+                {"byte_size": 40, "alignment": 64, "offset": 8192},
+                {"byte_size": 48, "alignment": 64, "offset": 12288},
+            ],
+            "valid": true,
+        }]),
+        "csc_worked_example",
+    );
+}
+
+#[test]
+fn project_fixtures_match_their_manifest() {
+    let dir = fixtures_dir();
+    let m = manifest(&dir);
+    for e in files(&m) {
+        let name = e["file"].as_str().unwrap();
+        let out = inspect(&["--json", "--validate"], &path(&dir, name));
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        let v = json_of(&out);
+        let tensors = v["tensors"].as_array().unwrap();
+        let expected = e["tensors"].as_array().unwrap();
+        assert_eq!(tensors.len(), expected.len(), "{name}");
+        for (t, x) in tensors.iter().zip(expected) {
+            let at = format!("{name}: {}", x["name"]);
+            assert_eq!(t["name"], x["name"], "{at}");
+            assert_eq!(t["dtype"], x["element_type"], "{at}");
+            assert_eq!(t["layout"], x["layout"], "{at}");
+            assert_same(&t["shape"], &x["shape"], &at);
+            assert_eq!(t["nnz"], x.get("nnz").cloned().unwrap_or(Value::Null), "{at}");
+            assert_eq!(
+                t["buffers"].as_array().unwrap().len(),
+                x["buffers"].as_array().unwrap().len(),
+                "{at}"
+            );
+            assert_eq!(t["valid"], true, "{at}");
+        }
+        let kv = e["container"]["kv_entries"].as_array().unwrap();
+        assert_eq!(v["kv"].as_object().unwrap().len(), kv.len(), "{name}");
+        for k in kv {
+            let key = k["key"].as_str().unwrap();
+            assert_same(&v["kv"][key], &cli_kv_value(&k["value"]), &format!("{name}: {key}"));
+        }
+    }
+}
+
+#[test]
+fn descriptor_error_without_validate_still_prints_the_table() {
+    let Some(dir) = corpus(INTEROP) else { return };
+    let file = path(&dir, "invalid_csc_rank3.hry");
+    let out = inspect(&[], &file);
+    let message = assert_one_error_line(&out, &file);
+    assert!(message.starts_with("tensor 'bad_csc': rank"), "{message}");
+    assert!(stdout(&out).contains("Unreadable tensors (1):"), "{}", stdout(&out));
+    let out = inspect(&["--json"], &file);
+    let v = json_of(&out);
+    let t = &v["tensors"][0];
+    assert_same(
+        t,
+        &json!({"name": "bad_csc", "dtype": null, "layout": null, "shape": null, "nnz": null, "buffers": [], "error": message}),
+        "bad_csc",
+    );
+}
+
+#[test]
+fn permissive_keeps_an_unknown_layout() {
+    let Some(dir) = corpus(INTEROP) else { return };
+    let file = path(&dir, "invalid_layout_tag_unassigned_0x0c.hry");
+    let strict = inspect(&["--validate"], &file);
+    assert_one_error_line(&strict, &file);
+    let out = inspect(&["--permissive", "--validate", "--json"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json_of(&out);
+    let b = v["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "tensor_b")
+        .unwrap();
+    assert_eq!(b["layout"], "unknown");
+    assert_eq!(b["valid"], true);
+    assert_eq!(v["padding"], json!({"valid": null, "skipped": "permissive mode"}));
+    let human = inspect(&["--permissive", "--validate"], &file);
+    assert!(
+        stdout(&human).contains("Validation (permissive mode):"),
+        "{}",
+        stdout(&human)
+    );
+}
+
+#[test]
+fn dash_reads_stdin() {
+    let Some(dir) = corpus(INTEROP) else { return };
+    let file = path(&dir, "csc_spec_example_f32.hry");
+    let bytes = std::fs::read(&file).unwrap();
+    for flags in [&[][..], &["--json", "--validate"][..]] {
+        let piped = Command::new(env!("CARGO_BIN_EXE_hurray-inspect"))
+            .args(flags)
+            .arg("-")
+            .write_stdin(bytes.clone())
+            .output()
+            .unwrap();
+        assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
+        let mapped = inspect(flags, &file);
+        let rename = |s: &str| s.replace(&file.display().to_string(), "<stdin>");
+        assert_eq!(stdout(&piped), rename(stdout(&mapped)));
+    }
+}
+
+/// A path that is a pipe (here `/dev/stdin`) cannot be mapped: it is read.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_pipe_given_as_a_path_is_read() {
+    let Some(dir) = corpus(INTEROP) else { return };
+    let bytes = std::fs::read(path(&dir, "csc_spec_example_f32.hry")).unwrap();
+    let out = inspect(&["--validate"], Path::new("/dev/stdin"));
+    assert_eq!(out.status.code(), Some(1), "stdin is /dev/null: too small");
+    let out = Command::new(env!("CARGO_BIN_EXE_hurray-inspect"))
+        .args(["--validate", "/dev/stdin"])
+        .write_stdin(bytes)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("csc_example  OK"), "{}", stdout(&out));
+}
+
+#[test]
+fn empty_stdin_is_a_bad_file() {
+    let out = Command::new(env!("CARGO_BIN_EXE_hurray-inspect"))
+        .arg("-")
+        .write_stdin("")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: <stdin>: file size 0 at offset 0"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn missing_file_exits_1_with_one_line() {
+    let missing = std::env::temp_dir().join(format!("hurray-inspect-no-such-file-{}.hry", std::process::id()));
+    let out = inspect(&[], &missing);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains(&missing.display().to_string()),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let bin = || Command::new(env!("CARGO_BIN_EXE_hurray-inspect"));
+    let out = bin().args(["--bogus", "x.hry"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
+    assert_eq!(bin().output().unwrap().status.code(), Some(2));
+}
+
+#[test]
+fn help_shows_an_example_per_flag() {
+    let out = Command::new(env!("CARGO_BIN_EXE_hurray-inspect"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let help = stdout(&out);
+    for example in [
+        "hurray-inspect --validate ",
+        "hurray-inspect --json ",
+        "hurray-inspect --permissive ",
+        "| hurray-inspect -",
+    ] {
+        assert!(help.contains(example), "no `{example}` in --help:\n{help}");
+    }
+}

@@ -1,0 +1,242 @@
+//! Composite heads and their members (`layouts/composite.md` § Validation).
+
+use crate::descriptor::flags;
+use crate::element_type::ElementType;
+use crate::error::{rule, Error, Field, Result, Scope};
+use crate::file::reserved_zero;
+use crate::raw;
+use crate::tensor::{count, Tensor};
+
+const PARTITION: u8 = 0x01;
+const OVERLAY: u8 = 0x02;
+const GROUP: u8 = 0x03;
+
+/// Work bound for the pairwise overlap test of a partition, so a hostile
+/// member list cannot make validation take quadratic time without limit.
+const MAX_PAIR_CHECKS: u64 = 200_000_000;
+
+/// Checks a head's own fields, each member, and the close-time rule.
+pub(crate) fn check(head: &Tensor<'_>, f: &raw::CompositeFields, members: &[Tensor<'_>]) -> Result<()> {
+    let d = head.descriptor();
+    let o = d.offsets().layout_fields;
+    let scope = || Scope::tensor(head.name());
+    let invalid = |field: &'static str, at: u64, value: u64, expected: &'static str| Error::Invalid {
+        scope: scope(),
+        field: Field::new(field),
+        offset: o + at,
+        value,
+        expected,
+        rule: rule::COMPOSITE_HEAD,
+    };
+    let rule_tag = f.composition_rule;
+    if !matches!(rule_tag, PARTITION | OVERLAY | GROUP) {
+        return Err(invalid(
+            "composition_rule",
+            0,
+            u64::from(rule_tag),
+            "0x01 partition, 0x02 overlay or 0x03 group",
+        ));
+    }
+    let op_ok = if rule_tag == OVERLAY {
+        matches!(f.combine_op, 1 | 2)
+    } else {
+        f.combine_op == 0
+    };
+    if !op_ok {
+        return Err(invalid(
+            "combine_op",
+            1,
+            u64::from(f.combine_op),
+            "0x01 or 0x02 for overlay, 0x00 otherwise",
+        ));
+    }
+    reserved_zero(
+        &f.reserved,
+        Field::new("_reserved"),
+        o + 2,
+        rule::COMPOSITE_HEAD,
+        scope(),
+    )?;
+    if f.member_count.get() == u32::MAX {
+        return Err(invalid(
+            "member_count",
+            4,
+            u64::from(u32::MAX),
+            "a definite count (0xFFFFFFFF is reserved)",
+        ));
+    }
+    if rule_tag == OVERLAY && members.is_empty() {
+        return Err(invalid(
+            "member_count",
+            4,
+            0,
+            "at least 1 for an overlay (it needs a base)",
+        ));
+    }
+    if head.has_flag(flags::HAS_COMPOSITE_MEMBER) {
+        return Err(invalid(
+            "flags",
+            0,
+            u64::from(d.flags()),
+            "no HAS_COMPOSITE_MEMBER on a head",
+        ));
+    }
+    if rule_tag == GROUP {
+        for m in members {
+            if m.has_flag(flags::HAS_COMPOSITE_MEMBER) {
+                return Err(member_error(
+                    head,
+                    m,
+                    "a group member must not carry a composite member section",
+                ));
+            }
+        }
+        return Ok(());
+    }
+    let head_shape = head.static_shape()?;
+    for (k, m) in members.iter().enumerate() {
+        check_member(head, &head_shape, m, rule_tag, k)?;
+    }
+    if rule_tag == PARTITION {
+        check_exact_cover(head, &head_shape, members)?;
+    }
+    Ok(())
+}
+
+fn member_error(head: &Tensor<'_>, member: &Tensor<'_>, what: &'static str) -> Error {
+    Error::Composite {
+        tensor: head.name().into(),
+        member: member.name().into(),
+        offset: member.descriptor().offsets().descriptor,
+        what,
+    }
+}
+
+/// Per-member checks 1, 2, 4 and 5 of `layouts/composite.md` § Validation.
+fn check_member(head: &Tensor<'_>, head_shape: &[u64], m: &Tensor<'_>, rule_tag: u8, k: usize) -> Result<()> {
+    let err = |what| member_error(head, m, what);
+    let md = m.descriptor();
+    let Some(shard) = md.shard() else {
+        return Err(err("a partition or overlay member must carry a shard section"));
+    };
+    if !shard
+        .parent_shape
+        .iter()
+        .map(|v| v.get())
+        .eq(head_shape.iter().copied())
+    {
+        return Err(err("the member's parent_shape differs from the head's shape"));
+    }
+    if !decodes_to(m, head.element_type()) {
+        return Err(err(
+            "the member's decoded element type differs from the head's type_tag",
+        ));
+    }
+    let member_section = md.composite_member();
+    if rule_tag == PARTITION {
+        if member_section.is_some() {
+            return Err(err("a partition member must not carry a composite member section"));
+        }
+        return Ok(());
+    }
+    let Some(section) = member_section else {
+        return Err(err("an overlay member must carry a composite member section"));
+    };
+    if k == 0 {
+        let spans = shard.shard_offset.iter().all(|v| v.get() == 0) && md.shape().eq(head_shape.iter().copied());
+        if section.member_role != 1 || !spans {
+            return Err(err(
+                "the first overlay member must be the base (member_role 1) spanning the whole index space",
+            ));
+        }
+    } else if section.member_role != 0 {
+        return Err(err(
+            "overlay members after the first must be corrections (member_role 0)",
+        ));
+    }
+    Ok(())
+}
+
+/// A member's values decode to the head's type: the same stored type, or a
+/// quantized member under a floating-point head (dequantization yields reals).
+fn decodes_to(m: &Tensor<'_>, head_type: Option<ElementType>) -> bool {
+    use ElementType::*;
+    if m.descriptor().quantization().is_some() {
+        return matches!(head_type, Some(Float16 | Bfloat16 | Float32 | Float64));
+    }
+    m.element_type() == head_type
+}
+
+/// Partition close-time check: boxes inside the head, pairwise disjoint, and
+/// their volumes add up to the head's (so together they cover it exactly).
+fn check_exact_cover(head: &Tensor<'_>, head_shape: &[u64], members: &[Tensor<'_>]) -> Result<()> {
+    struct BoxRange<'t, 'd> {
+        start: Vec<u64>,
+        end: Vec<u64>,
+        member: &'t Tensor<'d>,
+    }
+    let mut boxes = Vec::with_capacity(members.len());
+    let mut volume: u128 = 0;
+    for m in members {
+        let Some(shard) = m.descriptor().shard() else {
+            continue;
+        };
+        let start: Vec<u64> = shard.shard_offset.iter().map(|v| v.get()).collect();
+        let shape = m.static_shape()?;
+        let end: Vec<u64> = start.iter().zip(&shape).map(|(s, n)| s.saturating_add(*n)).collect();
+        let v = shape.iter().try_fold(1u128, |acc, &n| acc.checked_mul(u128::from(n)));
+        volume = volume.saturating_add(v.unwrap_or(u128::MAX));
+        if count(&shape) != Some(0) {
+            boxes.push(BoxRange { start, end, member: m });
+        }
+    }
+    // Sweep along the dimension where boxes are most spread out.
+    let rank = head_shape.len();
+    let sweep = (0..rank)
+        .max_by_key(|&k| {
+            let mut starts: Vec<u64> = boxes.iter().filter_map(|b| b.start.get(k).copied()).collect();
+            starts.sort_unstable();
+            starts.dedup();
+            starts.len()
+        })
+        .unwrap_or(0);
+    boxes.sort_by_key(|b| b.start.get(sweep).copied().unwrap_or(0));
+    let mut checks: u64 = 0;
+    for (i, a) in boxes.iter().enumerate() {
+        for b in boxes.iter().skip(i + 1) {
+            let a_end = a.end.get(sweep).copied().unwrap_or(0);
+            if b.start.get(sweep).copied().unwrap_or(0) >= a_end {
+                break;
+            }
+            checks += 1;
+            if checks > MAX_PAIR_CHECKS {
+                return Err(member_error(
+                    head,
+                    b.member,
+                    "too many overlapping member boxes to verify the partition",
+                ));
+            }
+            let overlap = (0..rank).all(|k| {
+                let (sa, ea) = (a.start.get(k), a.end.get(k));
+                let (sb, eb) = (b.start.get(k), b.end.get(k));
+                sa < eb && sb < ea
+            });
+            if overlap {
+                return Err(member_error(head, b.member, "partition member boxes overlap"));
+            }
+        }
+    }
+    let head_volume = head_shape
+        .iter()
+        .try_fold(1u128, |acc, &n| acc.checked_mul(u128::from(n)))
+        .unwrap_or(u128::MAX);
+    if volume != head_volume {
+        let last = members.last().unwrap_or(head);
+        return Err(member_error(
+            head,
+            last,
+            "partition members do not cover the head's index space exactly",
+        ));
+    }
+    Ok(())
+}

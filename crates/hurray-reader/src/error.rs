@@ -1,0 +1,826 @@
+//! The crate's one error type.
+//!
+//! Every variant says *where* (the tensor when there is one, the field and
+//! the absolute byte offset in the file) and *which rule* was broken (spec
+//! file and section). The `Display` form is one line:
+//!
+//! ```text
+//! tensor 'A': col_ptr[3] at offset 12312: 2 is less than the previous entry 3 (layouts/csc.md § Storage Invariants (2))
+//! ```
+//!
+//! Errors are built only on the failure path, so the few variants that carry
+//! a name (`Box<str>`) cost nothing while parsing succeeds.
+
+use std::fmt;
+
+/// Shorthand for `Result<T, hurray_reader::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Names a field of the format, as the spec spells it: `shape[1]`,
+/// `buffer[0].alignment`, `index_entry[2].name`, `col_ptr[3]`.
+///
+/// `name` is the spec's field name, `index` the element of an array field and
+/// `member` a sub-field of that element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Field {
+    /// The spec's field name, e.g. `"shape"` or `"buffer"`.
+    pub name: &'static str,
+    /// Which element of an array field, e.g. the `1` of `shape[1]`
+    /// (saturated at `u32::MAX`).
+    pub index: Option<u32>,
+    /// A sub-field of that element, e.g. the `alignment` of `buffer[0].alignment`.
+    pub member: Option<&'static str>,
+}
+
+impl Field {
+    /// A scalar field such as `descriptor_length`.
+    pub const fn new(name: &'static str) -> Self {
+        Field {
+            name,
+            index: None,
+            member: None,
+        }
+    }
+
+    /// One element of an array field, such as `shape[1]`.
+    pub const fn at(name: &'static str, index: u64) -> Self {
+        Field {
+            name,
+            index: Some(saturate(index)),
+            member: None,
+        }
+    }
+
+    /// A sub-field of one element, such as `buffer[0].alignment`.
+    pub const fn member(name: &'static str, index: u64, member: &'static str) -> Self {
+        Field {
+            name,
+            index: Some(saturate(index)),
+            member: Some(member),
+        }
+    }
+}
+
+const fn saturate(index: u64) -> u32 {
+    if index > u32::MAX as u64 {
+        u32::MAX
+    } else {
+        index as u32
+    }
+}
+
+impl fmt::Display for Field {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)?;
+        if let Some(i) = self.index {
+            write!(f, "[{i}]")?;
+        }
+        if let Some(m) = self.member {
+            write!(f, ".{m}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What an error is about, beyond the field: the whole file, one tensor, or
+/// one KV entry. Displays as the message prefix (`tensor 'A': `).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// A container-level field (header, trailer, index framing).
+    #[default]
+    File,
+    /// A tensor, by its name in the footer index.
+    Tensor(Box<str>),
+    /// A KV metadata entry, by its key.
+    Key(Box<str>),
+}
+
+impl Scope {
+    pub(crate) fn tensor(name: &str) -> Self {
+        Scope::Tensor(name.into())
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scope::File => Ok(()),
+            Scope::Tensor(name) => write!(f, "tensor '{}': ", name.escape_debug()),
+            Scope::Key(key) => write!(f, "KV key '{}': ", key.escape_debug()),
+        }
+    }
+}
+
+/// Everything that can go wrong while reading a Hurray file.
+///
+/// Offsets are absolute byte positions in the file (for [`HurrayFile::parse`]
+/// over a slice: positions in that slice). `tensor` fields hold the tensor's
+/// name from the footer index. `rule` fields (and the text of the specific
+/// variants) cite the spec file and section that was broken.
+///
+/// [`HurrayFile::parse`]: crate::HurrayFile::parse
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The file cannot even hold the 64-byte header and the 40-byte trailer.
+    #[error("file size {size} at offset 0: below the minimum {minimum} bytes (64-byte header + 40-byte trailer) (file-format.md § File Layout)")]
+    FileTooSmall {
+        /// File size in bytes.
+        size: u64,
+        /// The minimum, 104 bytes.
+        minimum: u64,
+    },
+
+    /// A structure runs past the end of the bytes that contain it (the
+    /// index, the KV section, a descriptor's `descriptor_length`, ...).
+    #[error("{scope}{field} at offset {offset}: needs {need} bytes but only {have} remain in the {section} ({rule})")]
+    Truncated {
+        /// The tensor or KV key concerned, if any.
+        scope: Scope,
+        /// The field that does not fit.
+        field: Field,
+        /// Where the field starts.
+        offset: u64,
+        /// Bytes the field needs.
+        need: u64,
+        /// Bytes left in the section.
+        have: u64,
+        /// The enclosing section (`index`, `KV section`, `descriptor`, ...).
+        section: &'static str,
+        /// The rule that bounds the section.
+        rule: &'static str,
+    },
+
+    /// A magic number does not match.
+    #[error("{scope}{field} at offset {offset}: expected {expected} ({rule})")]
+    BadMagic {
+        /// The tensor or KV key concerned, if any.
+        scope: Scope,
+        /// `magic`, `trailer_magic` or the descriptor's `magic`.
+        field: Field,
+        /// Where the magic starts.
+        offset: u64,
+        /// The expected bytes, as text.
+        expected: &'static str,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// A major version newer than this reader supports.
+    #[error("{scope}{field} at offset {offset}: version {found} is newer than the supported major version {supported} ({rule})")]
+    UnsupportedVersion {
+        /// The tensor or KV key concerned, if any.
+        scope: Scope,
+        /// `container_version_major` or `version_major`.
+        field: Field,
+        /// Where the field is.
+        offset: u64,
+        /// The version in the file.
+        found: u8,
+        /// The highest major version this reader supports.
+        supported: u8,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// A field holds a value the spec does not allow.
+    #[error("{scope}{field} at offset {offset}: value {value} is not allowed, expected {expected} ({rule})")]
+    Invalid {
+        /// The tensor or KV key concerned, if any.
+        scope: Scope,
+        /// The field.
+        field: Field,
+        /// Where the field is.
+        offset: u64,
+        /// The value found (integers as is, floats as their bits).
+        value: u64,
+        /// What the spec allows, in words.
+        expected: &'static str,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// Reserved bytes or flag bits are not zero.
+    #[error(
+        "{scope}{field} at offset {offset}: reserved bits/bytes are set (0x{value:x}); they must be zero ({rule})"
+    )]
+    Reserved {
+        /// The tensor or KV key concerned, if any.
+        scope: Scope,
+        /// The field holding reserved bits or bytes.
+        field: Field,
+        /// Where the field is.
+        offset: u64,
+        /// The offending bits (for flags) or the first non-zero byte.
+        value: u64,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// A tag this reader does not recognise (strict mode), or one the spec
+    /// reserves or forbids.
+    #[error("{scope}{field} at offset {offset}: tag 0x{value:02x} is {why} ({rule})")]
+    UnknownTag {
+        /// The tensor or KV key concerned, if any.
+        scope: Scope,
+        /// `type_tag`, `layout_tag`, `scheme_tag`, `value_tag`, ...
+        field: Field,
+        /// Where the tag is.
+        offset: u64,
+        /// The tag.
+        value: u8,
+        /// `reserved`, `invalid` or `not recognised`.
+        why: &'static str,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// The index CRC-32C does not match the index bytes.
+    #[error("index_crc32c at offset {offset}: stored 0x{stored:08x} but the index bytes give 0x{computed:08x} (file-format.md § File Flags, HAS_INDEX_CRC32C)")]
+    IndexCrcMismatch {
+        /// Offset of the `index_crc32c` trailer field.
+        offset: u64,
+        /// The CRC stored in the trailer.
+        stored: u32,
+        /// The CRC of the index bytes.
+        computed: u32,
+    },
+
+    /// A section located by the trailer (index, KV) is not inside the file
+    /// area where it belongs.
+    #[error("{field} at offset {offset}: the {section} at {start} with length {length} does not lie within [{lower}, {upper}) ({rule})")]
+    SectionRange {
+        /// `index_offset` or `kv_offset`.
+        field: Field,
+        /// Offset of the trailer field.
+        offset: u64,
+        /// `index` or `KV section`.
+        section: &'static str,
+        /// Section start.
+        start: u64,
+        /// Section length in bytes.
+        length: u64,
+        /// First byte the section may occupy.
+        lower: u64,
+        /// One past the last byte it may occupy.
+        upper: u64,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// A count read from the file is larger than the bytes that should hold
+    /// it can contain; rejected before anything is allocated for it.
+    #[error(
+        "{scope}{field} at offset {offset}: count {count} cannot fit, at most {max} fit in the {section} ({rule})"
+    )]
+    CountTooLarge {
+        /// The KV key or tensor concerned, when there is one.
+        scope: Scope,
+        /// `index_entry_count`, `kv_count`, an array's element count, a
+        /// string's length, ...
+        field: Field,
+        /// Where the count is.
+        offset: u64,
+        /// The count found.
+        count: u64,
+        /// The largest count the remaining bytes allow.
+        max: u64,
+        /// The enclosing section.
+        section: &'static str,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// A length-delimited section holds bytes after its last field.
+    #[error("{scope}{section} at offset {offset}: {count} unexpected bytes after the last field ({rule})")]
+    TrailingBytes {
+        /// The tensor or KV key concerned, if any.
+        scope: Scope,
+        /// `index`, `KV section`, `descriptor`, `quantization descriptor`.
+        section: &'static str,
+        /// Where the unexpected bytes start.
+        offset: u64,
+        /// How many there are.
+        count: u64,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// A name, key or string is not valid UTF-8.
+    #[error("{scope}{field} at offset {offset}: not valid UTF-8 ({rule})")]
+    InvalidUtf8 {
+        /// The KV key, when a string value is concerned.
+        scope: Scope,
+        /// The field.
+        field: Field,
+        /// Where the bytes start.
+        offset: u64,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// Two index entries carry the same tensor name.
+    #[error("index_entry[{second}].name at offset {offset}: duplicate name '{}' (entries {first} and {second}) (file-format.md § Index Section: names are unique)", .name.escape_debug())]
+    DuplicateName {
+        /// The repeated name.
+        name: Box<str>,
+        /// Position of the first entry with that name.
+        first: u64,
+        /// Position of the second.
+        second: u64,
+        /// Offset of the second entry's name.
+        offset: u64,
+    },
+
+    /// Two KV entries carry the same key.
+    #[error("kv_entry[{second}].key at offset {offset}: duplicate key '{}' (KV entries {first} and {second}) (file-format.md § KV Metadata Section: a reader MUST reject duplicate keys)", .key.escape_debug())]
+    DuplicateKey {
+        /// The repeated key.
+        key: Box<str>,
+        /// Position of the first entry with that key.
+        first: u64,
+        /// Position of the second.
+        second: u64,
+        /// Offset of the second key.
+        offset: u64,
+    },
+
+    /// `SORTED_INDEX` is set but the entries are not in UTF-8 byte order.
+    #[error("index_entry[{entry}].name at offset {offset}: '{}' sorts before the previous name '{}' although SORTED_INDEX is set (file-format.md § File Flags)", .name.escape_debug(), .previous.escape_debug())]
+    IndexNotSorted {
+        /// Position of the out-of-order entry.
+        entry: u64,
+        /// Its name.
+        name: Box<str>,
+        /// The previous entry's name.
+        previous: Box<str>,
+        /// Offset of its name.
+        offset: u64,
+    },
+
+    /// A range given by the file (a descriptor, a data region, a buffer)
+    /// does not lie where it must.
+    #[error("{scope}{field} at offset {offset}: [{start}, {end}) is outside [{lower}, {upper}) ({rule})")]
+    OutOfRange {
+        /// The tensor or KV key concerned, if any.
+        scope: Scope,
+        /// The field that places the range.
+        field: Field,
+        /// Where that field is.
+        offset: u64,
+        /// Range start (absolute).
+        start: u64,
+        /// Range end (absolute, exclusive).
+        end: u64,
+        /// Lower bound of the allowed area.
+        lower: u64,
+        /// Upper bound (exclusive).
+        upper: u64,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// Regions are not laid out as the container requires: an overlap, a
+    /// gap that is not one of the two allowed paddings, a misplaced start.
+    #[error("{scope}{field} at offset {offset}: found {found}, expected {expected} ({rule})")]
+    Layout {
+        /// The tensor or KV key concerned, if any.
+        scope: Scope,
+        /// The field that places the region.
+        field: Field,
+        /// Where that field is.
+        offset: u64,
+        /// The value found.
+        found: u64,
+        /// What was expected, in words with numbers.
+        expected: Box<str>,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// A tensor's first data buffer is not on a `data_buffer_alignment` boundary.
+    #[error("tensor '{}': data_offset at offset {offset}: {data_offset} is not a multiple of data_buffer_alignment {alignment} (file-format.md § Data Buffer Placement)", .tensor.escape_debug())]
+    DataOffsetMisaligned {
+        /// The tensor.
+        tensor: Box<str>,
+        /// Offset of the index entry's `data_offset` field.
+        offset: u64,
+        /// The data offset.
+        data_offset: u64,
+        /// The header's `data_buffer_alignment`.
+        alignment: u64,
+    },
+
+    /// The index's `descriptor_length` differs from the descriptor's own.
+    #[error("tensor '{}': descriptor_length at offset {offset}: the index (its field at offset {index_offset}) says {index_value}, the descriptor says {descriptor_value} (file-format.md § Index Section: they MUST agree)", .tensor.escape_debug())]
+    DescriptorLengthMismatch {
+        /// The tensor.
+        tensor: Box<str>,
+        /// Offset of the descriptor's `descriptor_length` field.
+        offset: u64,
+        /// Offset of the index entry's `descriptor_length` field.
+        index_offset: u64,
+        /// Value in the footer index.
+        index_value: u64,
+        /// Value in the descriptor.
+        descriptor_value: u64,
+    },
+
+    /// The index's `data_length` differs from what the buffer table implies.
+    #[error("tensor '{}': data_length at offset {offset}: the index says {index_value}, the buffer table spans {expected} bytes (file-format.md § Index Section, NOTES.md 'data_length')", .tensor.escape_debug())]
+    DataLengthMismatch {
+        /// The tensor.
+        tensor: Box<str>,
+        /// Offset of the index entry's `data_length` field.
+        offset: u64,
+        /// Value in the footer index.
+        index_value: u64,
+        /// Span of the buffers, first byte of buffer 0 to last byte of the last.
+        expected: u64,
+    },
+
+    /// A rank the layout does not allow.
+    #[error("tensor '{}': rank at offset {offset}: rank {rank} is not allowed for layout {layout}, expected {expected} ({rule})", .tensor.escape_debug())]
+    RankNotAllowed {
+        /// The tensor.
+        tensor: Box<str>,
+        /// Offset of the `rank` field.
+        offset: u64,
+        /// The rank.
+        rank: u32,
+        /// The layout's name.
+        layout: &'static str,
+        /// The allowed ranks, in words.
+        expected: &'static str,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// A shape carries the dynamic-dimension sentinel where a size is needed.
+    #[error("tensor '{}': {field} at offset {offset}: dynamic dimension (0xFFFFFFFFFFFFFFFF) in a stored tensor; buffer sizes cannot be computed from it (data-model.md § Dynamic Dimensions)", .tensor.escape_debug())]
+    DynamicDimension {
+        /// The tensor.
+        tensor: Box<str>,
+        /// The `shape[i]` (or `parent_shape[i]`) field.
+        field: Field,
+        /// Where it is.
+        offset: u64,
+    },
+
+    /// A size computed from file fields overflows `u64`.
+    #[error("tensor '{}': {field} at offset {offset}: {what} overflows 64 bits ({rule})", .tensor.escape_debug())]
+    Overflow {
+        /// The tensor.
+        tensor: Box<str>,
+        /// The field whose value makes the computation overflow.
+        field: Field,
+        /// Where it is.
+        offset: u64,
+        /// The computation, e.g. `element count (product of shape)`.
+        what: &'static str,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// A buffer's `byte_size` is not what the layout and element type require.
+    #[error("tensor '{}': buffer[{buffer}].byte_size ({role}) at offset {offset}: byte_size {byte_size}, expected {}{expected} ({rule})", .tensor.escape_debug(), if *.exact { "" } else { "at least " })]
+    BufferSize {
+        /// The tensor.
+        tensor: Box<str>,
+        /// Position in the buffer table.
+        buffer: u8,
+        /// The buffer's name in the layout (`values`, `row_indices`, ...).
+        role: &'static str,
+        /// Offset of the handle's `byte_size` field.
+        offset: u64,
+        /// The declared size.
+        byte_size: u64,
+        /// The required size.
+        expected: u64,
+        /// Whether the size must be exact (sparse) or a minimum (dense).
+        exact: bool,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// A buffer's file offset is not a multiple of its declared alignment.
+    #[error("tensor '{}': buffer[{buffer}].alignment at offset {offset}: declares {alignment} but the buffer starts at file offset {file_offset} (buffer-protocol.md § Alignment, NOTES.md 'Declared alignment vs delivered')", .tensor.escape_debug())]
+    AlignmentNotDelivered {
+        /// The tensor.
+        tensor: Box<str>,
+        /// Position in the buffer table.
+        buffer: u8,
+        /// Offset of the handle's `alignment` field.
+        offset: u64,
+        /// The declared alignment.
+        alignment: u64,
+        /// Where the buffer actually starts.
+        file_offset: u64,
+    },
+
+    /// A pointer array does not start at 0 (CSC `col_ptr`, CSR `row_ptr`,
+    /// CSF `pos_L`, block-paged `seq_ptr`).
+    #[error("tensor '{}': {array}[0] at offset {offset}: is {value}, must be 0 ({rule})", .tensor.escape_debug())]
+    PtrFirst {
+        /// The tensor.
+        tensor: Box<str>,
+        /// The array's name.
+        array: &'static str,
+        /// Offset of the element.
+        offset: u64,
+        /// The value found.
+        value: u64,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// A pointer array's last entry is not the stored count (`nnz`, ...).
+    #[error("tensor '{}': {array}[{position}] at offset {offset}: is {value}, must equal {expected_name} = {expected} ({rule})", .tensor.escape_debug())]
+    PtrLast {
+        /// The tensor.
+        tensor: Box<str>,
+        /// The array's name.
+        array: &'static str,
+        /// Position of the last element.
+        position: u64,
+        /// Offset of that element.
+        offset: u64,
+        /// The value found.
+        value: u64,
+        /// What it must equal (`nnz`, `n_L`, ...).
+        expected_name: &'static str,
+        /// The required value.
+        expected: u64,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// A pointer array decreases.
+    #[error("tensor '{}': {array}[{position}] at offset {offset}: {value} is less than {array}[{}] = {previous} (must be non-decreasing) ({rule})", .tensor.escape_debug(), .position.saturating_sub(1))]
+    PtrDecreasing {
+        /// The tensor.
+        tensor: Box<str>,
+        /// The array's name.
+        array: &'static str,
+        /// Position of the element that is too small.
+        position: u64,
+        /// Its offset.
+        offset: u64,
+        /// Its value.
+        value: u64,
+        /// The value before it.
+        previous: u64,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// Indices within one compressed slice (a CSC column, a CSR row, a CSF
+    /// parent) are not strictly increasing: unsorted or duplicated.
+    #[error("tensor '{}': {array}[{position}] at offset {offset}: in {slice} {slice_index} at position {position}, {value} does not follow {previous} (indices must be strictly increasing, no duplicates) ({rule})", .tensor.escape_debug())]
+    NotIncreasing {
+        /// The tensor.
+        tensor: Box<str>,
+        /// The index array (`row_indices`, `col_indices`, `crd_L`).
+        array: &'static str,
+        /// `column`, `row` or `parent`.
+        slice: &'static str,
+        /// Which column/row/parent.
+        slice_index: u64,
+        /// Position of the offending element in the array.
+        position: u64,
+        /// Its offset.
+        offset: u64,
+        /// Its value.
+        value: u64,
+        /// The element before it in the same slice.
+        previous: u64,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// A stored index is not below its dimension's size.
+    #[error("tensor '{}': {array}[{position}] at offset {offset}: index {value} is out of bounds, must be < {bound_name} = {bound} ({rule})", .tensor.escape_debug())]
+    IndexOutOfBounds {
+        /// The tensor.
+        tensor: Box<str>,
+        /// The index array.
+        array: &'static str,
+        /// Position of the element.
+        position: u64,
+        /// Its offset.
+        offset: u64,
+        /// Its value.
+        value: u64,
+        /// The exclusive bound (the dimension's size).
+        bound: u64,
+        /// What the bound is (`nrows`, `ncols`, `shape[2]`, `num_pages`).
+        bound_name: &'static str,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// COO: two entries share a coordinate, or `is_sorted` is set and the
+    /// entries are not in strictly increasing lexicographic order.
+    #[error("tensor '{}': indices entry {position} at offset {offset}: {what} ({rule})", .tensor.escape_debug())]
+    CooOrder {
+        /// The tensor.
+        tensor: Box<str>,
+        /// Position of the offending entry.
+        position: u64,
+        /// Offset of its coordinates.
+        offset: u64,
+        /// What is wrong, in words.
+        what: &'static str,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// The statistics section's `nnz` disagrees with the descriptor's.
+    #[error("tensor '{}': statistics nnz at offset {offset}: {statistics_nnz} differs from the descriptor's nnz {nnz} ({rule})", .tensor.escape_debug())]
+    StatisticsNnzMismatch {
+        /// The tensor.
+        tensor: Box<str>,
+        /// Offset of the statistics `nnz` field.
+        offset: u64,
+        /// The statistics value.
+        statistics_nnz: u64,
+        /// The authoritative descriptor value.
+        nnz: u64,
+        /// The rule (the layout's § Interaction with Statistics Section).
+        rule: &'static str,
+    },
+
+    /// Fewer tensors follow a composite head than its `member_count`.
+    #[error("tensor '{}': member_count at offset {offset}: the head declares {member_count} members but only {found} tensors follow it (file-format.md § Composite Tensors)", .tensor.escape_debug())]
+    TornComposite {
+        /// The head.
+        tensor: Box<str>,
+        /// Offset of `member_count`.
+        offset: u64,
+        /// Declared members.
+        member_count: u64,
+        /// Tensors that follow.
+        found: u64,
+    },
+
+    /// A composite's members break a composition rule.
+    #[error("tensor '{}': member '{}' at offset {offset}: {what} (layouts/composite.md § Validation)", .tensor.escape_debug(), .member.escape_debug())]
+    Composite {
+        /// The head.
+        tensor: Box<str>,
+        /// The member concerned.
+        member: Box<str>,
+        /// Offset of the member's descriptor.
+        offset: u64,
+        /// What is wrong, in words.
+        what: &'static str,
+    },
+
+    /// A view was asked for an element type that is not the tensor's.
+    #[error("tensor '{}': type_tag: the tensor holds {actual}, not {requested}; a view never reinterprets bytes", .tensor.escape_debug())]
+    TypeMismatch {
+        /// The tensor.
+        tensor: Box<str>,
+        /// The requested element type.
+        requested: &'static str,
+        /// The tensor's element type.
+        actual: &'static str,
+    },
+
+    /// A view was asked for a layout that is not the tensor's.
+    #[error("tensor '{}': layout_tag: the tensor is {actual}, not {requested}", .tensor.escape_debug())]
+    LayoutMismatch {
+        /// The tensor.
+        tensor: Box<str>,
+        /// The requested layout.
+        requested: &'static str,
+        /// The tensor's layout.
+        actual: &'static str,
+    },
+
+    /// The bytes handed to [`HurrayFile::parse`](crate::HurrayFile::parse)
+    /// do not start at an address aligned enough for a typed view.
+    #[error("tensor '{}': buffer[{buffer}] ({role}) at offset {offset}: its address is not aligned to {align} bytes for a typed view; parse from an aligned buffer (e.g. MappedFile or an aligned allocation) or read the bytes", .tensor.escape_debug())]
+    Misaligned {
+        /// The tensor.
+        tensor: Box<str>,
+        /// Position in the buffer table.
+        buffer: u8,
+        /// The buffer's role.
+        role: &'static str,
+        /// File offset of the buffer.
+        offset: u64,
+        /// Alignment the element type needs.
+        align: u64,
+    },
+
+    /// The tensor's data may not be interpreted (an unknown tag accepted in
+    /// permissive mode, a composite head, an extension type, ...).
+    #[error("tensor '{}': {why}", .tensor.escape_debug())]
+    NotViewable {
+        /// The tensor.
+        tensor: Box<str>,
+        /// Why, with the rule.
+        why: &'static str,
+    },
+
+    /// A row, column or element index passed to an accessor is out of range.
+    #[error("tensor '{}': {what} {index} is out of range, the {what} count is {bound}", .tensor.escape_debug())]
+    IndexArgument {
+        /// The tensor.
+        tensor: Box<str>,
+        /// `row`, `column`, `element`, `buffer`, ...
+        what: &'static str,
+        /// The index passed.
+        index: u64,
+        /// The exclusive bound.
+        bound: u64,
+    },
+
+    /// No tensor has this name.
+    #[error("no tensor named '{}' in the index", .name.escape_debug())]
+    NotFound {
+        /// The name looked up.
+        name: Box<str>,
+    },
+
+    /// Opening or mapping the file failed.
+    #[error("{message}")]
+    Io {
+        /// The kind of I/O error.
+        kind: std::io::ErrorKind,
+        /// The error's message, with the path.
+        message: Box<str>,
+    },
+}
+
+/// Spec references cited by errors, in one place so they stay consistent.
+pub(crate) mod rule {
+    pub const FILE_HEADER: &str = "file-format.md § File Header";
+    pub const FILE_FLAGS: &str = "file-format.md § File Flags";
+    pub const TRAILER: &str = "file-format.md § Trailer";
+    pub const INDEX: &str = "file-format.md § Index Section";
+    pub const KV: &str = "file-format.md § KV Metadata Section";
+    pub const KV_TYPES: &str = "file-format.md § KV Value Types";
+    pub const TENSOR_REGION: &str = "file-format.md § Tensor Region";
+    pub const DESCRIPTOR_PLACEMENT: &str = "file-format.md § Descriptor Placement";
+    pub const LAYOUT_ORDER: &str =
+        "file-format.md § File Layout; NOTES.md 'Padding after a tensor's last buffer' and 'Overlapping regions'";
+    pub const FIXED_HEADER: &str = "metadata.md § Fixed Header";
+    pub const FLAGS: &str = "metadata.md § Flags";
+    pub const BYTE_OFFSET: &str = "memory-layout.md § byte_offset";
+    pub const BUFFER_TABLE: &str = "metadata.md § Buffer Table; memory-layout.md § Buffer Table";
+    pub const HANDLE: &str = "buffer-protocol.md § Buffer Handle";
+    pub const DEVICE_TAGS: &str = "buffer-protocol.md § Device Tags";
+    pub const SYNC_MODE: &str = "buffer-protocol.md § Stream and Event Synchronisation";
+    pub const MEMORY_CLASS: &str = "buffer-protocol.md § Memory Class";
+    pub const COLOCATION: &str = "buffer-protocol.md § Device Colocation";
+    pub const TYPE_TAGS: &str = "element-types.md § Type Identifier Encoding";
+    pub const LAYOUT_TAGS: &str = "memory-layout.md § Layout Taxonomy";
+    pub const DESCRIPTOR_VERSION: &str = "metadata.md § Version Compatibility; versioning.md § Compatibility Matrix";
+    pub const SCALAR: &str = "data-model.md § Scalar Tensors";
+    pub const DENSE_SIZE: &str = "element-types.md § Buffer Size Calculation";
+    pub const QUANT: &str = "quantization.md § Descriptor Header";
+    pub const QUANT_PLACEMENT: &str = "quantization.md § Buffer Table Placement Rules";
+    pub const SHARD: &str = "metadata.md § Shard Section";
+    pub const STATISTICS: &str = "metadata.md § Statistics Section";
+    pub const EXTENSION_TYPE: &str = "metadata.md § Extension Type Section";
+    pub const COMPOSITE_MEMBER: &str = "metadata.md § Composite Member Section";
+    pub const COMPOSITE_HEAD: &str = "layouts/composite.md § Head Layout-Specific Fields";
+    pub const CSC_DESCRIPTION: &str = "layouts/csc.md § Description";
+    pub const CSC_BUFFERS: &str = "layouts/csc.md § Buffer Table";
+    pub const CSC_FIELDS: &str = "layouts/csc.md § Additional Descriptor Fields";
+    pub const CSC_SIZE: &str = "layouts/csc.md § Buffer Size";
+    pub const CSC_INV1: &str = "layouts/csc.md § Storage Invariants (1)";
+    pub const CSC_INV2: &str = "layouts/csc.md § Storage Invariants (2)";
+    pub const CSC_INV3: &str = "layouts/csc.md § Storage Invariants (3)";
+    pub const CSC_INV4: &str = "layouts/csc.md § Storage Invariants (4)";
+    pub const CSC_STATS: &str = "layouts/csc.md § Interaction with Statistics Section";
+    pub const CSR_DESCRIPTION: &str = "layouts/csr.md § Description";
+    pub const CSR_BUFFERS: &str = "layouts/csr.md § Buffer Table";
+    pub const CSR_FIELDS: &str = "layouts/csr.md § Additional Descriptor Fields";
+    pub const CSR_SIZE: &str = "layouts/csr.md § Buffer Size";
+    pub const CSR_INV1: &str = "layouts/csr.md § Storage Invariants (1)";
+    pub const CSR_INV2: &str = "layouts/csr.md § Storage Invariants (2)";
+    pub const CSR_INV3: &str = "layouts/csr.md § Storage Invariants (3)";
+    pub const CSR_INV4: &str = "layouts/csr.md § Storage Invariants (4)";
+    pub const CSR_STATS: &str = "layouts/csr.md § Interaction with Statistics Section";
+    pub const COO_BUFFERS: &str = "layouts/coo.md § Buffer Table";
+    pub const COO_FIELDS: &str = "layouts/coo.md § Additional Descriptor Fields";
+    pub const COO_SIZE: &str = "layouts/coo.md § Buffer Size";
+    pub const COO_VALIDITY: &str = "layouts/coo.md § Validity Constraints";
+    pub const COO_STATS: &str = "layouts/coo.md § Interaction with Statistics Section";
+    pub const CSF_DESCRIPTION: &str = "layouts/csf.md § Description";
+    pub const CSF_MODE_ORDER: &str = "layouts/csf.md § Mode Ordering";
+    pub const CSF_BUFFERS: &str = "layouts/csf.md § Buffer Table";
+    pub const CSF_FIELDS: &str = "layouts/csf.md § Additional Descriptor Fields";
+    pub const CSF_INVARIANTS: &str = "layouts/csf.md § Storage Invariants";
+    pub const CSF_STATS: &str = "layouts/csf.md § Interaction with Statistics Section";
+    pub const CSF_SHARDING: &str = "layouts/csf.md § Sharding";
+    pub const STRIDED: &str = "layouts/strided.md § Buffer Size";
+    pub const TILED: &str = "layouts/tiled.md § Additional Descriptor Fields";
+    pub const MORTON: &str = "layouts/morton.md § Dimension Size Constraints";
+    pub const HILBERT: &str = "layouts/hilbert.md § Validity Constraints";
+    pub const BLOCK_PAGED: &str = "layouts/block-paged.md § Additional Descriptor Fields";
+    pub const BLOCK_PAGED_INV: &str = "layouts/block-paged.md § Storage Invariants";
+}

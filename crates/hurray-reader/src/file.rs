@@ -1,0 +1,896 @@
+//! The container (`file-format.md`): header, trailer, footer index, KV
+//! section, and the placement of every region in the file.
+
+use zerocopy::FromBytes;
+
+use crate::cursor::{align_up, to_u64, Cursor};
+use crate::error::{rule, Error, Field, Result, Scope};
+use crate::kv::{self, KvEntry};
+use crate::raw;
+
+const FILE_MAGIC: &[u8; 8] = b"HRRYFILE";
+const TRAILER_MAGIC: &[u8; 4] = b"HRRY";
+const HEADER_LEN: u64 = 64;
+const TRAILER_LEN: u64 = 40;
+/// `name_length` (2) + a 1-byte name + the 32-byte fixed tail.
+const MIN_INDEX_ENTRY: u64 = 35;
+/// The container major version this reader implements.
+pub const CONTAINER_VERSION_MAJOR: u8 = 1;
+
+/// How strictly the reader applies the spec's rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Reject everything the spec forbids (the default).
+    #[default]
+    Strict,
+    /// Accept what the spec lets a reader accept: unknown layout, type and
+    /// quantization tags (the descriptor is kept, its data is never
+    /// interpreted), sparse invariant scans skipped, oversized buffers, extra
+    /// descriptor bytes, gaps between regions, torn composites (members
+    /// readable alone). Bounds, overflow and alignment checks stay on:
+    /// permissive never means unsafe.
+    Permissive,
+}
+
+/// Options for [`HurrayFile::parse`] and [`MappedFile::open`](crate::MappedFile::open).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Options {
+    /// Strict (default) or permissive.
+    pub mode: Mode,
+}
+
+impl Options {
+    /// Strict mode: every rule of the spec enforced.
+    pub fn strict() -> Self {
+        Options { mode: Mode::Strict }
+    }
+
+    /// Permissive mode (see [`Mode::Permissive`]).
+    pub fn permissive() -> Self {
+        Options { mode: Mode::Permissive }
+    }
+
+    /// True in strict mode.
+    pub fn is_strict(&self) -> bool {
+        self.mode == Mode::Strict
+    }
+}
+
+/// File flag bits (`file-format.md` § File Flags).
+pub mod file_flags {
+    /// A KV metadata section is present.
+    pub const HAS_KV_METADATA: u32 = 1 << 0;
+    /// Index entries are sorted by the UTF-8 bytes of their names.
+    pub const SORTED_INDEX: u32 = 1 << 1;
+    /// The trailer carries a CRC-32C of the index.
+    pub const HAS_INDEX_CRC32C: u32 = 1 << 2;
+    /// Every bit this version defines.
+    pub const KNOWN: u32 = HAS_KV_METADATA | SORTED_INDEX | HAS_INDEX_CRC32C;
+    /// Names of the defined bits, in bit order.
+    pub const NAMES: [(u32, &str); 3] = [
+        (HAS_KV_METADATA, "HAS_KV_METADATA"),
+        (SORTED_INDEX, "SORTED_INDEX"),
+        (HAS_INDEX_CRC32C, "HAS_INDEX_CRC32C"),
+    ];
+}
+
+/// One entry of the footer index: a tensor's name and where its descriptor
+/// and data lie. All offsets are absolute, in bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct IndexEntry<'data> {
+    position: usize,
+    name: &'data str,
+    /// Offset of the entry's `name_length` field.
+    offset: u64,
+    tail: &'data raw::IndexEntryTail,
+}
+
+impl<'data> IndexEntry<'data> {
+    /// The tensor's name.
+    pub fn name(&self) -> &'data str {
+        self.name
+    }
+
+    /// Position of this entry in the footer index.
+    pub fn position(&self) -> usize {
+        self.position
+    }
+
+    /// Offset of the descriptor, in bytes from the start of the file.
+    pub fn descriptor_offset(&self) -> u64 {
+        self.tail.descriptor_offset.get()
+    }
+
+    /// Length of the descriptor, in bytes.
+    pub fn descriptor_length(&self) -> u64 {
+        u64::from(self.tail.descriptor_length.get())
+    }
+
+    /// Offset of the first data buffer, in bytes from the start of the file.
+    pub fn data_offset(&self) -> u64 {
+        self.tail.data_offset.get()
+    }
+
+    /// Bytes from the first byte of buffer 0 to the last byte of the last buffer.
+    pub fn data_length(&self) -> u64 {
+        self.tail.data_length.get()
+    }
+
+    /// Offset of this entry (its `name_length` field) in the file.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Absolute offset of a field of the fixed part that follows the name.
+    pub(crate) fn field_offset(&self, field: EntryField) -> u64 {
+        let name_len = to_u64(self.name.len());
+        let tail = self.offset.saturating_add(2).saturating_add(name_len);
+        tail.saturating_add(match field {
+            EntryField::DescriptorOffset => 0,
+            EntryField::DescriptorLength => 8,
+            EntryField::DataOffset => 12,
+            EntryField::DataLength => 20,
+        })
+    }
+
+    /// The raw fixed part of the entry.
+    pub fn raw(&self) -> &'data raw::IndexEntryTail {
+        self.tail
+    }
+
+    /// One past the last descriptor byte (checked at open).
+    pub(crate) fn descriptor_end(&self) -> u64 {
+        self.descriptor_offset().saturating_add(self.descriptor_length())
+    }
+
+    /// One past the last data byte (checked at open).
+    pub(crate) fn data_end(&self) -> u64 {
+        self.data_offset().saturating_add(self.data_length())
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum EntryField {
+    DescriptorOffset,
+    DescriptorLength,
+    DataOffset,
+    DataLength,
+}
+
+/// A parsed Hurray file over borrowed bytes.
+///
+/// [`parse`](Self::parse) reads the header, the trailer, the footer index and
+/// the KV section — nothing else — so its cost grows with the number of
+/// tensors and the KV size, never with the size of the data. Descriptors
+/// are read and checked when a tensor is requested ([`tensor`](Self::tensor)).
+///
+/// Every view handed out borrows `'data`, the bytes given to `parse`.
+#[derive(Debug)]
+pub struct HurrayFile<'data> {
+    data: &'data [u8],
+    options: Options,
+    header: &'data raw::FileHeader,
+    trailer: &'data raw::Trailer,
+    entries: Vec<IndexEntry<'data>>,
+    /// Entry positions ordered by name bytes (for lookup by binary search).
+    by_name: Vec<usize>,
+    /// Entry positions ordered by descriptor offset (the physical order).
+    by_offset: Vec<usize>,
+    kv: Vec<KvEntry<'data>>,
+}
+
+impl<'data> HurrayFile<'data> {
+    /// Parses the container: header, trailer, footer index and KV section,
+    /// and checks where every region lies.
+    ///
+    /// `data` is the whole file: an mmap, a `Vec<u8>`, `include_bytes!`.
+    /// Typed views need `data` aligned like the file's buffers (any mmap is;
+    /// a `Vec<u8>` usually is to 8 or 16 bytes); a misaligned buffer gives
+    /// [`Error::Misaligned`] when a typed view is requested, never UB.
+    ///
+    /// # Errors
+    /// Every rule of `file-format.md` the container breaks, e.g.
+    /// [`Error::FileTooSmall`], [`Error::BadMagic`],
+    /// [`Error::IndexCrcMismatch`], [`Error::DuplicateName`],
+    /// [`Error::OutOfRange`], [`Error::Layout`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry"))?;
+    /// let file = hurray_reader::HurrayFile::parse(&bytes, hurray_reader::Options::default())?;
+    /// assert_eq!(file.len(), 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn parse(data: &'data [u8], options: Options) -> Result<Self> {
+        let size = to_u64(data.len());
+        let minimum = HEADER_LEN + TRAILER_LEN;
+        if size < minimum {
+            return Err(Error::FileTooSmall { size, minimum });
+        }
+        let header = raw::FileHeader::ref_from_prefix(data)
+            .map(|(h, _)| h)
+            .map_err(|_| Error::FileTooSmall { size, minimum })?;
+        check_header(header)?;
+        let trailer_offset = size - TRAILER_LEN;
+        let trailer = data
+            .get(data.len().saturating_sub(40)..)
+            .and_then(|b| raw::Trailer::ref_from_bytes(b).ok())
+            .ok_or(Error::FileTooSmall { size, minimum })?;
+        check_trailer(header, trailer, trailer_offset)?;
+
+        let index_bytes = section(
+            data,
+            trailer.index_offset.get(),
+            trailer.index_length.get(),
+            trailer_offset,
+            "index",
+            Field::new("index_offset"),
+            trailer_offset,
+        )?;
+        let flags = header.file_flags.get();
+        if flags & file_flags::HAS_INDEX_CRC32C != 0 {
+            let computed = crc32c::crc32c(index_bytes);
+            let stored = trailer.index_crc32c.get();
+            if computed != stored {
+                return Err(Error::IndexCrcMismatch {
+                    offset: trailer_offset + 28,
+                    stored,
+                    computed,
+                });
+            }
+        }
+        let entries = parse_index(index_bytes, trailer.index_offset.get(), options)?;
+
+        let kv = match kv_section(data, header, trailer, trailer_offset)? {
+            Some((bytes, base)) => kv::parse(bytes, base, options.is_strict())?,
+            None => Vec::new(),
+        };
+
+        let by_name = sort_by_name(&entries)?;
+        if flags & file_flags::SORTED_INDEX != 0 {
+            check_sorted(&entries)?;
+        }
+        let mut by_offset: Vec<usize> = (0..entries.len()).collect();
+        by_offset.sort_by_key(|&i| entries.get(i).map(IndexEntry::descriptor_offset));
+
+        let file = HurrayFile {
+            data,
+            options,
+            header,
+            trailer,
+            entries,
+            by_name,
+            by_offset,
+            kv,
+        };
+        file.check_regions()?;
+        Ok(file)
+    }
+
+    /// The bytes the file was parsed from.
+    pub fn data(&self) -> &'data [u8] {
+        self.data
+    }
+
+    /// The options the file was opened with.
+    pub fn options(&self) -> Options {
+        self.options
+    }
+
+    /// The raw 64-byte header.
+    pub fn header(&self) -> &'data raw::FileHeader {
+        self.header
+    }
+
+    /// The raw 40-byte trailer.
+    pub fn trailer(&self) -> &'data raw::Trailer {
+        self.trailer
+    }
+
+    /// `(container_version_major, container_version_minor)`.
+    pub fn container_version(&self) -> (u8, u8) {
+        (self.header.container_version_major, self.header.container_version_minor)
+    }
+
+    /// The header's `file_flags`.
+    pub fn file_flags(&self) -> u32 {
+        self.header.file_flags.get()
+    }
+
+    /// The header's `data_buffer_alignment`, in bytes.
+    pub fn data_buffer_alignment(&self) -> u64 {
+        u64::from(self.header.data_buffer_alignment.get())
+    }
+
+    /// Number of tensors (index entries).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when the file holds no tensors.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The footer index entries, in index order.
+    pub fn entries(&self) -> &[IndexEntry<'data>] {
+        &self.entries
+    }
+
+    /// The index entries in the order their tensors lie in the file
+    /// (ascending `descriptor_offset`), which is the order composite
+    /// membership follows.
+    pub fn entries_in_file_order(&self) -> impl Iterator<Item = &IndexEntry<'data>> + '_ {
+        self.by_offset.iter().filter_map(|&i| self.entries.get(i))
+    }
+
+    /// The KV metadata entries, in file order.
+    pub fn kv(&self) -> &[KvEntry<'data>] {
+        &self.kv
+    }
+
+    /// Finds an index entry by name: a binary search over the names (the
+    /// index's own order when `SORTED_INDEX` is set, a sorted copy of the
+    /// positions otherwise).
+    pub fn entry(&self, name: &str) -> Option<&IndexEntry<'data>> {
+        let found = self
+            .by_name
+            .binary_search_by(|&i| {
+                self.entries
+                    .get(i)
+                    .map_or(std::cmp::Ordering::Less, |e| e.name.as_bytes().cmp(name.as_bytes()))
+            })
+            .ok()?;
+        self.by_name.get(found).and_then(|&i| self.entries.get(i))
+    }
+
+    /// Position in file order of the entry at index position `position`,
+    /// and the entries that follow it physically.
+    pub(crate) fn following(&self, position: usize) -> impl Iterator<Item = &IndexEntry<'data>> + '_ {
+        let start = self
+            .by_offset
+            .iter()
+            .position(|&i| i == position)
+            .map_or(self.by_offset.len(), |p| p.saturating_add(1));
+        self.by_offset
+            .get(start..)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|&i| self.entries.get(i))
+    }
+
+    /// End of the area tensors may occupy: the KV section or the index.
+    fn tensor_area_end(&self) -> u64 {
+        match self.kv_range() {
+            Some((start, _)) => start,
+            None => self.trailer.index_offset.get(),
+        }
+    }
+
+    fn kv_range(&self) -> Option<(u64, u64)> {
+        let start = self.trailer.kv_offset.get();
+        let len = u64::from(self.trailer.kv_length.get());
+        (start != 0 || len != 0).then_some((start, start.saturating_add(len)))
+    }
+
+    /// Checks every region's placement, from the index alone: descriptors
+    /// and data inside the tensor area, data on `data_buffer_alignment`
+    /// boundaries right after their descriptor, and (strict) regions in file
+    /// order with only the allowed padding between them.
+    fn check_regions(&self) -> Result<()> {
+        let lower = self.header.first_descriptor_offset.get();
+        let upper = self.tensor_area_end();
+        let dba = self.data_buffer_alignment();
+        for e in &self.entries {
+            let scope = || Scope::tensor(e.name);
+            let d = e.descriptor_offset();
+            let d_end = d.checked_add(e.descriptor_length());
+            if d % 8 != 0 {
+                return Err(Error::Invalid {
+                    scope: scope(),
+                    field: Field::member("index_entry", to_u64(e.position), "descriptor_offset"),
+                    offset: e.field_offset(EntryField::DescriptorOffset),
+                    value: d,
+                    expected: "a multiple of 8",
+                    rule: rule::DESCRIPTOR_PLACEMENT,
+                });
+            }
+            match d_end {
+                Some(end) if d >= lower && end <= upper => {}
+                _ => {
+                    return Err(Error::OutOfRange {
+                        scope: scope(),
+                        field: Field::member("index_entry", to_u64(e.position), "descriptor_offset"),
+                        offset: e.field_offset(EntryField::DescriptorOffset),
+                        start: d,
+                        end: d_end.unwrap_or(u64::MAX),
+                        lower,
+                        upper,
+                        rule: rule::TENSOR_REGION,
+                    })
+                }
+            }
+            let d_end = d_end.unwrap_or(u64::MAX);
+            let data_start = e.data_offset();
+            let data_end = data_start.checked_add(e.data_length());
+            if data_start > upper || data_start < lower {
+                return Err(Error::OutOfRange {
+                    scope: scope(),
+                    field: Field::member("index_entry", to_u64(e.position), "data_offset"),
+                    offset: e.field_offset(EntryField::DataOffset),
+                    start: data_start,
+                    end: data_end.unwrap_or(u64::MAX),
+                    lower,
+                    upper,
+                    rule: rule::TENSOR_REGION,
+                });
+            }
+            if data_end.is_none_or(|end| end > upper) {
+                return Err(Error::OutOfRange {
+                    scope: scope(),
+                    field: Field::member("index_entry", to_u64(e.position), "data_length"),
+                    offset: e.field_offset(EntryField::DataLength),
+                    start: data_start,
+                    end: data_end.unwrap_or(u64::MAX),
+                    lower,
+                    upper,
+                    rule: rule::INDEX,
+                });
+            }
+            if d_end > data_start {
+                return Err(Error::Layout {
+                    scope: scope(),
+                    field: Field::member("index_entry", to_u64(e.position), "descriptor_length"),
+                    offset: e.field_offset(EntryField::DescriptorLength),
+                    found: e.descriptor_length(),
+                    expected: format!(
+                        "the descriptor to end by data_offset {data_start} (descriptor_offset {d} + descriptor_length <= data_offset)"
+                    )
+                    .into(),
+                    rule: rule::TENSOR_REGION,
+                });
+            }
+            if e.data_length() > 0 && data_start % dba != 0 {
+                return Err(Error::DataOffsetMisaligned {
+                    tensor: e.name.into(),
+                    offset: e.field_offset(EntryField::DataOffset),
+                    data_offset: data_start,
+                    alignment: dba,
+                });
+            }
+            if self.options.is_strict() {
+                self.check_data_placement(e, d_end)?;
+            }
+        }
+        if self.options.is_strict() {
+            self.check_order()?;
+        }
+        Ok(())
+    }
+
+    /// Data starts at the first `data_buffer_alignment` boundary after the
+    /// descriptor. A tensor with no data bytes may also be a composite head,
+    /// whose data offset the writer may leave unpadded.
+    fn check_data_placement(&self, e: &IndexEntry<'data>, d_end: u64) -> Result<()> {
+        let dba = self.data_buffer_alignment();
+        let aligned = align_up(d_end, dba).unwrap_or(u64::MAX);
+        let data_start = e.data_offset();
+        let ok = data_start == aligned
+            || (e.data_length() == 0 && (data_start == d_end || Some(data_start) == align_up(d_end, 8)));
+        if ok {
+            return Ok(());
+        }
+        Err(Error::Layout {
+            scope: Scope::tensor(e.name),
+            field: Field::member("index_entry", to_u64(e.position), "data_offset"),
+            offset: e.field_offset(EntryField::DataOffset),
+            found: data_start,
+            expected: format!(
+                "{aligned}, the first data_buffer_alignment ({dba}) boundary after the descriptor's end {d_end}"
+            )
+            .into(),
+            rule: rule::TENSOR_REGION,
+        })
+    }
+
+    /// Regions follow each other in file order — tensors (by descriptor
+    /// offset), then the KV section, then the index, then the trailer — each
+    /// starting where the previous one ends, padded to 8 bytes or to
+    /// `data_buffer_alignment` (NOTES.md: both writers' paddings are accepted).
+    fn check_order(&self) -> Result<()> {
+        let dba = self.data_buffer_alignment();
+        let first = self.header.first_descriptor_offset.get();
+        // `previous_end` is None before the first region.
+        let check = |previous_end: Option<u64>, start: u64, scope: Scope, field: Field, offset: u64| -> Result<()> {
+            let ok = match previous_end {
+                None => start == first,
+                Some(end) => {
+                    start == align_up(end, 8).unwrap_or(u64::MAX) || start == align_up(end, dba).unwrap_or(u64::MAX)
+                }
+            };
+            if ok {
+                return Ok(());
+            }
+            let expected = match previous_end {
+                None => format!("first_descriptor_offset {first}"),
+                Some(end) => format!(
+                    "the previous region's end {end} padded to 8 ({}) or to data_buffer_alignment ({})",
+                    align_up(end, 8).unwrap_or(u64::MAX),
+                    align_up(end, dba).unwrap_or(u64::MAX)
+                ),
+            };
+            Err(Error::Layout {
+                scope,
+                field,
+                offset,
+                found: start,
+                expected: expected.into(),
+                rule: rule::LAYOUT_ORDER,
+            })
+        };
+        let mut previous_end: Option<u64> = None;
+        for e in self.entries_in_file_order() {
+            check(
+                previous_end,
+                e.descriptor_offset(),
+                Scope::tensor(e.name),
+                Field::member("index_entry", to_u64(e.position), "descriptor_offset"),
+                e.field_offset(EntryField::DescriptorOffset),
+            )?;
+            previous_end = Some(e.data_end());
+        }
+        // With no tensors, the next section may start at the first descriptor offset.
+        let mut previous_end = previous_end.unwrap_or(first);
+        let trailer_offset = to_u64(self.data.len()).saturating_sub(TRAILER_LEN);
+        if let Some((start, end)) = self.kv_range() {
+            check(
+                Some(previous_end),
+                start,
+                Scope::File,
+                Field::new("kv_offset"),
+                trailer_offset + 16,
+            )?;
+            previous_end = end;
+        }
+        let index_start = self.trailer.index_offset.get();
+        check(
+            Some(previous_end),
+            index_start,
+            Scope::File,
+            Field::new("index_offset"),
+            trailer_offset,
+        )?;
+        let index_end = index_start.saturating_add(self.trailer.index_length.get());
+        if index_end != trailer_offset {
+            return Err(Error::Layout {
+                scope: Scope::File,
+                field: Field::new("index_length"),
+                offset: trailer_offset + 8,
+                found: self.trailer.index_length.get(),
+                expected: format!("the index to end where the trailer starts, at {trailer_offset}").into(),
+                rule: rule::LAYOUT_ORDER,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn check_header(h: &raw::FileHeader) -> Result<()> {
+    if &h.magic != FILE_MAGIC {
+        return Err(Error::BadMagic {
+            scope: Scope::File,
+            field: Field::new("magic"),
+            offset: 0,
+            expected: "HRRYFILE",
+            rule: rule::FILE_HEADER,
+        });
+    }
+    if h.container_version_major != CONTAINER_VERSION_MAJOR {
+        return Err(Error::UnsupportedVersion {
+            scope: Scope::File,
+            field: Field::new("container_version_major"),
+            offset: 8,
+            found: h.container_version_major,
+            supported: CONTAINER_VERSION_MAJOR,
+            rule: rule::FILE_HEADER,
+        });
+    }
+    reserved_zero(&h.reserved, Field::new("_reserved"), 10, rule::FILE_HEADER, Scope::File)?;
+    let flags = h.file_flags.get();
+    if flags & !file_flags::KNOWN != 0 {
+        return Err(Error::Reserved {
+            scope: Scope::File,
+            field: Field::new("file_flags"),
+            offset: 12,
+            value: u64::from(flags & !file_flags::KNOWN),
+            rule: rule::FILE_FLAGS,
+        });
+    }
+    let dba = h.data_buffer_alignment.get();
+    if !dba.is_power_of_two() || !(4096..=2 * 1024 * 1024).contains(&dba) {
+        return Err(Error::Invalid {
+            scope: Scope::File,
+            field: Field::new("data_buffer_alignment"),
+            offset: 16,
+            value: u64::from(dba),
+            expected: "a power of two in [4096, 2097152]",
+            rule: rule::FILE_HEADER,
+        });
+    }
+    let first = h.first_descriptor_offset.get();
+    if first < HEADER_LEN || !first.is_multiple_of(8) {
+        return Err(Error::Invalid {
+            scope: Scope::File,
+            field: Field::new("first_descriptor_offset"),
+            offset: 20,
+            value: first,
+            expected: "a multiple of 8, at least 64",
+            rule: rule::FILE_HEADER,
+        });
+    }
+    reserved_zero(
+        &h.reserved_header,
+        Field::new("_reserved_header"),
+        36,
+        rule::FILE_HEADER,
+        Scope::File,
+    )
+}
+
+fn check_trailer(h: &raw::FileHeader, t: &raw::Trailer, offset: u64) -> Result<()> {
+    // The magic is checked before any other trailer field is trusted.
+    if &t.trailer_magic != TRAILER_MAGIC {
+        return Err(Error::BadMagic {
+            scope: Scope::File,
+            field: Field::new("trailer_magic"),
+            offset: offset + 36,
+            expected: "HRRY",
+            rule: rule::TRAILER,
+        });
+    }
+    reserved_zero(
+        &t.reserved,
+        Field::new("trailer _reserved"),
+        offset + 32,
+        rule::TRAILER,
+        Scope::File,
+    )?;
+    let flags = h.file_flags.get();
+    if flags & file_flags::HAS_INDEX_CRC32C == 0 && t.index_crc32c.get() != 0 {
+        return Err(Error::Invalid {
+            scope: Scope::File,
+            field: Field::new("index_crc32c"),
+            offset: offset + 28,
+            value: u64::from(t.index_crc32c.get()),
+            expected: "0 when HAS_INDEX_CRC32C is clear",
+            rule: rule::TRAILER,
+        });
+    }
+    if t.index_length.get() < 8 {
+        return Err(Error::Invalid {
+            scope: Scope::File,
+            field: Field::new("index_length"),
+            offset: offset + 8,
+            value: t.index_length.get(),
+            expected: "at least 8 (room for index_entry_count)",
+            rule: rule::INDEX,
+        });
+    }
+    let kv_present = t.kv_offset.get() != 0 || t.kv_length.get() != 0;
+    if flags & file_flags::HAS_KV_METADATA != 0 && !kv_present {
+        return Err(Error::Invalid {
+            scope: Scope::File,
+            field: Field::new("kv_offset"),
+            offset: offset + 16,
+            value: 0,
+            expected: "a KV section when HAS_KV_METADATA is set",
+            rule: rule::FILE_FLAGS,
+        });
+    }
+    Ok(())
+}
+
+/// Errors if any byte of a reserved field is non-zero.
+pub(crate) fn reserved_zero(bytes: &[u8], field: Field, offset: u64, rule: &'static str, scope: Scope) -> Result<()> {
+    match bytes.iter().position(|&b| b != 0) {
+        None => Ok(()),
+        Some(i) => Err(Error::Reserved {
+            scope,
+            field,
+            offset: offset.saturating_add(to_u64(i)),
+            value: u64::from(bytes.get(i).copied().unwrap_or(0)),
+            rule,
+        }),
+    }
+}
+
+/// The bytes of a section located by the trailer, which must be 8-aligned,
+/// after the header and before `limit` (the trailer, or the index).
+fn section<'a>(
+    data: &'a [u8],
+    start: u64,
+    length: u64,
+    limit: u64,
+    name: &'static str,
+    field: Field,
+    trailer_offset: u64,
+) -> Result<&'a [u8]> {
+    let field_offset = match field.name {
+        "kv_offset" => trailer_offset + 16,
+        _ => trailer_offset,
+    };
+    let end = start.checked_add(length);
+    let inside = end.is_some_and(|end| start >= HEADER_LEN && end <= limit);
+    if !inside {
+        return Err(Error::SectionRange {
+            field,
+            offset: field_offset,
+            section: name,
+            start,
+            length,
+            lower: HEADER_LEN,
+            upper: limit,
+            rule: if name == "index" { rule::TRAILER } else { rule::KV },
+        });
+    }
+    if !start.is_multiple_of(8) {
+        return Err(Error::Invalid {
+            scope: Scope::File,
+            field,
+            offset: field_offset,
+            value: start,
+            expected: "a multiple of 8",
+            rule: if name == "index" { rule::INDEX } else { rule::KV },
+        });
+    }
+    let range = usize::try_from(start)
+        .ok()
+        .zip(end.and_then(|e| usize::try_from(e).ok()));
+    range.and_then(|(s, e)| data.get(s..e)).ok_or(Error::SectionRange {
+        field,
+        offset: field_offset,
+        section: name,
+        start,
+        length,
+        lower: HEADER_LEN,
+        upper: limit,
+        rule: rule::TRAILER,
+    })
+}
+
+fn kv_section<'a>(
+    data: &'a [u8],
+    _header: &raw::FileHeader,
+    t: &raw::Trailer,
+    trailer_offset: u64,
+) -> Result<Option<(&'a [u8], u64)>> {
+    let start = t.kv_offset.get();
+    let length = u64::from(t.kv_length.get());
+    if start == 0 && length == 0 {
+        return Ok(None);
+    }
+    // NOTES.md 'HAS_KV_METADATA': the trailer fields are authoritative.
+    let bytes = section(
+        data,
+        start,
+        length,
+        t.index_offset.get(),
+        "KV section",
+        Field::new("kv_offset"),
+        trailer_offset,
+    )?;
+    Ok(Some((bytes, start)))
+}
+
+fn parse_index(bytes: &[u8], base: u64, options: Options) -> Result<Vec<IndexEntry<'_>>> {
+    let mut c = Cursor::new(bytes, base, "index", rule::INDEX);
+    let count = c.u64(Field::new("index_entry_count"))?;
+    let max = to_u64(c.remaining()) / MIN_INDEX_ENTRY;
+    if count > max {
+        return Err(Error::CountTooLarge {
+            scope: Scope::File,
+            field: Field::new("index_entry_count"),
+            offset: base,
+            count,
+            max,
+            section: "index",
+            rule: rule::INDEX,
+        });
+    }
+    let mut entries = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
+    for i in 0..count {
+        let offset = c.offset();
+        let name_length = c.u16(Field::member("index_entry", i, "name_length"))?;
+        if name_length == 0 {
+            return Err(Error::Invalid {
+                scope: Scope::File,
+                field: Field::member("index_entry", i, "name_length"),
+                offset,
+                value: 0,
+                expected: "at least 1",
+                rule: rule::INDEX,
+            });
+        }
+        let name_offset = c.offset();
+        let name_bytes = c.take(u64::from(name_length), Field::member("index_entry", i, "name"))?;
+        let name = std::str::from_utf8(name_bytes).map_err(|_| Error::InvalidUtf8 {
+            scope: Scope::File,
+            field: Field::member("index_entry", i, "name"),
+            offset: name_offset,
+            rule: rule::INDEX,
+        })?;
+        let tail_offset = c.offset();
+        let tail = c.read::<raw::IndexEntryTail>(Field::member("index_entry", i, "descriptor_offset"))?;
+        if tail.flags.get() != 0 {
+            return Err(Error::Reserved {
+                scope: Scope::tensor(name),
+                field: Field::member("index_entry", i, "flags"),
+                offset: tail_offset + 28,
+                value: u64::from(tail.flags.get()),
+                rule: rule::INDEX,
+            });
+        }
+        entries.push(IndexEntry {
+            position: usize::try_from(i).unwrap_or(usize::MAX),
+            name,
+            offset,
+            tail,
+        });
+    }
+    if options.is_strict() && c.remaining() != 0 {
+        return Err(Error::TrailingBytes {
+            scope: Scope::File,
+            section: "index",
+            offset: c.offset(),
+            count: to_u64(c.remaining()),
+            rule: rule::INDEX,
+        });
+    }
+    Ok(entries)
+}
+
+/// Orders entry positions by name bytes and rejects duplicate names.
+fn sort_by_name(entries: &[IndexEntry<'_>]) -> Result<Vec<usize>> {
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    order.sort_by(|&a, &b| {
+        let name = |i: usize| entries.get(i).map(|e| e.name.as_bytes());
+        name(a).cmp(&name(b)).then(a.cmp(&b))
+    });
+    for pair in order.windows(2) {
+        let (Some(a), Some(b)) = (
+            pair.first().and_then(|&i| entries.get(i)),
+            pair.get(1).and_then(|&i| entries.get(i)),
+        ) else {
+            continue;
+        };
+        if a.name == b.name {
+            return Err(Error::DuplicateName {
+                name: b.name.into(),
+                first: to_u64(a.position),
+                second: to_u64(b.position),
+                offset: b.offset.saturating_add(2),
+            });
+        }
+    }
+    Ok(order)
+}
+
+/// With `SORTED_INDEX`, names must be strictly increasing in index order.
+fn check_sorted(entries: &[IndexEntry<'_>]) -> Result<()> {
+    for pair in entries.windows(2) {
+        let (Some(a), Some(b)) = (pair.first(), pair.get(1)) else {
+            continue;
+        };
+        if a.name.as_bytes() >= b.name.as_bytes() {
+            return Err(Error::IndexNotSorted {
+                entry: to_u64(b.position),
+                name: b.name.into(),
+                previous: a.name.into(),
+                offset: b.offset.saturating_add(2),
+            });
+        }
+    }
+    Ok(())
+}

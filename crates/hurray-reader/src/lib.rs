@@ -1,0 +1,91 @@
+//! A zero-copy, read-only reader for Hurray tensor files.
+//!
+//! Hurray is a binary tensor format (spec: `shared/spec/`, starting with
+//! `file-format.md`). This crate parses a file's container (header,
+//! trailer, footer index, KV metadata) and each tensor's descriptor straight
+//! from the bytes, checks every rule it can before handing anything out,
+//! and gives borrowed views (`&[u64]`, `&[f32]`, ...) whose lifetime is tied
+//! to those bytes. Nothing proportional to the data is copied.
+//!
+//! - [`HurrayFile::parse`] works on any byte slice; [`MappedFile`] maps a
+//!   file (read its hazard section); [`AlignedBytes`] reads one into memory.
+//! - [`HurrayFile::tensor`] reads and checks one descriptor and locates its
+//!   buffers: cost independent of the data size.
+//! - Views: [`Tensor::csc`] ([`CscView`]: `get`, `column`, `iter`,
+//!   `transpose`, `to_csr`), [`Tensor::csr`], [`Tensor::coo`],
+//!   [`Tensor::csf`], [`Tensor::dense`]; [`Buffer::as_slice`] and
+//!   [`Buffer::packed`] for raw buffers.
+//! - Strict by default ([`Options`]): a sparse view runs its storage
+//!   invariant scan (one pass, no allocation) before it is returned.
+//!   Permissive mode is an explicit option.
+//! - Errors: one [`Error`] enum; each variant names the tensor, the field,
+//!   the byte offset and the spec rule.
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use hurray_reader::{MappedFile, Options};
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry");
+//! let mapped = MappedFile::open(path, Options::default())?;
+//! let file = mapped.file()?;
+//! let a = file.tensor("A")?.csc::<f32>()?;
+//! assert_eq!(a.get(0, 3)?, Some(&2.0));
+//! assert_eq!(a.transpose().get(3, 0)?, Some(&2.0));
+//! # Ok(()) }
+//! ```
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
+)]
+
+#[cfg(target_endian = "big")]
+compile_error!(
+    "hurray-reader hands out native &[u64]/&[f32] views of little-endian data: big-endian targets are not supported"
+);
+
+mod aligned;
+mod buffer;
+mod composite;
+mod cursor;
+mod descriptor;
+mod element_type;
+mod error;
+mod file;
+mod kv;
+mod layout;
+mod layout_rules;
+#[cfg(feature = "mmap")]
+mod mmap;
+mod packed;
+mod quant;
+pub mod raw;
+mod tensor;
+mod validate;
+mod value;
+mod view;
+
+pub use aligned::AlignedBytes;
+pub use buffer::{Buffer, BufferRole};
+pub use descriptor::{
+    fixed_header, flags as descriptor_flags, statistics_mask, Descriptor, Offsets, QuantScheme, Quantization, Shard,
+    DESCRIPTOR_VERSION_MAJOR, DESCRIPTOR_VERSION_MINOR, DYNAMIC, MAX_RANK, MAX_TILED_DEPTH,
+};
+pub use element_type::{Complex, Element, ElementType, Float8E4m3, Float8E5m2, Float8E8m0};
+pub use error::{Error, Field, Result, Scope};
+pub use file::{file_flags, HurrayFile, IndexEntry, Mode, Options, CONTAINER_VERSION_MAJOR};
+pub use kv::{KvArray, KvEntry, KvType, KvValue};
+pub use layout::{Layout, LayoutFields, TiledLevel};
+#[cfg(feature = "mmap")]
+pub use mmap::MappedFile;
+pub use packed::{
+    float4_e2m1_to_f32, float6_e2m3_to_f32, float6_e3m2_to_f32, float8_e4m3_to_f32, float8_e5m2_to_f32,
+    float8_e8m0_to_f32, PackedView,
+};
+pub use tensor::{Tensor, MAX_COMPOSITE_DEPTH};
+pub use value::Value;
+pub use view::coo::{CooStructure, CooView};
+pub use view::csc::{Column, CscStructure, CscView, Entries};
+pub use view::csf::{CsfLevel, CsfStructure, CsfView};
+pub use view::csr::{CsrMatrix, CsrStructure, CsrView};
+pub use view::dense::{logical_indices, Addressing, DenseView};

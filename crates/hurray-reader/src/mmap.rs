@@ -1,0 +1,87 @@
+//! Opening files: a memory map (the zero-copy path) or an aligned in-memory
+//! copy (the path without the mapping hazard). This module holds the crate's
+//! only `unsafe` block.
+#![allow(unsafe_code)]
+
+use std::fs::File;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::file::{HurrayFile, Options};
+#[cfg(doc)]
+use crate::AlignedBytes;
+
+fn io_error(path: &Path, what: &str, e: &std::io::Error) -> Error {
+    Error::Io {
+        kind: e.kind(),
+        message: format!("{}: {what}: {e}", path.display()).into(),
+    }
+}
+
+/// A Hurray file mapped read-only into memory.
+///
+/// [`open`](Self::open) maps the file; [`file`](Self::file) parses the
+/// container from the mapping and hands out a [`HurrayFile`] whose views
+/// borrow the mapped pages: nothing is read until a view touches it, and
+/// nothing proportional to the data is copied. Parse once and keep the
+/// `HurrayFile`.
+///
+/// # The mapping hazard
+///
+/// A mapping shows the file as it is *now*. If another process truncates
+/// the file while it is mapped, touching a page past the new end raises
+/// `SIGBUS` and kills the process; if it rewrites bytes, views change under
+/// your feet (a scan that passed may no longer hold, which Rust's
+/// aliasing rules also treat as undefined behaviour). The reader cannot
+/// detect either. Map only files that nothing else modifies while you read
+/// them (write new files beside old ones and rename, as `hurray-writer`
+/// does). When you cannot rule it out — files on shared or network
+/// storage, files being written — read the file into memory with
+/// [`AlignedBytes::read`] and parse that: same API, no hazard, at the cost
+/// of reading every byte.
+#[derive(Debug)]
+pub struct MappedFile {
+    map: memmap2::Mmap,
+    options: Options,
+}
+
+impl MappedFile {
+    /// Maps the file at `path` read-only.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the file cannot be opened or mapped.
+    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Self> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| io_error(path, "cannot open", &e))?;
+        // SAFETY: `Mmap::map` is unsafe because the mapped bytes change (or
+        // vanish, raising SIGBUS) if the file is modified or truncated while
+        // mapped. The mapping is read-only and this crate never writes
+        // through it; what remains is the caller's promise, documented above
+        // on `MappedFile`, that no other process modifies the file while it
+        // is mapped. Every offset and length read from the bytes is checked
+        // before use, so a file that was already malformed when mapped
+        // cannot cause an out-of-bounds access.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io_error(path, "cannot map", &e))?;
+        Ok(MappedFile { map, options })
+    }
+
+    /// Parses the container from the mapping.
+    ///
+    /// # Errors
+    /// As [`HurrayFile::parse`].
+    pub fn file(&self) -> Result<HurrayFile<'_>> {
+        HurrayFile::parse(&self.map, self.options)
+    }
+
+    /// The mapped bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// Advises the kernel that the mapping will be read sequentially (for a
+    /// full validation scan). A hint only; errors are ignored.
+    #[cfg(unix)]
+    pub fn advise_sequential(&self) {
+        let _ = self.map.advise(memmap2::Advice::Sequential);
+    }
+}

@@ -1,0 +1,223 @@
+//! Packed sub-byte elements and narrow float formats
+//! (`element-types.md` § Boolean Type, § Sub-Byte Integer Types, § 6-bit packing).
+
+use crate::element_type::ElementType;
+
+/// A read-only view of `len` packed elements (`bool`, `int2`, `uint2`,
+/// `int4`, `uint4`, `float4_e2m1`, `float6_e2m3`, `float6_e3m2`) over a
+/// buffer's bytes. Elements are numbered from 0 in storage order.
+#[derive(Debug, Clone, Copy)]
+pub struct PackedView<'data> {
+    bytes: &'data [u8],
+    len: u64,
+    element_type: ElementType,
+}
+
+impl<'data> PackedView<'data> {
+    /// A view of `len` elements of a packed type over `bytes`; `None` if the
+    /// type is not packed or `bytes` is too short for `len` elements.
+    pub fn new(bytes: &'data [u8], len: u64, element_type: ElementType) -> Option<Self> {
+        let need = element_type.storage_bytes(len)?;
+        (element_type.is_packed() && need <= crate::cursor::to_u64(bytes.len())).then_some(PackedView {
+            bytes,
+            len,
+            element_type,
+        })
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The element type.
+    pub fn element_type(&self) -> ElementType {
+        self.element_type
+    }
+
+    /// The packed bytes.
+    pub fn bytes(&self) -> &'data [u8] {
+        self.bytes
+    }
+
+    /// The raw bit pattern (code) of element `i`, in the low bits of the
+    /// returned byte; `None` if `i >= len`.
+    pub fn code(&self, i: u64) -> Option<u8> {
+        if i >= self.len {
+            return None;
+        }
+        let bits = self.element_type.bit_width();
+        if bits == 6 {
+            // Four elements in three bytes, LSB first across the bytes.
+            let group = usize::try_from(i / 4).ok()?;
+            let start = group.checked_mul(3)?;
+            let b = self.bytes.get(start..start.checked_add(3)?)?;
+            let word = b.iter().rev().fold(0u32, |w, &x| (w << 8) | u32::from(x));
+            let shift = u32::try_from(i % 4).ok()? * 6;
+            return u8::try_from((word >> shift) & 0x3F).ok();
+        }
+        let per_byte = u64::from(8 / bits);
+        let byte = *self.bytes.get(usize::try_from(i / per_byte).ok()?)?;
+        let shift = u32::try_from(i % per_byte).ok()? * bits;
+        let mask = (1u16 << bits) - 1;
+        u8::try_from((u16::from(byte) >> shift) & mask).ok()
+    }
+
+    /// Element `i` decoded: `Bool`, `Int` (signed types), `UInt` (unsigned)
+    /// or `Float` (float4/float6).
+    pub fn get(&self, i: u64) -> Option<crate::Value> {
+        let code = self.code(i)?;
+        Some(decode_packed(self.element_type, code))
+    }
+
+    /// All elements, decoded, in storage order.
+    pub fn iter(&self) -> impl Iterator<Item = crate::Value> + '_ {
+        (0..self.len).filter_map(move |i| self.get(i))
+    }
+}
+
+/// Decodes the code of one packed element.
+pub(crate) fn decode_packed(element_type: ElementType, code: u8) -> crate::Value {
+    use crate::Value;
+    match element_type {
+        ElementType::Bool => Value::Bool(code != 0),
+        ElementType::Int4 => Value::Int(i64::from(sign_extend(code, 4))),
+        ElementType::Int2 => Value::Int(i64::from(sign_extend(code, 2))),
+        ElementType::Float4E2m1 => Value::Float(f64::from(float4_e2m1_to_f32(code))),
+        ElementType::Float6E2m3 => Value::Float(f64::from(float6_e2m3_to_f32(code))),
+        ElementType::Float6E3m2 => Value::Float(f64::from(float6_e3m2_to_f32(code))),
+        _ => Value::UInt(u64::from(code)),
+    }
+}
+
+/// Two's complement sign extension of the low `bits` bits of `code`.
+fn sign_extend(code: u8, bits: u32) -> i8 {
+    let shift = 8 - bits;
+    i8::from_ne_bytes([code << shift]) >> shift
+}
+
+/// Value of a small float with the given exponent and mantissa fields:
+/// `(1 + m / 2^mbits) * 2^(e - bias)` for normal numbers and
+/// `(m / 2^mbits) * 2^(1 - bias)` when `e = 0` (subnormal).
+fn small_float(sign: bool, exponent: u8, mantissa: u8, mantissa_bits: u32, bias: i32) -> f32 {
+    let scale = f32::from(1u16 << mantissa_bits);
+    let m = f32::from(mantissa) / scale;
+    let magnitude = if exponent == 0 {
+        m * 2f32.powi(1 - bias)
+    } else {
+        (1.0 + m) * 2f32.powi(i32::from(exponent) - bias)
+    };
+    if sign {
+        -magnitude
+    } else {
+        magnitude
+    }
+}
+
+/// `float4_e2m1`: 1 sign, 2 exponent, 1 mantissa bit, bias 1; no NaN or infinity.
+pub fn float4_e2m1_to_f32(code: u8) -> f32 {
+    small_float(code & 0x8 != 0, (code >> 1) & 0x3, code & 0x1, 1, 1)
+}
+
+/// `float6_e2m3`: 1 sign, 2 exponent, 3 mantissa bits, bias 1.
+pub fn float6_e2m3_to_f32(code: u8) -> f32 {
+    small_float(code & 0x20 != 0, (code >> 3) & 0x3, code & 0x7, 3, 1)
+}
+
+/// `float6_e3m2`: 1 sign, 3 exponent, 2 mantissa bits, bias 3.
+pub fn float6_e3m2_to_f32(code: u8) -> f32 {
+    small_float(code & 0x20 != 0, (code >> 2) & 0x7, code & 0x3, 2, 3)
+}
+
+/// `float8_e4m3` (OCP OFP8): bias 7, NaN at `0x7F`/`0xFF`, no infinity.
+pub fn float8_e4m3_to_f32(code: u8) -> f32 {
+    if code & 0x7F == 0x7F {
+        return f32::NAN;
+    }
+    small_float(code & 0x80 != 0, (code >> 3) & 0xF, code & 0x7, 3, 7)
+}
+
+/// `float8_e5m2` (OCP OFP8): bias 15, IEEE-style infinities and NaNs.
+pub fn float8_e5m2_to_f32(code: u8) -> f32 {
+    let sign = code & 0x80 != 0;
+    let exponent = (code >> 2) & 0x1F;
+    let mantissa = code & 0x3;
+    match (exponent, mantissa) {
+        (0x1F, 0) if sign => f32::NEG_INFINITY,
+        (0x1F, 0) => f32::INFINITY,
+        (0x1F, _) => f32::NAN,
+        _ => small_float(sign, exponent, mantissa, 2, 15),
+    }
+}
+
+/// `float8_e8m0`: `2^(bits - 127)`; the reserved patterns `0x00` and `0xFF` are NaN.
+pub fn float8_e8m0_to_f32(code: u8) -> f32 {
+    match code {
+        0x00 | 0xFF => f32::NAN,
+        _ => 2f32.powi(i32::from(code) - 127),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Value;
+
+    #[test]
+    fn spec_packing_examples_decode() {
+        // element-types.md: bool [5] = 0x0D -> [T, F, T, T, F].
+        let v = PackedView::new(&[0x0D], 5, ElementType::Bool).unwrap();
+        let bools: Vec<_> = v.iter().collect();
+        assert_eq!(bools, [true, false, true, true, false].map(Value::Bool).to_vec());
+        // uint4 [3] = C5 03 -> [5, 12, 3].
+        let v = PackedView::new(&[0xC5, 0x03], 3, ElementType::Uint4).unwrap();
+        assert_eq!(v.iter().collect::<Vec<_>>(), [5, 12, 3].map(Value::UInt).to_vec());
+        // uint2 [3] = 0x27 -> [3, 1, 2].
+        let v = PackedView::new(&[0x27], 3, ElementType::Uint2).unwrap();
+        assert_eq!(v.iter().collect::<Vec<_>>(), [3, 1, 2].map(Value::UInt).to_vec());
+        // 6-bit worked example: 0x81 0x40 0x20 -> codes 1, 2, 4, 8.
+        let v = PackedView::new(&[0x81, 0x40, 0x20], 4, ElementType::Float6E2m3).unwrap();
+        assert_eq!((0..4).map(|i| v.code(i).unwrap()).collect::<Vec<_>>(), [1, 2, 4, 8]);
+        assert_eq!(v.code(4), None);
+    }
+
+    #[test]
+    fn signed_codes_sign_extend() {
+        let v = PackedView::new(&[0x78], 2, ElementType::Int4).unwrap();
+        assert_eq!(v.get(0), Some(Value::Int(-8)));
+        assert_eq!(v.get(1), Some(Value::Int(7)));
+        let v = PackedView::new(&[0b1110_0100], 4, ElementType::Int2).unwrap();
+        let got: Vec<_> = v.iter().collect();
+        assert_eq!(got, [0, 1, -2, -1].map(Value::Int).to_vec());
+    }
+
+    #[test]
+    fn narrow_floats_decode() {
+        // float6_e2m3 codes from the bug13g case: [1.0, 1.5, -2.0, 3.0, 0.5].
+        let got: Vec<f32> = [0x08, 0x0C, 0x30, 0x14, 0x04].map(float6_e2m3_to_f32).to_vec();
+        assert_eq!(got, vec![1.0, 1.5, -2.0, 3.0, 0.5]);
+        assert_eq!(float6_e2m3_to_f32(0x1F), 7.5);
+        assert_eq!(float6_e3m2_to_f32(0x1F), 28.0);
+        assert_eq!(float4_e2m1_to_f32(0x7), 6.0);
+        assert_eq!(float4_e2m1_to_f32(0x1), 0.5);
+        assert_eq!(float4_e2m1_to_f32(0xF), -6.0);
+        assert_eq!(float8_e4m3_to_f32(0x7E), 448.0);
+        assert!(float8_e4m3_to_f32(0xFF).is_nan());
+        assert_eq!(float8_e5m2_to_f32(0x7C), f32::INFINITY);
+        assert_eq!(float8_e5m2_to_f32(0x7B), 57344.0);
+        assert_eq!(float8_e8m0_to_f32(127), 1.0);
+        assert!(float8_e8m0_to_f32(0).is_nan());
+    }
+
+    #[test]
+    fn short_buffers_are_refused() {
+        assert!(PackedView::new(&[0x00], 3, ElementType::Uint4).is_none());
+        assert!(PackedView::new(&[0x00; 4], 5, ElementType::Float6E2m3).is_none());
+        assert!(PackedView::new(&[0x00; 4], 1, ElementType::Uint8).is_none());
+    }
+}

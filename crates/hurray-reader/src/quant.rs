@@ -1,0 +1,439 @@
+//! Quantization rules that relate the scheme to the tensor: storage types,
+//! axis, block sizes, and the parameter buffers it adds to the buffer table
+//! (`quantization.md`, `quantization/*.md`).
+
+use crate::buffer::BufferRole;
+use crate::descriptor::{QuantScheme, DYNAMIC};
+use crate::element_type::ElementType;
+use crate::error::{rule, Error, Field, Result, Scope};
+use crate::layout::{Layout, LayoutFields};
+use crate::layout_rules::Plan;
+use crate::raw;
+use crate::tensor::Tensor;
+
+const PER_TENSOR: &str = "quantization/per-tensor-affine.md § Validity Constraints";
+const PER_CHANNEL: &str = "quantization/per-channel-affine.md § Validity Constraints";
+const PER_BLOCK: &str = "quantization/per-block-affine.md § Validity Constraints";
+const NF4: &str = "quantization/nf4.md § Validity Constraints";
+const MXFP: &str = "quantization/mxfp.md § Validity Constraints";
+
+/// Index sentinel for "no zero-point buffer".
+const NO_BUFFER: u32 = u32::MAX;
+
+/// Range of a storage type's values, for zero points.
+fn storage_range(t: ElementType) -> Option<(i64, i64)> {
+    use ElementType::*;
+    Some(match t {
+        Int8 => (-128, 127),
+        Uint8 => (0, 255),
+        Int16 => (-32768, 32767),
+        Uint16 => (0, 65535),
+        Int32 => (i64::from(i32::MIN), i64::from(i32::MAX)),
+        Uint32 => (0, i64::from(u32::MAX)),
+        Int4 => (-8, 7),
+        Uint4 => (0, 15),
+        Int2 => (-2, 1),
+        Uint2 => (0, 3),
+        _ => return None,
+    })
+}
+
+/// The decoded view of the scheme's common fields.
+struct Axis {
+    axis: u32,
+    block_size: Option<u32>,
+    scale_index: u32,
+    zero_index: Option<u32>,
+    scale_type: ElementType,
+    rule: &'static str,
+}
+
+/// Checks the quantization section against the tensor and returns plans for
+/// the parameter buffers it adds after the layout's own buffers.
+pub(crate) fn plans(t: &Tensor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
+    let d = t.descriptor();
+    let Some(q) = d.quantization() else {
+        return Ok(Vec::new());
+    };
+    let scope = || Scope::tensor(t.name());
+    let o = q.offset;
+    if d.layout() == Layout::Composite {
+        return Err(Error::Invalid {
+            scope: scope(),
+            field: Field::new("flags"),
+            offset: d.offsets().descriptor + 10,
+            value: u64::from(d.flags()),
+            expected: "no HAS_QUANTIZATION on a composite head",
+            rule: "layouts/composite.md § Head Descriptor",
+        });
+    }
+    let Some(storage) = d.element_type() else {
+        return Ok(Vec::new());
+    };
+    let invalid =
+        |field: &'static str, at: u64, value: u64, expected: &'static str, rule: &'static str| Error::Invalid {
+            scope: scope(),
+            field: Field::new(field),
+            offset: o + at,
+            value,
+            expected,
+            rule,
+        };
+    let storage_ok = |allowed: &[ElementType], rule: &'static str| {
+        if allowed.contains(&storage) {
+            Ok(())
+        } else {
+            Err(Error::Invalid {
+                scope: scope(),
+                field: Field::new("type_tag"),
+                offset: d.offsets().descriptor + 14,
+                value: u64::from(storage.tag()),
+                expected: "a storage type the quantization scheme accepts",
+                rule,
+            })
+        }
+    };
+    use ElementType::*;
+    let integer_types = [Int8, Uint8, Int16, Uint16, Int32, Uint32, Int4, Uint4, Int2, Uint2];
+    let axis = match q.scheme {
+        QuantScheme::Unknown => return Ok(vec![Plan::unknown(); handles.len().saturating_sub(base_len(t))]),
+        QuantScheme::PerTensorAffine(f) => {
+            storage_ok(
+                &integer_types,
+                "quantization/per-tensor-affine.md § Valid Storage Types",
+            )?;
+            let scale = f.scale.get();
+            if !scale.is_finite() || scale == 0.0 {
+                return Err(invalid(
+                    "scale",
+                    4,
+                    u64::from(scale.to_bits()),
+                    "a finite, non-zero float32",
+                    PER_TENSOR,
+                ));
+            }
+            let zp = i64::from(f.zero_point.get());
+            if let Some((lo, hi)) = storage_range(storage) {
+                if zp < lo || zp > hi {
+                    return Err(Error::Invalid {
+                        scope: scope(),
+                        field: Field::new("zero_point"),
+                        offset: o + 8,
+                        value: u64::from(f.zero_point.get().cast_unsigned()),
+                        expected: "a zero point within the storage type's range",
+                        rule: PER_TENSOR,
+                    });
+                }
+            }
+            return Ok(Vec::new());
+        }
+        QuantScheme::PerChannelAffine(f) => {
+            storage_ok(
+                &integer_types,
+                "quantization/per-channel-affine.md § Valid Storage Types",
+            )?;
+            if f.scale_type_tag != 0x03 {
+                return Err(invalid(
+                    "scale_type_tag",
+                    16,
+                    u64::from(f.scale_type_tag),
+                    "0x03 (float32)",
+                    PER_CHANNEL,
+                ));
+            }
+            let symmetric = q.header.flags.get() & 1 != 0;
+            Axis {
+                axis: f.axis.get(),
+                block_size: None,
+                scale_index: f.scale_buffer_index.get(),
+                zero_index: (!symmetric).then_some(f.zero_point_buffer_index.get()),
+                scale_type: Float32,
+                rule: PER_CHANNEL,
+            }
+            .check_symmetric(t, f.zero_point_buffer_index.get(), symmetric, o + 12)?
+        }
+        QuantScheme::PerBlockAffine(f) => {
+            storage_ok(
+                &[Int8, Uint8, Int4, Uint4, Int2, Uint2],
+                "quantization/per-block-affine.md § Valid Storage Types",
+            )?;
+            let scale_type = match f.scale_type_tag {
+                0x01 => Float16,
+                0x02 => Bfloat16,
+                0x03 => Float32,
+                other => {
+                    return Err(invalid(
+                        "scale_type_tag",
+                        20,
+                        u64::from(other),
+                        "0x01 (float16), 0x02 (bfloat16) or 0x03 (float32)",
+                        PER_BLOCK,
+                    ))
+                }
+            };
+            let bs = f.block_size.get();
+            if !bs.is_power_of_two() || bs < 2 {
+                return Err(invalid(
+                    "block_size",
+                    8,
+                    u64::from(bs),
+                    "a power of two, at least 2",
+                    PER_BLOCK,
+                ));
+            }
+            let symmetric = q.header.flags.get() & 1 != 0;
+            Axis {
+                axis: f.axis.get(),
+                block_size: Some(bs),
+                scale_index: f.scale_buffer_index.get(),
+                zero_index: (!symmetric).then_some(f.zero_point_buffer_index.get()),
+                scale_type,
+                rule: PER_BLOCK,
+            }
+            .check_symmetric(t, f.zero_point_buffer_index.get(), symmetric, o + 16)?
+        }
+        QuantScheme::Nf4(f) => {
+            storage_ok(&[Uint4], "quantization/nf4.md § Valid Storage Types")?;
+            let bs = f.block_size.get();
+            if !bs.is_power_of_two() || bs < 8 {
+                return Err(invalid(
+                    "block_size",
+                    8,
+                    u64::from(bs),
+                    "a power of two, at least 8",
+                    NF4,
+                ));
+            }
+            Axis {
+                axis: f.axis.get(),
+                block_size: Some(bs),
+                scale_index: f.scale_buffer_index.get(),
+                zero_index: None,
+                scale_type: Float32,
+                rule: NF4,
+            }
+        }
+        QuantScheme::Mxfp(f) => {
+            storage_ok(
+                &[Float8E4m3, Float8E5m2, Float4E2m1, Float6E2m3, Float6E3m2, Int8, Int4],
+                "quantization/mxfp.md § Valid Storage Types",
+            )?;
+            let bs = f.block_size.get();
+            if !bs.is_power_of_two() || !(16..=2048).contains(&bs) {
+                return Err(invalid(
+                    "block_size",
+                    8,
+                    u64::from(bs),
+                    "a power of two in [16, 2048]",
+                    MXFP,
+                ));
+            }
+            Axis {
+                axis: f.axis.get(),
+                block_size: Some(bs),
+                scale_index: f.scale_buffer_index.get(),
+                zero_index: None,
+                scale_type: Float8E8m0,
+                rule: MXFP,
+            }
+        }
+    };
+    axis.plans(t, o)
+}
+
+/// Buffers the layout itself uses; parameter buffers come after them.
+fn base_len(t: &Tensor<'_>) -> usize {
+    match t.layout() {
+        Layout::Csr | Layout::Csc | Layout::BlockPaged => 3,
+        Layout::Coo => 2,
+        Layout::Csf => usize::try_from(t.rank())
+            .unwrap_or(0)
+            .saturating_mul(2)
+            .saturating_add(1),
+        _ => 1,
+    }
+}
+
+impl Axis {
+    fn check_symmetric(self, t: &Tensor<'_>, zero_index: u32, symmetric: bool, offset: u64) -> Result<Self> {
+        if symmetric && zero_index != NO_BUFFER {
+            return Err(Error::Invalid {
+                scope: Scope::tensor(t.name()),
+                field: Field::new("zero_point_buffer_index"),
+                offset,
+                value: u64::from(zero_index),
+                expected: "0xFFFFFFFF when SYMMETRIC is set",
+                rule: self.rule,
+            });
+        }
+        Ok(self)
+    }
+
+    /// Checks axis and block size against the shape, the buffer indices
+    /// against the table, and plans the scale / zero-point buffers.
+    fn plans(self, t: &Tensor<'_>, o: u64) -> Result<Vec<Plan>> {
+        let d = t.descriptor();
+        let scope = || Scope::tensor(t.name());
+        let shape: Vec<u64> = d.shape().collect();
+        let axis_usize = usize::try_from(self.axis).unwrap_or(usize::MAX);
+        let Some(&extent) = shape.get(axis_usize) else {
+            return Err(Error::Invalid {
+                scope: scope(),
+                field: Field::new("axis"),
+                offset: o + 4,
+                value: u64::from(self.axis),
+                expected: "less than rank",
+                rule: self.rule,
+            });
+        };
+        if extent == DYNAMIC {
+            return Err(Error::DynamicDimension {
+                tensor: t.name().into(),
+                field: Field::at("shape", u64::from(self.axis)),
+                offset: d.shape_offset(axis_usize),
+            });
+        }
+        let over = || Error::Overflow {
+            tensor: t.name().into(),
+            field: Field::new("shape"),
+            offset: d.offsets().shape,
+            what: "number of quantization blocks",
+            rule: self.rule,
+        };
+        let entries = match self.block_size {
+            None => extent,
+            Some(bs) => {
+                let bs = u64::from(bs);
+                if self.rule == MXFP && (extent == 0 || extent % bs != 0) {
+                    return Err(Error::Invalid {
+                        scope: scope(),
+                        field: Field::at("shape", u64::from(self.axis)),
+                        offset: d.shape_offset(axis_usize),
+                        value: extent,
+                        expected: "a positive multiple of block_size (no partial MXFP blocks)",
+                        rule: self.rule,
+                    });
+                }
+                if extent > 0 && bs > extent {
+                    return Err(Error::Invalid {
+                        scope: scope(),
+                        field: Field::new("block_size"),
+                        offset: o + 8,
+                        value: bs,
+                        expected: "at most shape[axis]",
+                        rule: self.rule,
+                    });
+                }
+                if let LayoutFields::BlockPaged(bp) = d.layout_fields() {
+                    // Per-page-slot scales (layouts/block-paged.md § Quantization Compatibility).
+                    if self.axis != 0 || bs != u64::from(bp.page_size.get()) {
+                        return Err(Error::Invalid {
+                            scope: scope(),
+                            field: Field::new("block_size"),
+                            offset: o + 8,
+                            value: bs,
+                            expected: "axis 0 and block_size = page_size on a block-paged tensor",
+                            rule: "layouts/block-paged.md § Per-scheme composition",
+                        });
+                    }
+                    bp.num_pages.get().checked_mul(bs).ok_or_else(over)?
+                } else {
+                    let others = shape
+                        .iter()
+                        .enumerate()
+                        .filter(|&(k, _)| k != axis_usize)
+                        .try_fold(1u64, |acc, (_, &n)| if n == 0 { Some(0) } else { acc.checked_mul(n) })
+                        .ok_or_else(over)?;
+                    extent.div_ceil(bs).checked_mul(others).ok_or_else(over)?
+                }
+            }
+        };
+        // The parameter buffers follow the layout's own: indices base..base+n
+        // where n is 1 (scales) or 2 (scales, zero points), or 1 when both
+        // arrays share a buffer (quantization.md § Buffer Table Placement Rules).
+        let base = base_len(t);
+        let shared = self.zero_index == Some(self.scale_index);
+        let needed = if self.zero_index.is_some() && !shared { 2 } else { 1 };
+        let check_index = |index: u32, field: &'static str, at: u64| -> Result<usize> {
+            let i = usize::try_from(index).unwrap_or(usize::MAX);
+            if i < base || i >= base.saturating_add(needed) {
+                return Err(Error::Invalid {
+                    scope: scope(),
+                    field: Field::new(field),
+                    offset: o + at,
+                    value: u64::from(index),
+                    expected: "a parameter buffer right after the layout's own buffers, never a data buffer",
+                    rule: rule::QUANT_PLACEMENT,
+                });
+            }
+            Ok(i - base)
+        };
+        let (scale_at, zero_at) = match self.block_size {
+            None => (8, 12),
+            Some(_) if self.rule == PER_BLOCK => (12, 16),
+            Some(_) => (12, 12),
+        };
+        let scale_i = check_index(self.scale_index, "scale_buffer_index", scale_at)?;
+        let scale_bytes = self.scale_type.storage_bytes(entries).ok_or_else(over)?;
+        let zero_bytes = entries.checked_mul(4).ok_or_else(over)?;
+        let mut plans = vec![Plan::unknown(); needed];
+        if let Some(z) = self.zero_index {
+            let zero_i = check_index(z, "zero_point_buffer_index", zero_at)?;
+            let zero_plan = Plan {
+                role: BufferRole::ZeroPoints,
+                element_type: Some(ElementType::Int32),
+                len: entries,
+                bytes: zero_bytes,
+                rule: self.rule,
+            };
+            if let Some(slot) = plans.get_mut(zero_i) {
+                *slot = zero_plan;
+            }
+        }
+        let scale = if shared {
+            Plan {
+                role: BufferRole::ScalesAndZeroPoints,
+                element_type: None,
+                len: entries,
+                bytes: scale_bytes.checked_add(zero_bytes).ok_or_else(over)?,
+                rule: rule::QUANT_PLACEMENT,
+            }
+        } else {
+            scale_plan(self.scale_type, entries, scale_bytes, self.rule)
+        };
+        if let Some(slot) = plans.get_mut(scale_i) {
+            *slot = scale;
+        }
+        Ok(plans)
+    }
+}
+
+fn scale_plan(scale_type: ElementType, entries: u64, bytes: u64, rule: &'static str) -> Plan {
+    Plan {
+        role: BufferRole::Scales,
+        element_type: Some(scale_type),
+        len: entries,
+        bytes,
+        rule,
+    }
+}
+
+/// For per-block-style schemes on contiguous dense layouts, the storage
+/// holds whole blocks along the axis: the shape with `shape[axis]` rounded up
+/// to a multiple of `block_size` (`quantization/per-block-affine.md` § Padding).
+pub(crate) fn padded_shape(t: &Tensor<'_>, shape: &[u64]) -> Option<Vec<u64>> {
+    let q = t.descriptor().quantization()?;
+    let (axis, bs) = match q.scheme {
+        QuantScheme::PerBlockAffine(f) => (f.axis.get(), f.block_size.get()),
+        QuantScheme::Nf4(f) => (f.axis.get(), f.block_size.get()),
+        _ => return None,
+    };
+    if !matches!(t.layout(), Layout::RowMajor | Layout::ColMajor) || bs == 0 {
+        return None;
+    }
+    let axis = usize::try_from(axis).ok()?;
+    let mut padded = shape.to_vec();
+    let slot = padded.get_mut(axis)?;
+    *slot = slot.div_ceil(u64::from(bs)).checked_mul(u64::from(bs))?;
+    Some(padded)
+}

@@ -1,0 +1,825 @@
+//! A tensor resolved from its index entry: the parsed descriptor, every
+//! buffer located in the file and checked against what the layout and the
+//! element type require. No data byte is scanned here (two `u64`s at most,
+//! for block-paged); the O(data) checks are the views' `validate`.
+
+use crate::buffer::{Buffer, BufferRole};
+use crate::cursor::{align_up, to_u64};
+use crate::descriptor::{self, Descriptor, QuantScheme, DYNAMIC};
+use crate::element_type::ElementType;
+use crate::error::{rule, Error, Field, Result, Scope};
+use crate::file::{EntryField, HurrayFile, IndexEntry, Options};
+use crate::layout::{Layout, LayoutFields};
+use crate::layout_rules::Plan;
+use crate::raw;
+
+/// Deepest nesting of composite heads accepted (`layouts/composite.md` § Binding).
+pub const MAX_COMPOSITE_DEPTH: usize = 8;
+
+/// A tensor: its index entry, descriptor and located buffers.
+///
+/// Obtained from [`HurrayFile::tensor`]. Everything here borrows the file's
+/// bytes; nothing proportional to the data is copied.
+#[derive(Debug, Clone)]
+pub struct Tensor<'data> {
+    pub(crate) entry: IndexEntry<'data>,
+    pub(crate) descriptor: Descriptor<'data>,
+    pub(crate) buffers: Vec<Buffer<'data>>,
+    pub(crate) options: Options,
+    /// Why the data may not be interpreted, if so.
+    pub(crate) not_viewable: Option<&'static str>,
+    /// Composite head: the index positions of its direct members.
+    pub(crate) members: Vec<usize>,
+}
+
+impl<'data> HurrayFile<'data> {
+    /// Reads and checks the descriptor of the tensor called `name` and
+    /// locates its buffers.
+    ///
+    /// Checks every rule that needs only the descriptor and the container
+    /// (`metadata.md`, `buffer-protocol.md`, the layout's buffer table and
+    /// sizes, quantization, shard, statistics, composite membership), but
+    /// does not scan the data: the sparse views' `validate` does that.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`], or the first rule the descriptor breaks.
+    pub fn tensor(&self, name: &str) -> Result<Tensor<'data>> {
+        let entry = *self.entry(name).ok_or_else(|| Error::NotFound { name: name.into() })?;
+        self.resolve(entry, 0)
+    }
+
+    /// Like [`tensor`](Self::tensor), by position in the footer index.
+    ///
+    /// # Errors
+    /// [`Error::IndexArgument`] past the last entry, else as `tensor`.
+    pub fn tensor_at(&self, position: usize) -> Result<Tensor<'data>> {
+        let entry = *self.entries().get(position).ok_or_else(|| Error::IndexArgument {
+            tensor: "".into(),
+            what: "index position",
+            index: to_u64(position),
+            bound: to_u64(self.len()),
+        })?;
+        self.resolve(entry, 0)
+    }
+
+    fn resolve(&self, entry: IndexEntry<'data>, depth: usize) -> Result<Tensor<'data>> {
+        let options = self.options();
+        let name = entry.name();
+        let bytes = descriptor::descriptor_bytes(self.data(), entry.descriptor_offset(), entry.descriptor_length())
+            .ok_or_else(|| Error::OutOfRange {
+                scope: Scope::tensor(name),
+                field: Field::new("descriptor_offset"),
+                offset: entry.field_offset(EntryField::DescriptorOffset),
+                start: entry.descriptor_offset(),
+                end: entry.descriptor_end(),
+                lower: 0,
+                upper: to_u64(self.data().len()),
+                rule: rule::TENSOR_REGION,
+            })?;
+        let descriptor = descriptor::parse(
+            name,
+            bytes,
+            entry.descriptor_offset(),
+            entry.descriptor_length(),
+            entry.field_offset(EntryField::DescriptorLength),
+            options,
+        )?;
+        let mut tensor = Tensor {
+            entry,
+            descriptor,
+            buffers: Vec::new(),
+            options,
+            not_viewable: None,
+            members: Vec::new(),
+        };
+        let Some(handles) = tensor.descriptor.buffers else {
+            tensor.not_viewable = Some("its layout tag is not recognised (accepted in permissive mode); its data must not be interpreted (memory-layout.md § Layout Taxonomy)");
+            return Ok(tensor);
+        };
+        check_handles(&tensor.descriptor, handles)?;
+        let placed = place_buffers(self, &tensor.descriptor, &entry, handles)?;
+        let plans = tensor.plan_buffers(handles, &placed, self.data())?;
+        tensor.buffers = placed
+            .iter()
+            .zip(handles)
+            .enumerate()
+            .map(|(i, (p, handle))| {
+                let plan = plans.get(i).copied().unwrap_or(Plan::unknown());
+                Buffer {
+                    tensor: name,
+                    index: u8::try_from(i).unwrap_or(u8::MAX),
+                    role: plan.role,
+                    handle,
+                    handle_offset: tensor.descriptor.handle_offset(i, 0),
+                    file_offset: p.offset,
+                    bytes: p.bytes,
+                    element_type: plan.element_type,
+                    len: plan.len,
+                }
+            })
+            .collect();
+        tensor.check_shard()?;
+        tensor.check_statistics()?;
+        if tensor.descriptor.element_type.is_none() {
+            tensor.not_viewable = Some("its type tag is not recognised (accepted in permissive mode); its data must not be interpreted (element-types.md § Type Identifier Encoding)");
+        } else if matches!(
+            tensor.descriptor.quantization.map(|q| q.scheme),
+            Some(QuantScheme::Unknown)
+        ) {
+            tensor.not_viewable = Some("its quantization scheme is not recognised (accepted in permissive mode); its data must not be dequantized (quantization.md § Descriptor Header)");
+        } else if matches!(tensor.descriptor.layout, Layout::Extension(_)) {
+            tensor.not_viewable = Some("it uses an implementation-private layout (metadata.md § Extension Layouts)");
+        } else if tensor.descriptor.layout == Layout::Composite {
+            tensor.not_viewable = Some("it is a composite head, which owns no data: read its members");
+            tensor.members = self.composite_members(&tensor, depth)?;
+        }
+        Ok(tensor)
+    }
+
+    /// The direct members of a composite head, checked per member and at
+    /// close (`layouts/composite.md` § Validation).
+    fn composite_members(&self, head: &Tensor<'data>, depth: usize) -> Result<Vec<usize>> {
+        let LayoutFields::Composite(fields) = head.descriptor.layout_fields else {
+            return Ok(Vec::new());
+        };
+        let name = head.name();
+        let head_offset = head.descriptor.offsets.layout_fields;
+        if depth >= MAX_COMPOSITE_DEPTH {
+            return Err(Error::Invalid {
+                scope: Scope::tensor(name),
+                field: Field::new("layout_tag"),
+                offset: head.descriptor.offsets.descriptor + 15,
+                value: to_u64(depth),
+                expected: "composites nested at most 8 deep",
+                rule: "layouts/composite.md § Binding",
+            });
+        }
+        let member_count = u64::from(fields.member_count.get());
+        let following: Vec<IndexEntry<'data>> = self.following(head.entry.position()).copied().collect();
+        let mut members = Vec::new();
+        let mut members_tensors = Vec::new();
+        let mut cursor = 0usize;
+        for _ in 0..member_count {
+            let Some(entry) = following.get(cursor).copied() else {
+                return Err(Error::TornComposite {
+                    tensor: name.into(),
+                    offset: head_offset + 4,
+                    member_count,
+                    found: to_u64(members.len()),
+                });
+            };
+            let member = self.resolve(entry, depth.saturating_add(1)).map_err(|e| match e {
+                // A torn nested composite tears this one too.
+                Error::TornComposite { .. } => Error::TornComposite {
+                    tensor: name.into(),
+                    offset: head_offset + 4,
+                    member_count,
+                    found: to_u64(members.len()),
+                },
+                other => other,
+            })?;
+            cursor = cursor.saturating_add(1).saturating_add(member.subtree_len_below(self));
+            members.push(entry.position());
+            members_tensors.push(member);
+        }
+        crate::composite::check(head, fields, &members_tensors)?;
+        Ok(members)
+    }
+}
+
+/// A buffer's position and bytes in the file.
+pub(crate) struct Placed<'data> {
+    pub(crate) offset: u64,
+    pub(crate) bytes: &'data [u8],
+}
+
+/// Per-handle rules of `buffer-protocol.md` and device colocation.
+fn check_handles(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<()> {
+    let scope = || Scope::tensor(d.name);
+    for (i, h) in handles.iter().enumerate() {
+        let i64_ = to_u64(i);
+        let alignment = h.alignment.get();
+        let byte_size = h.byte_size.get();
+        if !alignment.is_power_of_two() || (byte_size > 0 && alignment < 64) {
+            return Err(Error::Invalid {
+                scope: scope(),
+                field: Field::member("buffer", i64_, "alignment"),
+                offset: d.handle_offset(i, 8),
+                value: u64::from(alignment),
+                expected: "a power of two, at least 64 for a non-empty buffer",
+                rule: rule::HANDLE,
+            });
+        }
+        let device = h.device_tag;
+        if !matches!(device, 0x00..=0x08) {
+            return Err(Error::UnknownTag {
+                scope: scope(),
+                field: Field::member("buffer", i64_, "device_tag"),
+                offset: d.handle_offset(i, 12),
+                value: device,
+                why: match device {
+                    0xFF => "invalid",
+                    0xF0..=0xFE => "implementation-private (not agreed out of band)",
+                    _ => "reserved",
+                },
+                rule: rule::DEVICE_TAGS,
+            });
+        }
+        let sync = h.sync_mode;
+        if sync > 2 || (device == 0 && sync != 0) {
+            return Err(Error::Invalid {
+                scope: scope(),
+                field: Field::member("buffer", i64_, "sync_mode"),
+                offset: d.handle_offset(i, 13),
+                value: u64::from(sync),
+                expected: "0x00-0x02, and 0x00 (SYNC_PRODUCER_SYNCED) for a CPU buffer",
+                rule: rule::SYNC_MODE,
+            });
+        }
+        let class = h.memory_class;
+        // buffer-protocol.md § Per-Device Validity: PEER is not valid on CPU,
+        // Metal, Hexagon, OpenCL; WebGPU allows STANDARD only.
+        let valid = match class {
+            0x00 => true,
+            0x01 | 0x02 => device != 0x05,
+            0x03 => matches!(device, 0x01 | 0x02 | 0x04 | 0x07),
+            _ => false,
+        };
+        if !valid {
+            return Err(Error::Invalid {
+                scope: scope(),
+                field: Field::member("buffer", i64_, "memory_class"),
+                offset: d.handle_offset(i, 14),
+                value: u64::from(class),
+                expected: "a memory class defined for the buffer's device",
+                rule: rule::MEMORY_CLASS,
+            });
+        }
+        if h.reserved != 0 {
+            return Err(Error::Reserved {
+                scope: scope(),
+                field: Field::member("buffer", i64_, "_reserved"),
+                offset: d.handle_offset(i, 15),
+                value: u64::from(h.reserved),
+                rule: rule::HANDLE,
+            });
+        }
+    }
+    if let Some(first) = handles.first() {
+        for (i, h) in handles.iter().enumerate().skip(1) {
+            if h.device_tag != first.device_tag || h.memory_class != first.memory_class {
+                return Err(Error::Invalid {
+                    scope: scope(),
+                    field: Field::member("buffer", to_u64(i), "device_tag"),
+                    offset: d.handle_offset(i, 12),
+                    value: u64::from(h.device_tag),
+                    expected: "the same device_tag and memory_class as buffer 0",
+                    rule: rule::COLOCATION,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Locates each buffer: buffer 0 at `data_offset`, each next one at the
+/// first `data_buffer_alignment` boundary after the previous one's end (an
+/// empty buffer takes no space). Checks that the buffers lie in the data
+/// region, start at their declared alignment, and that `data_length` agrees.
+fn place_buffers<'data>(
+    file: &HurrayFile<'data>,
+    d: &Descriptor<'data>,
+    entry: &IndexEntry<'data>,
+    handles: &'data [raw::BufferHandle],
+) -> Result<Vec<Placed<'data>>> {
+    let scope = || Scope::tensor(d.name);
+    let dba = file.data_buffer_alignment();
+    let data_start = entry.data_offset();
+    let data_end = entry.data_end();
+    if !handles.is_empty() && !data_start.is_multiple_of(dba) {
+        return Err(Error::DataOffsetMisaligned {
+            tensor: d.name.into(),
+            offset: entry.field_offset(EntryField::DataOffset),
+            data_offset: data_start,
+            alignment: dba,
+        });
+    }
+    let mut placed = Vec::with_capacity(handles.len());
+    let mut at = data_start;
+    let mut last_end = data_start;
+    let mut max_nonempty_end = data_start;
+    for (i, h) in handles.iter().enumerate() {
+        if i > 0 {
+            at = align_up(last_end, dba).unwrap_or(u64::MAX);
+        }
+        let size = h.byte_size.get();
+        let end = at.checked_add(size);
+        let bytes = end
+            .filter(|&end| end <= data_end)
+            .and_then(|end| descriptor::descriptor_bytes(file.data(), at, end - at));
+        let Some(bytes) = bytes else {
+            return Err(Error::OutOfRange {
+                scope: scope(),
+                field: Field::member("buffer", to_u64(i), "byte_size"),
+                offset: d.handle_offset(i, 0),
+                start: at,
+                end: end.unwrap_or(u64::MAX),
+                lower: data_start,
+                upper: data_end,
+                rule: "file-format.md § Data Buffer Placement; § Index Section (data_length)",
+            });
+        };
+        let alignment = u64::from(h.alignment.get());
+        if size > 0 && !at.is_multiple_of(alignment) {
+            return Err(Error::AlignmentNotDelivered {
+                tensor: d.name.into(),
+                buffer: u8::try_from(i).unwrap_or(u8::MAX),
+                offset: d.handle_offset(i, 8),
+                alignment,
+                file_offset: at,
+            });
+        }
+        last_end = at.saturating_add(size);
+        if size > 0 {
+            max_nonempty_end = last_end;
+        }
+        placed.push(Placed { offset: at, bytes });
+    }
+    let span = last_end - data_start;
+    let span_nonempty = max_nonempty_end - data_start;
+    if entry.data_length() != span && entry.data_length() != span_nonempty {
+        return Err(Error::DataLengthMismatch {
+            tensor: d.name.into(),
+            offset: entry.field_offset(EntryField::DataLength),
+            index_value: entry.data_length(),
+            expected: span,
+        });
+    }
+    Ok(placed)
+}
+
+impl<'data> Tensor<'data> {
+    /// The tensor's name.
+    pub fn name(&self) -> &'data str {
+        self.entry.name()
+    }
+
+    /// Its footer index entry.
+    pub fn entry(&self) -> &IndexEntry<'data> {
+        &self.entry
+    }
+
+    /// Its parsed descriptor.
+    pub fn descriptor(&self) -> &Descriptor<'data> {
+        &self.descriptor
+    }
+
+    /// The element type; `None` for an unknown tag kept in permissive mode.
+    pub fn element_type(&self) -> Option<ElementType> {
+        self.descriptor.element_type
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> Layout {
+        self.descriptor.layout
+    }
+
+    /// Number of dimensions.
+    pub fn rank(&self) -> u32 {
+        self.descriptor.rank()
+    }
+
+    /// The shape, `rank` entries.
+    pub fn shape(&self) -> impl ExactSizeIterator<Item = u64> + 'data {
+        self.descriptor.shape()
+    }
+
+    /// Stored elements of a sparse tensor (COO, CSR, CSC, CSF).
+    pub fn nnz(&self) -> Option<u64> {
+        self.descriptor.layout_fields.nnz()
+    }
+
+    /// The located buffers, in buffer-table order.
+    pub fn buffers(&self) -> &[Buffer<'data>] {
+        &self.buffers
+    }
+
+    /// Buffer `i` of the buffer table.
+    ///
+    /// # Errors
+    /// [`Error::IndexArgument`] past the last buffer.
+    pub fn buffer(&self, i: usize) -> Result<&Buffer<'data>> {
+        self.buffers.get(i).ok_or_else(|| Error::IndexArgument {
+            tensor: self.name().into(),
+            what: "buffer",
+            index: to_u64(i),
+            bound: to_u64(self.buffers.len()),
+        })
+    }
+
+    /// Why this tensor's data may not be interpreted (unknown tags in
+    /// permissive mode, composite heads, private layouts); `None` when views
+    /// are available.
+    pub fn not_viewable(&self) -> Option<&'static str> {
+        self.not_viewable
+    }
+
+    /// A composite head's direct members, as footer index positions.
+    pub fn composite_members(&self) -> &[usize] {
+        &self.members
+    }
+
+    /// The options the file was opened with.
+    pub fn options(&self) -> Options {
+        self.options
+    }
+
+    /// Fails unless views may interpret the data.
+    pub(crate) fn ensure_viewable(&self) -> Result<()> {
+        match self.not_viewable {
+            None => Ok(()),
+            Some(why) => Err(Error::NotViewable {
+                tensor: self.name().into(),
+                why,
+            }),
+        }
+    }
+
+    /// A sparse layout's stored-value count from `sparsity_ratio` disagrees
+    /// with `nnz`: returns `(stored, expected)` ratios. Advisory only
+    /// (`metadata.md` § Statistics Section): reported, never fatal.
+    pub fn sparsity_ratio_mismatch(&self) -> Option<(f64, f64)> {
+        let stats = self.descriptor.statistics?;
+        if stats.computed_mask.get() & descriptor::statistics_mask::SPARSITY_VALID == 0 {
+            return None;
+        }
+        let nnz = self.nnz()?;
+        let total = self.element_count().ok()?;
+        if total == 0 {
+            return None;
+        }
+        let expected = 1.0 - nnz as f64 / total as f64;
+        let stored = stats.sparsity_ratio.get();
+        ((stored - expected).abs() > 1e-9).then_some((stored, expected))
+    }
+
+    /// Number of logical elements (product of the shape; 0 if any dimension
+    /// is 0, even when the others would overflow).
+    ///
+    /// # Errors
+    /// [`Error::DynamicDimension`], [`Error::Overflow`].
+    pub fn element_count(&self) -> Result<u64> {
+        element_count(&self.descriptor)
+    }
+
+    /// Number of buffers the layout itself uses (before quantization buffers).
+    fn layout_buffer_count(&self) -> Option<u64> {
+        Some(match self.descriptor.layout {
+            Layout::Csr | Layout::Csc => 3,
+            Layout::Coo => 2,
+            Layout::Csf => u64::from(self.rank()).checked_mul(2)?.checked_add(1)?,
+            Layout::BlockPaged => 3,
+            Layout::Composite => 0,
+            l if l.is_dense() => 1,
+            _ => return None,
+        })
+    }
+
+    /// Checks the layout's rules (rank, `byte_offset`, buffer count, every
+    /// buffer's size) and returns, per buffer, what it holds.
+    fn plan_buffers(
+        &self,
+        handles: &[raw::BufferHandle],
+        placed: &[Placed<'data>],
+        data: &'data [u8],
+    ) -> Result<Vec<Plan>> {
+        let d = &self.descriptor;
+        let layout = d.layout;
+        if matches!(layout, Layout::Extension(_)) {
+            return Ok(vec![Plan::unknown(); handles.len()]);
+        }
+        self.check_rank()?;
+        self.check_byte_offset(handles)?;
+        let mut plans = match layout {
+            Layout::Csc => crate::layout_rules::csc_plans(self)?,
+            Layout::Csr => crate::layout_rules::csr_plans(self)?,
+            Layout::Coo => crate::layout_rules::coo_plans(self)?,
+            Layout::Csf => crate::layout_rules::csf_plans(self, handles)?,
+            Layout::BlockPaged => crate::layout_rules::block_paged_plans(self, handles, placed, data)?,
+            Layout::Composite => Vec::new(),
+            _ => vec![self.dense_plan()?],
+        };
+        plans.extend(crate::quant::plans(self, handles)?);
+        let expected = to_u64(plans.len());
+        if to_u64(handles.len()) != expected {
+            let base = self.layout_buffer_count().unwrap_or(0);
+            return Err(Error::Invalid {
+                scope: Scope::tensor(self.name()),
+                field: Field::new("buffer_count"),
+                offset: d.offsets.buffer_count,
+                value: to_u64(handles.len()),
+                expected: if expected == base {
+                    match layout {
+                        Layout::Csc => "3 (values, row_indices, col_ptr)",
+                        Layout::Csr => "3 (values, col_indices, row_ptr)",
+                        Layout::Coo => "2 (values, indices)",
+                        Layout::Csf => "2 x rank + 1",
+                        Layout::BlockPaged => "3 (page_pool, block_table, seq_ptr)",
+                        Layout::Composite => "0 for a composite head",
+                        _ => "1 for a dense layout",
+                    }
+                } else {
+                    "the layout's buffers plus the quantization scheme's parameter buffers"
+                },
+                rule: match layout {
+                    Layout::Csc => rule::CSC_BUFFERS,
+                    Layout::Csr => rule::CSR_BUFFERS,
+                    Layout::Coo => rule::COO_BUFFERS,
+                    Layout::Csf => rule::CSF_BUFFERS,
+                    _ => rule::BUFFER_TABLE,
+                },
+            });
+        }
+        let strict = self.options.is_strict();
+        for (i, (plan, h)) in plans.iter().zip(handles).enumerate() {
+            let size = h.byte_size.get();
+            let exact = strict;
+            let ok = if exact { size == plan.bytes } else { size >= plan.bytes };
+            if !ok {
+                return Err(Error::BufferSize {
+                    tensor: self.name().into(),
+                    buffer: u8::try_from(i).unwrap_or(u8::MAX),
+                    role: plan.role.as_str(),
+                    offset: d.handle_offset(i, 0),
+                    byte_size: size,
+                    expected: plan.bytes,
+                    exact,
+                    rule: plan.rule,
+                });
+            }
+        }
+        Ok(plans)
+    }
+
+    fn check_rank(&self) -> Result<()> {
+        let d = &self.descriptor;
+        let rank = d.rank();
+        let (ok, expected, rule_text) = match d.layout {
+            Layout::Csc => (rank == 2, "2", rule::CSC_DESCRIPTION),
+            Layout::Csr => (rank == 2, "2", rule::CSR_DESCRIPTION),
+            Layout::Csf => (rank >= 3, "at least 3", rule::CSF_DESCRIPTION),
+            Layout::BlockPaged => (rank == 3, "3", "layouts/block-paged.md § Description"),
+            Layout::Hilbert => (rank >= 2, "at least 2", rule::HILBERT),
+            Layout::RowMajor | Layout::Composite => (true, "", ""),
+            _ => (rank >= 1, "at least 1 (scalars are row-major only)", rule::SCALAR),
+        };
+        if ok {
+            return Ok(());
+        }
+        Err(Error::RankNotAllowed {
+            tensor: self.name().into(),
+            offset: d.offsets.descriptor + 16,
+            rank,
+            layout: d.layout.as_str(),
+            expected,
+            rule: rule_text,
+        })
+    }
+
+    fn check_byte_offset(&self, handles: &[raw::BufferHandle]) -> Result<()> {
+        let d = &self.descriptor;
+        let must_be_zero = !d.layout.is_dense();
+        let limit = if must_be_zero {
+            0
+        } else {
+            handles.first().map_or(0, |h| h.byte_size.get())
+        };
+        if d.byte_offset <= limit {
+            return Ok(());
+        }
+        Err(Error::Invalid {
+            scope: Scope::tensor(self.name()),
+            field: Field::new("byte_offset"),
+            offset: d.offsets.byte_offset,
+            value: d.byte_offset,
+            expected: if must_be_zero {
+                "0 for sparse, block-paged and composite layouts"
+            } else {
+                "at most the byte size of buffer 0"
+            },
+            rule: match d.layout {
+                Layout::Csc => rule::CSC_SIZE,
+                Layout::Csr => rule::CSR_SIZE,
+                Layout::Coo => rule::COO_SIZE,
+                _ => rule::BYTE_OFFSET,
+            },
+        })
+    }
+
+    /// The data buffer of a dense layout: its element count in storage
+    /// (padding of tiled, Morton and Hilbert layouts included) and bytes.
+    fn dense_plan(&self) -> Result<Plan> {
+        let d = &self.descriptor;
+        let name = self.name();
+        let Some(t) = d.element_type else {
+            return Ok(Plan {
+                role: BufferRole::Data,
+                ..Plan::unknown()
+            });
+        };
+        let overflow = |what| Error::Overflow {
+            tensor: name.into(),
+            field: Field::new("shape"),
+            offset: d.offsets.shape,
+            what,
+            rule: rule::DENSE_SIZE,
+        };
+        let shape = self.static_shape()?;
+        let padded = crate::quant::padded_shape(self, &shape);
+        let shape = padded.as_deref().unwrap_or(&shape);
+        let (storage_elements, bytes) = match &d.layout_fields {
+            LayoutFields::Strided { strides } => crate::layout_rules::strided_bytes(self, t, shape, strides)?,
+            LayoutFields::Tiled { levels } => {
+                let n = crate::layout_rules::tiled_elements(self, shape, levels, 0)?;
+                (n, storage(t, n).ok_or_else(|| overflow("tiled buffer size"))?)
+            }
+            LayoutFields::Morton { morton_bits } => {
+                let n = crate::layout_rules::morton_elements(self, shape, morton_bits)?;
+                (n, storage(t, n).ok_or_else(|| overflow("Morton buffer size"))?)
+            }
+            LayoutFields::Hilbert(h) => {
+                let n = crate::layout_rules::hilbert_elements(self, shape, h)?;
+                (n, storage(t, n).ok_or_else(|| overflow("Hilbert buffer size"))?)
+            }
+            _ => {
+                let n = count(shape).ok_or_else(|| overflow("element count (product of shape)"))?;
+                (
+                    n,
+                    storage(t, n).ok_or_else(|| overflow("buffer size (element count x width)"))?,
+                )
+            }
+        };
+        let bytes = if matches!(d.layout_fields, LayoutFields::Strided { .. }) {
+            bytes
+        } else {
+            bytes
+                .checked_add(d.byte_offset)
+                .ok_or_else(|| overflow("byte_offset + buffer size"))?
+        };
+        Ok(Plan {
+            role: BufferRole::Data,
+            element_type: Some(t),
+            len: storage_elements,
+            bytes,
+            rule: match d.layout {
+                Layout::Strided => rule::STRIDED,
+                Layout::Tiled => "layouts/tiled.md § Boundary Padding",
+                Layout::Morton => "layouts/morton.md § Buffer Size",
+                Layout::Hilbert => "layouts/hilbert.md § Buffer Size",
+                _ => rule::DENSE_SIZE,
+            },
+        })
+    }
+
+    /// The shape with every dimension checked not to be dynamic.
+    pub(crate) fn static_shape(&self) -> Result<Vec<u64>> {
+        let d = &self.descriptor;
+        d.shape()
+            .enumerate()
+            .map(|(i, n)| {
+                if n == DYNAMIC {
+                    Err(Error::DynamicDimension {
+                        tensor: self.name().into(),
+                        field: Field::at("shape", to_u64(i)),
+                        offset: d.shape_offset(i),
+                    })
+                } else {
+                    Ok(n)
+                }
+            })
+            .collect()
+    }
+
+    fn check_shard(&self) -> Result<()> {
+        let d = &self.descriptor;
+        let Some(shard) = d.shard else {
+            return Ok(());
+        };
+        let scope = || Scope::tensor(self.name());
+        if matches!(d.layout, Layout::Csf | Layout::BlockPaged) {
+            return Err(Error::Invalid {
+                scope: scope(),
+                field: Field::new("flags"),
+                offset: d.offsets.descriptor + 10,
+                value: u64::from(d.flags()),
+                expected: "no HAS_SHARD for CSF and block-paged tensors",
+                rule: if d.layout == Layout::Csf {
+                    rule::CSF_SHARDING
+                } else {
+                    "layouts/block-paged.md § Sharding"
+                },
+            });
+        }
+        let shape: Vec<u64> = d.shape().collect();
+        for (k, n) in shape.iter().enumerate() {
+            let parent = shard.parent_shape.get(k).map_or(0, |v| v.get());
+            let start = shard.shard_offset.get(k).map_or(0, |v| v.get());
+            let parent_offset = shard.offset.saturating_add(to_u64(k) * 8);
+            let start_offset = parent_offset.saturating_add(to_u64(shape.len()) * 8);
+            if parent == DYNAMIC || *n == DYNAMIC {
+                return Err(Error::DynamicDimension {
+                    tensor: self.name().into(),
+                    field: Field::at("parent_shape", to_u64(k)),
+                    offset: parent_offset,
+                });
+            }
+            if start.checked_add(*n).is_none_or(|end| end > parent) {
+                return Err(Error::Invalid {
+                    scope: scope(),
+                    field: Field::at("shard_offset", to_u64(k)),
+                    offset: start_offset,
+                    value: start,
+                    expected: "shard_offset[k] + shape[k] <= parent_shape[k]",
+                    rule: rule::SHARD,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn check_statistics(&self) -> Result<()> {
+        let d = &self.descriptor;
+        let (Some(stats), Some(nnz)) = (d.statistics, self.nnz()) else {
+            return Ok(());
+        };
+        if stats.computed_mask.get() & descriptor::statistics_mask::NNZ_VALID == 0 {
+            return Ok(());
+        }
+        if stats.nnz.get() == nnz || !self.options.is_strict() {
+            return Ok(());
+        }
+        Err(Error::StatisticsNnzMismatch {
+            tensor: self.name().into(),
+            offset: d.offsets.statistics + 8,
+            statistics_nnz: stats.nnz.get(),
+            nnz,
+            rule: match d.layout {
+                Layout::Csc => rule::CSC_STATS,
+                Layout::Csr => rule::CSR_STATS,
+                Layout::Coo => rule::COO_STATS,
+                _ => rule::CSF_STATS,
+            },
+        })
+    }
+
+    /// How many tensors after this one (in file order) belong to it: the
+    /// whole subtree of a composite head, 0 for anything else.
+    fn subtree_len_below(&self, file: &HurrayFile<'data>) -> usize {
+        let mut total = 0usize;
+        for &m in &self.members {
+            total = total.saturating_add(1);
+            if let Some(entry) = file.entries().get(m).copied() {
+                if let Ok(member) = file.resolve(entry, MAX_COMPOSITE_DEPTH.saturating_sub(1)) {
+                    total = total.saturating_add(member.subtree_len_below(file));
+                }
+            }
+        }
+        total
+    }
+
+    /// Whether the descriptor has a flag bit set.
+    pub(crate) fn has_flag(&self, bit: u32) -> bool {
+        self.descriptor.flags() & bit != 0
+    }
+}
+
+/// Product of the dimensions; 0 as soon as any dimension is 0 (so
+/// `[2^63, 4, 0]` is empty, not an overflow); `None` on overflow.
+pub(crate) fn count(shape: &[u64]) -> Option<u64> {
+    if shape.contains(&0) {
+        return Some(0);
+    }
+    shape.iter().try_fold(1u64, |acc, &n| acc.checked_mul(n))
+}
+
+pub(crate) fn storage(t: ElementType, n: u64) -> Option<u64> {
+    t.storage_bytes(n)
+}
+
+pub(crate) fn element_count(d: &Descriptor<'_>) -> Result<u64> {
+    let shape: Vec<u64> = d.shape().collect();
+    if let Some(i) = shape.iter().position(|&n| n == DYNAMIC) {
+        return Err(Error::DynamicDimension {
+            tensor: d.name.into(),
+            field: Field::at("shape", to_u64(i)),
+            offset: d.shape_offset(i),
+        });
+    }
+    count(&shape).ok_or_else(|| Error::Overflow {
+        tensor: d.name.into(),
+        field: Field::new("shape"),
+        offset: d.offsets.shape,
+        what: "element count (product of shape)",
+        rule: rule::DENSE_SIZE,
+    })
+}

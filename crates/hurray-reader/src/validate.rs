@@ -1,0 +1,279 @@
+//! Checks that read the data: sparse storage invariants, block-paged
+//! tables, quantization parameters, packing padding, and zero padding
+//! between regions. These cost O(data); nothing here runs at open.
+
+use crate::buffer::{Buffer, BufferRole};
+use crate::cursor::to_u64;
+use crate::descriptor::QuantScheme;
+use crate::element_type::ElementType;
+use crate::error::{rule, Error, Field, Result, Scope};
+use crate::file::HurrayFile;
+use crate::layout::{Layout, LayoutFields};
+use crate::tensor::Tensor;
+use crate::value::Value;
+
+impl<'data> Tensor<'data> {
+    /// Runs every check that reads the tensor's data: the layout's storage
+    /// invariants (CSC, CSR, COO, CSF, block-paged), quantization parameter
+    /// values, reserved `float8_e8m0` patterns, and the zero padding bits of
+    /// packed types. Tensors whose data may not be interpreted (see
+    /// [`not_viewable`](Self::not_viewable)) pass trivially.
+    ///
+    /// # Errors
+    /// The first violation found, naming its position and offset.
+    pub fn validate_data(&self) -> Result<()> {
+        if self.not_viewable.is_some() {
+            return Ok(());
+        }
+        match self.layout() {
+            Layout::Csc => self.csc_structure()?.validate()?,
+            Layout::Csr => self.csr_structure()?.validate()?,
+            Layout::Coo => self.coo_structure()?.validate()?,
+            Layout::Csf => self.csf_structure()?.validate()?,
+            Layout::BlockPaged => self.validate_block_paged()?,
+            _ => {}
+        }
+        for buffer in &self.buffers {
+            self.check_elements(buffer)?;
+        }
+        self.check_quantization_values()
+    }
+
+    /// `seq_ptr` starts at 0, never decreases and ends at the block table's
+    /// length; every page id is below `num_pages`
+    /// (`layouts/block-paged.md` § Storage Invariants (1)-(3)).
+    fn validate_block_paged(&self) -> Result<()> {
+        let LayoutFields::BlockPaged(f) = self.descriptor().layout_fields() else {
+            return Ok(());
+        };
+        let (table, seq) = (self.buffer(1)?, self.buffer(2)?);
+        let seq_values: Vec<u64> = seq.values().filter_map(as_u64).collect();
+        let ptr = crate::view::compressed::Compressed {
+            tensor: self.name(),
+            names: crate::view::compressed::Names {
+                ptr: "seq_ptr",
+                idx: "block_table",
+                outer: "sequence",
+                inner: "page",
+                bound: "num_pages",
+                inv1: rule::BLOCK_PAGED_INV,
+                inv2: rule::BLOCK_PAGED_INV,
+                inv3: rule::BLOCK_PAGED_INV,
+                inv4: rule::BLOCK_PAGED_INV,
+            },
+            outer_len: u64::from(f.num_seqs.get()),
+            inner_len: f.num_pages.get(),
+            nnz: table.len(),
+            ptr: &seq_values,
+            idx: &[],
+            ptr_offset: seq.file_offset(),
+            idx_offset: table.file_offset(),
+            scanned: false,
+        };
+        ptr.check_pointer_array()?;
+        let width = table.byte_size().checked_div(table.len().max(1)).unwrap_or(4);
+        for (k, v) in table.values().enumerate() {
+            let page = as_u64(v).unwrap_or(u64::MAX);
+            if page >= f.num_pages.get() {
+                return Err(Error::IndexOutOfBounds {
+                    tensor: self.name().into(),
+                    array: "block_table",
+                    position: to_u64(k),
+                    offset: table.file_offset().saturating_add(to_u64(k).saturating_mul(width)),
+                    value: page,
+                    bound: f.num_pages.get(),
+                    bound_name: "num_pages",
+                    rule: rule::BLOCK_PAGED_INV,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Reserved `float8_e8m0` patterns and non-zero packing padding bits.
+    fn check_elements(&self, buffer: &Buffer<'data>) -> Result<()> {
+        let Some(t) = buffer.element_type() else {
+            return Ok(());
+        };
+        if t == ElementType::Float8E8m0 {
+            if let Some(k) = buffer.bytes().iter().position(|&b| b == 0x00 || b == 0xFF) {
+                return Err(Error::Invalid {
+                    scope: Scope::tensor(self.name()),
+                    field: Field::at(buffer.role().as_str(), to_u64(k)),
+                    offset: buffer.file_offset().saturating_add(to_u64(k)),
+                    value: u64::from(buffer.bytes().get(k).copied().unwrap_or(0)),
+                    expected: "a float8_e8m0 pattern other than 0x00 and 0xFF (reserved NaN)",
+                    rule: "element-types.md § Float8 Variants",
+                });
+            }
+        }
+        if !t.is_packed() || t.storage_bytes(buffer.len()) != Some(buffer.byte_size()) {
+            return Ok(());
+        }
+        // The bits after the last element of the last byte/group are zero.
+        let used_bits = u64::from(t.bit_width()).saturating_mul(buffer.len());
+        let total_bits = buffer.byte_size().saturating_mul(8);
+        if used_bits == total_bits {
+            return Ok(());
+        }
+        let first_unused = used_bits;
+        for bit in first_unused..total_bits {
+            let byte = buffer
+                .bytes()
+                .get(usize::try_from(bit / 8).unwrap_or(usize::MAX))
+                .copied()
+                .unwrap_or(0);
+            if byte >> (bit % 8) & 1 != 0 {
+                return Err(Error::Reserved {
+                    scope: Scope::tensor(self.name()),
+                    field: Field::member("buffer", u64::from(buffer.index()), "padding bits"),
+                    offset: buffer.file_offset().saturating_add(bit / 8),
+                    value: u64::from(byte),
+                    rule: "element-types.md § Sub-Byte Integer Types (unused bits MUST be 0)",
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Scale arrays finite and non-zero (non-negative for NF4), zero points
+    /// within the storage type's range, MXFP scales not reserved.
+    fn check_quantization_values(&self) -> Result<()> {
+        let Some(q) = self.descriptor().quantization() else {
+            return Ok(());
+        };
+        let (rule_text, nf4) = match q.scheme {
+            QuantScheme::PerChannelAffine(_) => ("quantization/per-channel-affine.md § Validity Constraints", false),
+            QuantScheme::PerBlockAffine(_) => ("quantization/per-block-affine.md § Validity Constraints", false),
+            QuantScheme::Nf4(_) => ("quantization/nf4.md § Validity Constraints", true),
+            _ => return Ok(()),
+        };
+        let range = self.element_type().and_then(zero_point_range);
+        for buffer in &self.buffers {
+            let check_scales = matches!(buffer.role(), BufferRole::Scales);
+            let check_zeros = matches!(buffer.role(), BufferRole::ZeroPoints);
+            if !check_scales && !check_zeros {
+                continue;
+            }
+            for (k, v) in buffer.values().enumerate() {
+                let ok = match (check_scales, v) {
+                    (true, Value::Float(s)) => s.is_finite() && if nf4 { s >= 0.0 } else { s != 0.0 },
+                    (false, Value::Int(z)) => range.is_none_or(|(lo, hi)| z >= lo && z <= hi),
+                    _ => true,
+                };
+                if !ok {
+                    let width = buffer.byte_size().checked_div(buffer.len().max(1)).unwrap_or(4);
+                    return Err(Error::Invalid {
+                        scope: Scope::tensor(self.name()),
+                        field: Field::at(buffer.role().as_str(), to_u64(k)),
+                        offset: buffer.file_offset().saturating_add(to_u64(k).saturating_mul(width)),
+                        value: match v {
+                            Value::Float(s) => s.to_bits(),
+                            Value::Int(z) => z.cast_unsigned(),
+                            _ => 0,
+                        },
+                        expected: if check_scales {
+                            "a finite, non-zero scale (non-negative for NF4)"
+                        } else {
+                            "a zero point within the storage type's range"
+                        },
+                        rule: rule_text,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn as_u64(v: Value) -> Option<u64> {
+    match v {
+        Value::UInt(n) => Some(n),
+        _ => None,
+    }
+}
+
+fn zero_point_range(t: ElementType) -> Option<(i64, i64)> {
+    use ElementType::*;
+    Some(match t {
+        Int8 => (-128, 127),
+        Uint8 => (0, 255),
+        Int16 => (-32768, 32767),
+        Uint16 => (0, 65535),
+        Int32 => (i64::from(i32::MIN), i64::from(i32::MAX)),
+        Uint32 => (0, i64::from(u32::MAX)),
+        Int4 => (-8, 7),
+        Uint4 => (0, 15),
+        Int2 => (-2, 1),
+        Uint2 => (0, 3),
+        _ => return None,
+    })
+}
+
+impl<'data> HurrayFile<'data> {
+    /// Validates the whole file: every tensor's descriptor and buffers,
+    /// every data check of [`Tensor::validate_data`], and (strict mode) that
+    /// every padding byte between regions and between buffers is zero.
+    ///
+    /// # Errors
+    /// The first problem found, in file order.
+    pub fn validate(&self) -> Result<()> {
+        for position in 0..self.len() {
+            self.tensor_at(position)?.validate_data()?;
+        }
+        if self.options().is_strict() {
+            self.check_padding()?;
+        }
+        Ok(())
+    }
+
+    /// Checks that the bytes no region claims — before the first
+    /// descriptor, between a descriptor and its data, between buffers, and
+    /// after each region up to the next — are zero
+    /// (`file-format.md` § Alignment and Padding Summary).
+    ///
+    /// # Errors
+    /// [`Error::Reserved`] naming the first non-zero padding byte.
+    pub fn check_padding(&self) -> Result<()> {
+        let mut claimed: Vec<(u64, u64)> = vec![(0, 64)];
+        for position in 0..self.len() {
+            let t = self.tensor_at(position)?;
+            let e = t.entry();
+            claimed.push((e.descriptor_offset(), e.descriptor_end()));
+            for b in t.buffers() {
+                claimed.push((b.file_offset(), b.file_offset().saturating_add(b.byte_size())));
+            }
+        }
+        let trailer = self.trailer();
+        let kv_start = trailer.kv_offset.get();
+        claimed.push((kv_start, kv_start.saturating_add(u64::from(trailer.kv_length.get()))));
+        let index_start = trailer.index_offset.get();
+        claimed.push((index_start, index_start.saturating_add(trailer.index_length.get())));
+        let size = to_u64(self.data().len());
+        claimed.push((size.saturating_sub(40), size));
+        claimed.sort_unstable();
+        let mut at = 0u64;
+        for (start, end) in claimed {
+            if start > at {
+                self.check_zero(at, start)?;
+            }
+            at = at.max(end);
+        }
+        Ok(())
+    }
+
+    fn check_zero(&self, start: u64, end: u64) -> Result<()> {
+        let range = usize::try_from(start).ok().zip(usize::try_from(end).ok());
+        let bytes = range.and_then(|(s, e)| self.data().get(s..e)).unwrap_or_default();
+        match bytes.iter().position(|&b| b != 0) {
+            None => Ok(()),
+            Some(k) => Err(Error::Reserved {
+                scope: Scope::File,
+                field: Field::new("padding"),
+                offset: start.saturating_add(to_u64(k)),
+                value: u64::from(bytes.get(k).copied().unwrap_or(0)),
+                rule: "file-format.md § Alignment and Padding Summary (padding bytes are 0x00)",
+            }),
+        }
+    }
+}

@@ -1,0 +1,392 @@
+//! CSC views (`layouts/csc.md`, layout tag `0x08`).
+
+use crate::element_type::Element;
+use crate::error::Result;
+use crate::layout::Layout;
+use crate::tensor::Tensor;
+use crate::view::compressed::{Compressed, CSC, CSR};
+use crate::view::csr::{CsrMatrix, CsrStructure, CsrView};
+
+/// The sparsity structure of a CSC matrix — `col_ptr` and `row_indices` —
+/// without its values. Usable for every element type, packed ones included.
+#[derive(Debug, Clone, Copy)]
+pub struct CscStructure<'data> {
+    pub(crate) inner: Compressed<'data>,
+}
+
+impl<'data> CscStructure<'data> {
+    /// Number of rows, `shape[0]`.
+    pub fn nrows(&self) -> u64 {
+        self.inner.inner_len
+    }
+
+    /// Number of columns, `shape[1]`.
+    pub fn ncols(&self) -> u64 {
+        self.inner.outer_len
+    }
+
+    /// Number of stored elements.
+    pub fn nnz(&self) -> u64 {
+        self.inner.nnz
+    }
+
+    /// Column pointers: `ncols + 1` entries; column `j` holds positions
+    /// `col_ptr[j]..col_ptr[j + 1]` of `row_indices` and `values`.
+    #[doc(alias = "indptr")]
+    pub fn col_ptr(&self) -> &'data [u64] {
+        self.inner.ptr
+    }
+
+    /// Row index of each stored element, `nnz` entries.
+    #[doc(alias = "indices")]
+    pub fn row_indices(&self) -> &'data [u64] {
+        self.inner.idx
+    }
+
+    /// True once the storage invariants have been verified (by
+    /// [`validate`](Self::validate), or by a strict [`Tensor::csc`]).
+    pub fn is_validated(&self) -> bool {
+        self.inner.scanned
+    }
+
+    /// Verifies the four storage invariants of `layouts/csc.md` in one
+    /// allocation-free pass over `col_ptr` and `row_indices`:
+    /// (1) `col_ptr[0] = 0`, `col_ptr[ncols] = nnz`; (2) `col_ptr`
+    /// non-decreasing; (3) rows strictly increasing within each column;
+    /// (4) every row `< nrows`.
+    ///
+    /// # Errors
+    /// [`Error::PtrFirst`](crate::Error::PtrFirst),
+    /// [`Error::PtrLast`](crate::Error::PtrLast),
+    /// [`Error::PtrDecreasing`](crate::Error::PtrDecreasing),
+    /// [`Error::NotIncreasing`](crate::Error::NotIncreasing) (naming the
+    /// column and position), [`Error::IndexOutOfBounds`](crate::Error::IndexOutOfBounds).
+    pub fn validate(&self) -> Result<()> {
+        self.inner.validate()
+    }
+
+    /// This structure, verified: [`validate`](Self::validate), then later
+    /// lookups skip the per-column checks.
+    ///
+    /// # Errors
+    /// As [`validate`](Self::validate).
+    pub fn validated(mut self) -> Result<Self> {
+        if !self.inner.scanned {
+            self.inner.validate()?;
+            self.inner.scanned = true;
+        }
+        Ok(self)
+    }
+
+    /// Positions of column `j`'s elements in `row_indices` / `values`.
+    ///
+    /// # Errors
+    /// [`Error::IndexArgument`](crate::Error::IndexArgument) if `j >= ncols`;
+    /// on an unvalidated structure, the error of a damaged column.
+    pub fn column_range(&self, j: u64) -> Result<std::ops::Range<usize>> {
+        self.inner.slice_range(j)
+    }
+
+    /// Position of element (`row`, `col`) in `row_indices` / `values`, found
+    /// by binary search in the column; `None` when it is an implicit zero.
+    ///
+    /// # Errors
+    /// [`Error::IndexArgument`](crate::Error::IndexArgument) for a row or
+    /// column out of range; on an unvalidated structure, a damaged column's
+    /// error (never a wrong answer).
+    pub fn position(&self, row: u64, col: u64) -> Result<Option<usize>> {
+        self.inner.find(row, col)
+    }
+
+    /// The CSR structure of Aᵀ over the same arrays (`layouts/csc.md` §
+    /// Relationship to CSR): no copy.
+    pub fn transpose(&self) -> CsrStructure<'data> {
+        CsrStructure {
+            inner: Compressed {
+                names: CSR,
+                ..self.inner
+            },
+        }
+    }
+}
+
+/// A CSC matrix with values of type `T`, borrowed from the file.
+///
+/// Shapes: `values` and `row_indices` have `nnz` entries, `col_ptr` has
+/// `ncols + 1`. Lookups return `Ok(None)` for the implicit zero of an
+/// unstored element.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let bytes = hurray_reader::AlignedBytes::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry"))?;
+/// use hurray_reader::{HurrayFile, Options};
+/// let file = HurrayFile::parse(&bytes, Options::default())?;
+/// let a = file.tensor("A")?.csc::<f32>()?;      // strict: invariants checked
+/// assert_eq!((a.nrows(), a.ncols(), a.nnz()), (4, 5, 5));
+/// assert_eq!(a.get(2, 1)?, Some(&4.0));          // stored
+/// assert_eq!(a.get(3, 1)?, None);                // implicit zero
+/// let col3: Vec<(u64, f32)> = a.column(3)?.map(|(r, v)| (r, *v)).collect();
+/// assert_eq!(col3, [(0, 2.0)]);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct CscView<'data, T> {
+    structure: CscStructure<'data>,
+    values: &'data [T],
+}
+
+impl<'data, T: Element> CscView<'data, T> {
+    /// Number of rows, `shape[0]`.
+    pub fn nrows(&self) -> u64 {
+        self.structure.nrows()
+    }
+
+    /// Number of columns, `shape[1]`.
+    pub fn ncols(&self) -> u64 {
+        self.structure.ncols()
+    }
+
+    /// Number of stored elements.
+    pub fn nnz(&self) -> u64 {
+        self.structure.nnz()
+    }
+
+    /// Stored values in column order, `nnz` entries.
+    pub fn values(&self) -> &'data [T] {
+        self.values
+    }
+
+    /// Row index of each value, `nnz` entries.
+    pub fn row_indices(&self) -> &'data [u64] {
+        self.structure.row_indices()
+    }
+
+    /// Column pointers, `ncols + 1` entries.
+    #[doc(alias = "indptr")]
+    pub fn col_ptr(&self) -> &'data [u64] {
+        self.structure.col_ptr()
+    }
+
+    /// The structure without values.
+    pub fn structure(&self) -> CscStructure<'data> {
+        self.structure
+    }
+
+    /// True once the storage invariants have been verified.
+    pub fn is_validated(&self) -> bool {
+        self.structure.is_validated()
+    }
+
+    /// Verifies the storage invariants; see [`CscStructure::validate`].
+    ///
+    /// # Errors
+    /// As [`CscStructure::validate`].
+    pub fn validate(&self) -> Result<()> {
+        self.structure.validate()
+    }
+
+    /// This view, verified; see [`CscStructure::validated`].
+    ///
+    /// # Errors
+    /// As [`CscStructure::validate`].
+    pub fn validated(self) -> Result<Self> {
+        Ok(CscView {
+            structure: self.structure.validated()?,
+            values: self.values,
+        })
+    }
+
+    /// The value at (`row`, `col`), by binary search in column `col`
+    /// (`layouts/csc.md` § Element Lookup); `Ok(None)` is the implicit zero.
+    ///
+    /// # Errors
+    /// [`Error::IndexArgument`](crate::Error::IndexArgument) out of range;
+    /// on an unvalidated view, the error of a damaged column.
+    pub fn get(&self, row: u64, col: u64) -> Result<Option<&'data T>> {
+        Ok(self.structure.position(row, col)?.and_then(|p| self.values.get(p)))
+    }
+
+    /// Column `j`'s stored elements as `(row, &value)`, rows ascending
+    /// (`layouts/csc.md` § Column Iteration).
+    ///
+    /// # Errors
+    /// As [`CscStructure::column_range`].
+    pub fn column(&self, j: u64) -> Result<Column<'data, T>> {
+        let range = self.structure.column_range(j)?;
+        Ok(Column {
+            rows: self.row_indices().get(range.clone()).unwrap_or_default().iter(),
+            values: self.values.get(range).unwrap_or_default().iter(),
+        })
+    }
+
+    /// Every stored element as `(row, col, &value)`, column by column. On an
+    /// unvalidated view the invariants are verified first (one scan).
+    ///
+    /// # Errors
+    /// On an unvalidated view, as [`validate`](Self::validate).
+    pub fn iter(&self) -> Result<Entries<'data, T>> {
+        let view = self.validated()?;
+        Ok(Entries { view, col: 0, pos: 0 })
+    }
+
+    /// The CSR view of Aᵀ over the same slices, no copy: `nrows` and `ncols`
+    /// swap, `row_ptr` is this `col_ptr`, `col_indices` this `row_indices`.
+    pub fn transpose(&self) -> CsrView<'data, T> {
+        CsrView::from_parts(self.structure.transpose(), self.values)
+    }
+
+    /// An owned CSR copy of the same matrix A (the pointer and index
+    /// transposition of `layouts/csc.md` § Relationship to CSR): the one
+    /// documented O(nnz + nrows) allocation of the crate. Verifies the
+    /// invariants first if the view was not validated.
+    ///
+    /// # Errors
+    /// On an unvalidated view, as [`validate`](Self::validate).
+    pub fn to_csr(&self) -> Result<CsrMatrix<T>> {
+        let view = self.validated()?;
+        let nrows = usize::try_from(view.nrows()).unwrap_or(usize::MAX);
+        // Row counts, then their prefix sums: the CSR row pointer.
+        let mut row_ptr = vec![0u64; nrows.saturating_add(1)];
+        for &r in view.row_indices() {
+            if let Some(slot) = usize::try_from(r).ok().and_then(|r| row_ptr.get_mut(r + 1)) {
+                *slot += 1;
+            }
+        }
+        for i in 1..row_ptr.len() {
+            let previous = row_ptr.get(i - 1).copied().unwrap_or(0);
+            if let Some(slot) = row_ptr.get_mut(i) {
+                *slot += previous;
+            }
+        }
+        // Walking columns in order fills each row's columns in increasing order.
+        let mut next: Vec<u64> = row_ptr.clone();
+        let mut col_indices = vec![0u64; view.values.len()];
+        let mut values: Vec<T> = view.values.to_vec();
+        for j in 0..view.ncols() {
+            let range = view.structure.column_range(j)?;
+            let rows = view.row_indices().get(range.clone()).unwrap_or_default();
+            let vals = view.values.get(range).unwrap_or_default();
+            for (&r, v) in rows.iter().zip(vals) {
+                let Some(slot) = usize::try_from(r).ok().and_then(|r| next.get_mut(r)) else {
+                    continue;
+                };
+                let at = usize::try_from(*slot).unwrap_or(usize::MAX);
+                *slot += 1;
+                if let (Some(c), Some(dst)) = (col_indices.get_mut(at), values.get_mut(at)) {
+                    *c = j;
+                    *dst = *v;
+                }
+            }
+        }
+        Ok(CsrMatrix {
+            nrows: view.nrows(),
+            ncols: view.ncols(),
+            row_ptr,
+            col_indices,
+            values,
+        })
+    }
+}
+
+/// The stored elements of one column, `(row, &value)`.
+#[derive(Debug, Clone)]
+pub struct Column<'data, T> {
+    rows: std::slice::Iter<'data, u64>,
+    values: std::slice::Iter<'data, T>,
+}
+
+impl<'data, T> Iterator for Column<'data, T> {
+    type Item = (u64, &'data T);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        Some((*self.rows.next()?, self.values.next()?))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.rows.size_hint()
+    }
+}
+
+impl<T> ExactSizeIterator for Column<'_, T> {}
+
+/// Every stored element of a validated CSC view, `(row, col, &value)`.
+#[derive(Debug, Clone)]
+pub struct Entries<'data, T> {
+    view: CscView<'data, T>,
+    col: u64,
+    pos: usize,
+}
+
+impl<'data, T: Element> Iterator for Entries<'data, T> {
+    type Item = (u64, u64, &'data T);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let ptr = self.view.col_ptr();
+        loop {
+            let end = usize::try_from(self.col)
+                .ok()
+                .and_then(|c| ptr.get(c + 1))
+                .and_then(|&e| usize::try_from(e).ok())?;
+            if self.pos < end {
+                let row = *self.view.row_indices().get(self.pos)?;
+                let value = self.view.values.get(self.pos)?;
+                self.pos += 1;
+                return Some((row, self.col, value));
+            }
+            self.col += 1;
+        }
+    }
+}
+
+impl<'data> Tensor<'data> {
+    /// The CSC structure (`col_ptr`, `row_indices`) without values, for
+    /// any element type; not validated.
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) unless the
+    /// layout is CSC; [`Error::NotViewable`](crate::Error::NotViewable);
+    /// [`Error::Misaligned`](crate::Error::Misaligned).
+    pub fn csc_structure(&self) -> Result<CscStructure<'data>> {
+        Ok(CscStructure {
+            inner: self.compressed(Layout::Csc, CSC)?,
+        })
+    }
+
+    /// The CSC view with values `T`. In strict mode (the default) the
+    /// storage invariants are verified first, in one pass; in permissive
+    /// mode they are not (lookups still never panic nor answer wrongly:
+    /// damaged columns give errors).
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch),
+    /// [`Error::TypeMismatch`](crate::Error::TypeMismatch),
+    /// [`Error::Misaligned`](crate::Error::Misaligned), and in strict mode
+    /// any invariant error of [`CscStructure::validate`].
+    pub fn csc<T: Element>(&self) -> Result<CscView<'data, T>> {
+        let view = self.csc_unscanned()?;
+        if self.options().is_strict() {
+            view.validated()
+        } else {
+            Ok(view)
+        }
+    }
+
+    /// The CSC view without the O(nnz) invariant scan, in any mode; every
+    /// size and offset is still checked. Validate it later with
+    /// [`CscView::validate`].
+    ///
+    /// # Errors
+    /// As [`csc`](Self::csc), without the invariant errors.
+    pub fn csc_unscanned<T: Element>(&self) -> Result<CscView<'data, T>> {
+        let structure = self.csc_structure()?;
+        let values = self.buffer(0)?.as_slice::<T>()?;
+        Ok(CscView { structure, values })
+    }
+}
+
+impl<'data, T> CscView<'data, T> {
+    /// Assembles a view; used by [`CsrView::transpose`].
+    pub(crate) fn from_parts(structure: CscStructure<'data>, values: &'data [T]) -> Self {
+        CscView { structure, values }
+    }
+}

@@ -1,0 +1,271 @@
+//! CSF views (`layouts/csf.md`, layout tag `0x09`): a tree of `rank`
+//! compressed levels, each a `pos`/`crd` pair, over one `values` array.
+
+use crate::cursor::to_u64;
+use crate::descriptor::MAX_RANK;
+use crate::element_type::Element;
+use crate::error::{rule, Error, Result};
+use crate::layout::{Layout, LayoutFields};
+use crate::tensor::Tensor;
+
+/// One level of the tree.
+#[derive(Debug, Clone, Copy)]
+pub struct CsfLevel<'data> {
+    /// Pointer array, `n_{L-1} + 1` entries.
+    pub pos: &'data [u64],
+    /// Coordinates along dimension `mode_order[L]`, `n_L` entries.
+    pub crd: &'data [u64],
+    pos_offset: u64,
+    crd_offset: u64,
+}
+
+/// The tree of a CSF tensor, without values.
+#[derive(Debug, Clone)]
+pub struct CsfStructure<'data> {
+    tensor: &'data str,
+    shape: Vec<u64>,
+    mode_order: Vec<usize>,
+    levels: Vec<CsfLevel<'data>>,
+    nnz: u64,
+    scanned: bool,
+}
+
+impl<'data> CsfStructure<'data> {
+    /// The levels, outermost first.
+    pub fn levels(&self) -> &[CsfLevel<'data>] {
+        &self.levels
+    }
+
+    /// `mode_order[L]`: the logical dimension stored at level `L`.
+    pub fn mode_order(&self) -> &[usize] {
+        &self.mode_order
+    }
+
+    /// Number of stored elements.
+    pub fn nnz(&self) -> u64 {
+        self.nnz
+    }
+
+    /// True once the storage invariants have been verified.
+    pub fn is_validated(&self) -> bool {
+        self.scanned
+    }
+
+    /// Verifies `layouts/csf.md` § Storage Invariants for every level:
+    /// `pos_L[0] = 0`, non-decreasing, last entry `n_L`; coordinates strictly
+    /// increasing within each parent and below their dimension. One pass,
+    /// no allocation.
+    ///
+    /// # Errors
+    /// [`Error::PtrFirst`], [`Error::PtrLast`], [`Error::PtrDecreasing`],
+    /// [`Error::NotIncreasing`], [`Error::IndexOutOfBounds`].
+    pub fn validate(&self) -> Result<()> {
+        for (l, level) in self.levels.iter().enumerate() {
+            let bound = self
+                .mode_order
+                .get(l)
+                .and_then(|&m| self.shape.get(m))
+                .copied()
+                .unwrap_or(0);
+            let level_index = crate::view::compressed::Compressed {
+                tensor: self.tensor,
+                names: crate::view::compressed::Names {
+                    ptr: "pos",
+                    idx: "crd",
+                    outer: "parent",
+                    inner: "coordinate",
+                    bound: "shape[mode_order[L]]",
+                    inv1: rule::CSF_INVARIANTS,
+                    inv2: rule::CSF_INVARIANTS,
+                    inv3: rule::CSF_INVARIANTS,
+                    inv4: rule::CSF_INVARIANTS,
+                },
+                outer_len: to_u64(level.pos.len().saturating_sub(1)),
+                inner_len: bound,
+                nnz: to_u64(level.crd.len()),
+                ptr: level.pos,
+                idx: level.crd,
+                ptr_offset: level.pos_offset,
+                idx_offset: level.crd_offset,
+                scanned: false,
+            };
+            level_index.validate()?;
+        }
+        Ok(())
+    }
+
+    /// This structure, verified.
+    ///
+    /// # Errors
+    /// As [`validate`](Self::validate).
+    pub fn validated(mut self) -> Result<Self> {
+        if !self.scanned {
+            self.validate()?;
+            self.scanned = true;
+        }
+        Ok(self)
+    }
+
+    /// Leaf position of the element at logical `index`, descending the tree
+    /// by binary search (`layouts/csf.md` § Element Lookup); `None` for an
+    /// implicit zero. Needs a validated structure for binary search; an
+    /// unvalidated one is validated level slice by level slice on the way.
+    ///
+    /// # Errors
+    /// [`Error::IndexArgument`] for a wrong-length or out-of-range index.
+    pub fn position(&self, index: &[u64]) -> Result<Option<u64>> {
+        if index.len() != self.shape.len() {
+            return Err(Error::IndexArgument {
+                tensor: self.tensor.into(),
+                what: "coordinate count",
+                index: to_u64(index.len()),
+                bound: to_u64(self.shape.len()),
+            });
+        }
+        if let Some((&i, &n)) = index.iter().zip(&self.shape).find(|(&i, &n)| i >= n) {
+            return Err(Error::IndexArgument {
+                tensor: self.tensor.into(),
+                what: "coordinate",
+                index: i,
+                bound: n,
+            });
+        }
+        if !self.scanned {
+            self.validate()?;
+        }
+        let mut parent = 0usize;
+        for (l, level) in self.levels.iter().enumerate() {
+            let q = self.mode_order.get(l).and_then(|&m| index.get(m)).copied().unwrap_or(0);
+            let start = level
+                .pos
+                .get(parent)
+                .and_then(|&s| usize::try_from(s).ok())
+                .unwrap_or(0);
+            let end = level
+                .pos
+                .get(parent + 1)
+                .and_then(|&e| usize::try_from(e).ok())
+                .unwrap_or(0);
+            let slice = level.crd.get(start..end).unwrap_or_default();
+            match slice.binary_search(&q) {
+                Ok(k) => parent = start + k,
+                Err(_) => return Ok(None),
+            }
+        }
+        Ok(Some(to_u64(parent)))
+    }
+
+    /// Every stored element as (logical coordinates, leaf position), in
+    /// tree (leaf) order. Validates first when needed.
+    ///
+    /// # Errors
+    /// As [`validate`](Self::validate).
+    pub fn entries(&self) -> Result<Vec<(Vec<u64>, u64)>> {
+        if !self.scanned {
+            self.validate()?;
+        }
+        let rank = self.levels.len();
+        let mut out = Vec::with_capacity(usize::try_from(self.nnz).unwrap_or(0));
+        let Some(leaf) = self.levels.last() else {
+            return Ok(out);
+        };
+        // For each leaf position, walk up: the parent of position i at level
+        // L is the k with pos_L[k] <= i < pos_L[k+1] (binary search).
+        for p in 0..leaf.crd.len() {
+            let mut coords = vec![0u64; rank];
+            let mut i = p;
+            for l in (0..rank).rev() {
+                let Some(level) = self.levels.get(l) else { break };
+                if let (Some(&c), Some(&m)) = (level.crd.get(i), self.mode_order.get(l)) {
+                    if let Some(slot) = coords.get_mut(m) {
+                        *slot = c;
+                    }
+                }
+                i = level.pos.partition_point(|&s| s <= to_u64(i)).saturating_sub(1);
+            }
+            out.push((coords, to_u64(p)));
+        }
+        Ok(out)
+    }
+}
+
+/// A CSF tensor with values `T`.
+#[derive(Debug, Clone)]
+pub struct CsfView<'data, T> {
+    structure: CsfStructure<'data>,
+    values: &'data [T],
+}
+
+impl<'data, T: Element> CsfView<'data, T> {
+    /// The tree.
+    pub fn structure(&self) -> &CsfStructure<'data> {
+        &self.structure
+    }
+
+    /// Stored values in leaf order, `nnz` entries.
+    pub fn values(&self) -> &'data [T] {
+        self.values
+    }
+
+    /// The value at `index`; `Ok(None)` is the implicit zero.
+    ///
+    /// # Errors
+    /// As [`CsfStructure::position`].
+    pub fn get(&self, index: &[u64]) -> Result<Option<&'data T>> {
+        Ok(self
+            .structure
+            .position(index)?
+            .and_then(|p| usize::try_from(p).ok())
+            .and_then(|p| self.values.get(p)))
+    }
+}
+
+impl<'data> Tensor<'data> {
+    /// The CSF tree without values; not validated.
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`] unless the layout is CSF, [`Error::Misaligned`].
+    pub fn csf_structure(&self) -> Result<CsfStructure<'data>> {
+        self.ensure_layout(Layout::Csf)?;
+        let LayoutFields::Csf { nnz, mode_order, .. } = self.descriptor().layout_fields() else {
+            return Err(self.layout_mismatch(Layout::Csf));
+        };
+        let rank = usize::try_from(self.rank().min(MAX_RANK)).unwrap_or(0);
+        let mut levels = Vec::with_capacity(rank);
+        for l in 0..rank {
+            let pos = self.buffer(2 * l + 1)?;
+            let crd = self.buffer(2 * l + 2)?;
+            levels.push(CsfLevel {
+                pos: pos.as_slice::<u64>()?,
+                crd: crd.as_slice::<u64>()?,
+                pos_offset: pos.file_offset(),
+                crd_offset: crd.file_offset(),
+            });
+        }
+        Ok(CsfStructure {
+            tensor: self.name(),
+            shape: self.static_shape()?,
+            mode_order: mode_order
+                .iter()
+                .map(|m| usize::try_from(m.get()).unwrap_or(usize::MAX))
+                .collect(),
+            levels,
+            nnz: *nnz,
+            scanned: false,
+        })
+    }
+
+    /// The CSF view with values `T`; strict mode verifies the invariants first.
+    ///
+    /// # Errors
+    /// As [`csf_structure`](Self::csf_structure), [`Error::TypeMismatch`],
+    /// and in strict mode [`CsfStructure::validate`]'s errors.
+    pub fn csf<T: Element>(&self) -> Result<CsfView<'data, T>> {
+        let mut structure = self.csf_structure()?;
+        if self.options().is_strict() {
+            structure = structure.validated()?;
+        }
+        let values = self.buffer(0)?.as_slice::<T>()?;
+        Ok(CsfView { structure, values })
+    }
+}

@@ -1,0 +1,291 @@
+//! CSR views (`layouts/csr.md`, layout tag `0x07`), the mirror of CSC.
+
+use crate::element_type::Element;
+use crate::error::Result;
+use crate::layout::Layout;
+use crate::tensor::Tensor;
+use crate::view::compressed::{Compressed, CSC, CSR};
+use crate::view::csc::{CscStructure, CscView};
+
+/// The sparsity structure of a CSR matrix — `row_ptr` and `col_indices`.
+#[derive(Debug, Clone, Copy)]
+pub struct CsrStructure<'data> {
+    pub(crate) inner: Compressed<'data>,
+}
+
+impl<'data> CsrStructure<'data> {
+    /// Number of rows, `shape[0]`.
+    pub fn nrows(&self) -> u64 {
+        self.inner.outer_len
+    }
+
+    /// Number of columns, `shape[1]`.
+    pub fn ncols(&self) -> u64 {
+        self.inner.inner_len
+    }
+
+    /// Number of stored elements.
+    pub fn nnz(&self) -> u64 {
+        self.inner.nnz
+    }
+
+    /// Row pointers, `nrows + 1` entries.
+    #[doc(alias = "indptr")]
+    pub fn row_ptr(&self) -> &'data [u64] {
+        self.inner.ptr
+    }
+
+    /// Column index of each stored element, `nnz` entries.
+    #[doc(alias = "indices")]
+    pub fn col_indices(&self) -> &'data [u64] {
+        self.inner.idx
+    }
+
+    /// True once the storage invariants have been verified.
+    pub fn is_validated(&self) -> bool {
+        self.inner.scanned
+    }
+
+    /// Verifies the four storage invariants of `layouts/csr.md` in one
+    /// allocation-free pass.
+    ///
+    /// # Errors
+    /// As [`CscStructure::validate`], with CSR names.
+    pub fn validate(&self) -> Result<()> {
+        self.inner.validate()
+    }
+
+    /// This structure, verified.
+    ///
+    /// # Errors
+    /// As [`validate`](Self::validate).
+    pub fn validated(mut self) -> Result<Self> {
+        if !self.inner.scanned {
+            self.inner.validate()?;
+            self.inner.scanned = true;
+        }
+        Ok(self)
+    }
+
+    /// Positions of row `i`'s elements in `col_indices` / `values`.
+    ///
+    /// # Errors
+    /// [`Error::IndexArgument`](crate::Error::IndexArgument) if `i >= nrows`;
+    /// on an unvalidated structure, the error of a damaged row.
+    pub fn row_range(&self, i: u64) -> Result<std::ops::Range<usize>> {
+        self.inner.slice_range(i)
+    }
+
+    /// Position of element (`row`, `col`), by binary search in the row.
+    ///
+    /// # Errors
+    /// As [`CscStructure::position`].
+    pub fn position(&self, row: u64, col: u64) -> Result<Option<usize>> {
+        self.inner.find(col, row)
+    }
+
+    /// The CSC structure of Aᵀ over the same arrays, no copy.
+    pub fn transpose(&self) -> CscStructure<'data> {
+        CscStructure {
+            inner: Compressed {
+                names: CSC,
+                ..self.inner
+            },
+        }
+    }
+}
+
+/// A CSR matrix with values of type `T`, borrowed (from the file, or from a
+/// [`CsrMatrix`]). `values`/`col_indices` have `nnz` entries, `row_ptr`
+/// `nrows + 1`.
+#[derive(Debug, Clone, Copy)]
+pub struct CsrView<'data, T> {
+    structure: CsrStructure<'data>,
+    values: &'data [T],
+}
+
+impl<'data, T: Element> CsrView<'data, T> {
+    pub(crate) fn from_parts(structure: CsrStructure<'data>, values: &'data [T]) -> Self {
+        CsrView { structure, values }
+    }
+
+    /// Number of rows.
+    pub fn nrows(&self) -> u64 {
+        self.structure.nrows()
+    }
+
+    /// Number of columns.
+    pub fn ncols(&self) -> u64 {
+        self.structure.ncols()
+    }
+
+    /// Number of stored elements.
+    pub fn nnz(&self) -> u64 {
+        self.structure.nnz()
+    }
+
+    /// Stored values in row order, `nnz` entries.
+    pub fn values(&self) -> &'data [T] {
+        self.values
+    }
+
+    /// Column index of each value, `nnz` entries.
+    pub fn col_indices(&self) -> &'data [u64] {
+        self.structure.col_indices()
+    }
+
+    /// Row pointers, `nrows + 1` entries.
+    #[doc(alias = "indptr")]
+    pub fn row_ptr(&self) -> &'data [u64] {
+        self.structure.row_ptr()
+    }
+
+    /// The structure without values.
+    pub fn structure(&self) -> CsrStructure<'data> {
+        self.structure
+    }
+
+    /// True once the storage invariants have been verified.
+    pub fn is_validated(&self) -> bool {
+        self.structure.is_validated()
+    }
+
+    /// Verifies the storage invariants.
+    ///
+    /// # Errors
+    /// As [`CsrStructure::validate`].
+    pub fn validate(&self) -> Result<()> {
+        self.structure.validate()
+    }
+
+    /// This view, verified.
+    ///
+    /// # Errors
+    /// As [`CsrStructure::validate`].
+    pub fn validated(self) -> Result<Self> {
+        Ok(CsrView {
+            structure: self.structure.validated()?,
+            values: self.values,
+        })
+    }
+
+    /// The value at (`row`, `col`), by binary search in row `row`;
+    /// `Ok(None)` is the implicit zero.
+    ///
+    /// # Errors
+    /// As [`CscView::get`].
+    pub fn get(&self, row: u64, col: u64) -> Result<Option<&'data T>> {
+        Ok(self.structure.position(row, col)?.and_then(|p| self.values.get(p)))
+    }
+
+    /// Row `i`'s stored elements as `(col, &value)`, columns ascending.
+    ///
+    /// # Errors
+    /// As [`CsrStructure::row_range`].
+    pub fn row(&self, i: u64) -> Result<impl ExactSizeIterator<Item = (u64, &'data T)> + 'data> {
+        let range = self.structure.row_range(i)?;
+        let cols = self.col_indices().get(range.clone()).unwrap_or_default();
+        let vals = self.values.get(range).unwrap_or_default();
+        Ok(cols.iter().copied().zip(vals))
+    }
+
+    /// Every stored element as `(row, col, &value)`, row by row. On an
+    /// unvalidated view the invariants are verified first.
+    ///
+    /// # Errors
+    /// On an unvalidated view, as [`validate`](Self::validate).
+    pub fn iter(&self) -> Result<impl Iterator<Item = (u64, u64, &'data T)> + 'data> {
+        let view = self.validated()?;
+        let rows = view.row_ptr().len().saturating_sub(1);
+        Ok((0..rows).flat_map(move |i| {
+            let i = crate::cursor::to_u64(i);
+            view.structure
+                .row_range(i)
+                .map(|range| {
+                    let cols = view.col_indices().get(range.clone()).unwrap_or_default();
+                    let vals = view.values.get(range).unwrap_or_default();
+                    cols.iter().zip(vals).map(move |(&c, v)| (i, c, v))
+                })
+                .into_iter()
+                .flatten()
+        }))
+    }
+
+    /// The CSC view of Aᵀ over the same slices, no copy.
+    pub fn transpose(&self) -> CscView<'data, T> {
+        CscView::from_parts(self.structure.transpose(), self.values)
+    }
+}
+
+/// An owned CSR matrix, built by [`CscView::to_csr`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CsrMatrix<T> {
+    /// Number of rows.
+    pub nrows: u64,
+    /// Number of columns.
+    pub ncols: u64,
+    /// Row pointers, `nrows + 1` entries.
+    pub row_ptr: Vec<u64>,
+    /// Column index of each value, `nnz` entries.
+    pub col_indices: Vec<u64>,
+    /// Values in row order, `nnz` entries.
+    pub values: Vec<T>,
+}
+
+impl<T: Element> CsrMatrix<T> {
+    /// A validated view of this matrix.
+    pub fn view(&self) -> CsrView<'_, T> {
+        CsrView {
+            structure: CsrStructure {
+                inner: Compressed {
+                    tensor: "to_csr",
+                    names: CSR,
+                    outer_len: self.nrows,
+                    inner_len: self.ncols,
+                    nnz: crate::cursor::to_u64(self.values.len()),
+                    ptr: &self.row_ptr,
+                    idx: &self.col_indices,
+                    ptr_offset: 0,
+                    idx_offset: 0,
+                    scanned: true,
+                },
+            },
+            values: &self.values,
+        }
+    }
+}
+
+impl<'data> Tensor<'data> {
+    /// The CSR structure (`row_ptr`, `col_indices`) without values; not validated.
+    ///
+    /// # Errors
+    /// As [`Tensor::csc_structure`], for CSR.
+    pub fn csr_structure(&self) -> Result<CsrStructure<'data>> {
+        Ok(CsrStructure {
+            inner: self.compressed(Layout::Csr, CSR)?,
+        })
+    }
+
+    /// The CSR view with values `T`; strict mode verifies the invariants first.
+    ///
+    /// # Errors
+    /// As [`Tensor::csc`], for CSR.
+    pub fn csr<T: Element>(&self) -> Result<CsrView<'data, T>> {
+        let view = self.csr_unscanned()?;
+        if self.options().is_strict() {
+            view.validated()
+        } else {
+            Ok(view)
+        }
+    }
+
+    /// The CSR view without the invariant scan.
+    ///
+    /// # Errors
+    /// As [`csr`](Self::csr), without the invariant errors.
+    pub fn csr_unscanned<T: Element>(&self) -> Result<CsrView<'data, T>> {
+        let structure = self.csr_structure()?;
+        let values = self.buffer(0)?.as_slice::<T>()?;
+        Ok(CsrView { structure, values })
+    }
+}

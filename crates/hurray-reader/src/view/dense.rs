@@ -1,0 +1,388 @@
+//! Dense views: row-major, column-major, strided, tiled, Morton and Hilbert
+//! (`layouts/row-major.md` … `layouts/hilbert.md`). Every layout maps a
+//! logical index to a position in buffer 0 by its own formula.
+
+use crate::cursor::to_u64;
+use crate::element_type::{Element, ElementType};
+use crate::error::{Error, Result};
+use crate::layout::{Layout, LayoutFields, TiledLevel};
+use crate::tensor::Tensor;
+use crate::value::{self, Value};
+
+/// Maps logical indices of a dense tensor to element positions in buffer 0.
+#[derive(Debug, Clone)]
+pub struct Addressing<'data> {
+    tensor: &'data str,
+    layout: Layout,
+    shape: Vec<u64>,
+    fields: LayoutFields<'data>,
+    /// Position of element `[0, ..., 0]`, in elements from the buffer start
+    /// (`byte_offset` converted to elements).
+    origin: i128,
+}
+
+impl<'data> Addressing<'data> {
+    /// The shape.
+    pub fn shape(&self) -> &[u64] {
+        &self.shape
+    }
+
+    /// Position in buffer 0, in elements, of the element at `index`.
+    ///
+    /// # Errors
+    /// [`Error::IndexArgument`] for an index of the wrong rank or outside
+    /// the shape.
+    pub fn position(&self, index: &[u64]) -> Result<u64> {
+        if index.len() != self.shape.len() {
+            return Err(Error::IndexArgument {
+                tensor: self.tensor.into(),
+                what: "coordinate count",
+                index: to_u64(index.len()),
+                bound: to_u64(self.shape.len()),
+            });
+        }
+        if let Some((&i, &n)) = index.iter().zip(&self.shape).find(|(&i, &n)| i >= n) {
+            return Err(Error::IndexArgument {
+                tensor: self.tensor.into(),
+                what: "coordinate",
+                index: i,
+                bound: n,
+            });
+        }
+        let offset = match &self.fields {
+            LayoutFields::Strided { strides } => dot(index, strides.iter().map(|s| i128::from(s.get()))),
+            LayoutFields::Tiled { levels } => tiled_offset(levels, 0, &self.shape, index),
+            LayoutFields::Morton { morton_bits } => i128::from(morton_code(index, morton_bits)),
+            LayoutFields::Hilbert(h) => i128::from(hilbert_index(index, h.hilbert_order.get())),
+            _ if self.layout == Layout::ColMajor => dot(index, col_major_strides(&self.shape)),
+            _ => dot(index, row_major_strides(&self.shape)),
+        };
+        u64::try_from(self.origin + offset).map_err(|_| Error::IndexArgument {
+            tensor: self.tensor.into(),
+            what: "element position",
+            index: 0,
+            bound: 0,
+        })
+    }
+}
+
+/// `sum(index[k] * stride[k])` in `i128` (no overflow for u64 × i64 terms
+/// summed over at most 64 dimensions).
+fn dot(index: &[u64], strides: impl Iterator<Item = i128>) -> i128 {
+    index.iter().zip(strides).map(|(&i, s)| i128::from(i) * s).sum()
+}
+
+fn row_major_strides(shape: &[u64]) -> impl Iterator<Item = i128> + '_ {
+    (0..shape.len()).map(|k| shape.iter().skip(k + 1).map(|&n| i128::from(n)).product())
+}
+
+fn col_major_strides(shape: &[u64]) -> impl Iterator<Item = i128> + '_ {
+    (0..shape.len()).map(|k| shape.iter().take(k).map(|&n| i128::from(n)).product())
+}
+
+/// `layouts/tiled.md` § Element Address, applied level by level.
+fn tiled_offset(levels: &[TiledLevel<'_>], depth: usize, shape: &[u64], index: &[u64]) -> i128 {
+    let Some(level) = levels.get(depth) else {
+        return dot(index, row_major_strides(shape));
+    };
+    let tile: Vec<u64> = level.tile_shape.iter().map(|t| t.get().max(1)).collect();
+    let grid: Vec<u64> = shape.iter().zip(&tile).map(|(&n, &t)| n.div_ceil(t)).collect();
+    let tile_index: Vec<u64> = index.iter().zip(&tile).map(|(&i, &t)| i / t).collect();
+    let inner_index: Vec<u64> = index.iter().zip(&tile).map(|(&i, &t)| i % t).collect();
+    let tile_linear = match (level.outer_layout, level.outer_strides) {
+        (3, Some(strides)) => dot(&tile_index, strides.iter().map(|s| i128::from(s.get()))),
+        (2, _) => dot(&tile_index, col_major_strides(&grid)),
+        _ => dot(&tile_index, row_major_strides(&grid)),
+    };
+    let tile_elements = if level.inner_layout == 4 {
+        padded_elements(levels, depth + 1, &tile)
+    } else {
+        tile.iter().map(|&t| i128::from(t)).product()
+    };
+    let inner = match (level.inner_layout, level.inner_strides) {
+        (3, Some(strides)) => dot(&inner_index, strides.iter().map(|s| i128::from(s.get()))),
+        (2, _) => dot(&inner_index, col_major_strides(&tile)),
+        (4, _) => tiled_offset(levels, depth + 1, &tile, &inner_index),
+        _ => dot(&inner_index, row_major_strides(&tile)),
+    };
+    tile_linear * tile_elements + inner
+}
+
+/// Elements of `shape` laid out by tiled levels from `depth` on, padding included.
+fn padded_elements(levels: &[TiledLevel<'_>], depth: usize, shape: &[u64]) -> i128 {
+    let Some(level) = levels.get(depth) else {
+        return shape.iter().map(|&n| i128::from(n)).product();
+    };
+    let tile: Vec<u64> = level.tile_shape.iter().map(|t| t.get().max(1)).collect();
+    let tiles: i128 = shape
+        .iter()
+        .zip(&tile)
+        .map(|(&n, &t)| i128::from(n.div_ceil(t)))
+        .product();
+    let per_tile = if level.inner_layout == 4 {
+        padded_elements(levels, depth + 1, &tile)
+    } else {
+        tile.iter().map(|&t| i128::from(t)).product()
+    };
+    tiles * per_tile
+}
+
+/// `layouts/morton.md` § Morton Index Computation.
+fn morton_code(index: &[u64], bits: &[zerocopy::little_endian::U32]) -> u64 {
+    let rank = to_u64(index.len());
+    let max_bits = bits.iter().map(|b| b.get()).max().unwrap_or(0);
+    let mut code = 0u64;
+    for b in 0..u64::from(max_bits.min(64)) {
+        for (d, (&i, bd)) in index.iter().zip(bits).enumerate() {
+            let shift = b.saturating_mul(rank).saturating_add(to_u64(d));
+            if b < u64::from(bd.get()) && shift < 64 && b < 64 {
+                code |= ((i >> b) & 1) << shift;
+            }
+        }
+    }
+    code
+}
+
+/// `layouts/hilbert.md` § Normative Index Mapping, `CoordsToHilbert`.
+pub(crate) fn hilbert_index(coords: &[u64], order: u32) -> u64 {
+    let r = coords.len();
+    let mut x: Vec<u64> = coords.to_vec();
+    if order == 0 || r == 0 || order > 63 {
+        return 0;
+    }
+    let m = 1u64 << (order - 1);
+    let mut q = m;
+    while q > 1 {
+        let p = q - 1;
+        for i in 0..r {
+            let xi = x.get(i).copied().unwrap_or(0);
+            let x0 = x.first().copied().unwrap_or(0);
+            if xi & q != 0 {
+                if let Some(v) = x.first_mut() {
+                    *v ^= p;
+                }
+            } else {
+                let t = (x0 ^ xi) & p;
+                if let Some(v) = x.first_mut() {
+                    *v ^= t;
+                }
+                if let Some(v) = x.get_mut(i) {
+                    *v ^= t;
+                }
+            }
+        }
+        q >>= 1;
+    }
+    for i in 1..r {
+        let prev = x.get(i - 1).copied().unwrap_or(0);
+        if let Some(v) = x.get_mut(i) {
+            *v ^= prev;
+        }
+    }
+    let mut t = 0u64;
+    let last = x.last().copied().unwrap_or(0);
+    let mut q = m;
+    while q > 1 {
+        if last & q != 0 {
+            t ^= q - 1;
+        }
+        q >>= 1;
+    }
+    for v in &mut x {
+        *v ^= t;
+    }
+    let mut h = 0u64;
+    let r64 = to_u64(r);
+    for b in 0..u64::from(order) {
+        for (d, &v) in x.iter().enumerate() {
+            let shift = b * r64 + (r64 - 1 - to_u64(d));
+            if shift < 64 {
+                h |= ((v >> b) & 1) << shift;
+            }
+        }
+    }
+    h
+}
+
+/// A dense tensor with elements `T`, borrowed from buffer 0.
+#[derive(Debug, Clone)]
+pub struct DenseView<'data, T> {
+    addressing: Addressing<'data>,
+    elements: &'data [T],
+}
+
+impl<'data, T: Element> DenseView<'data, T> {
+    /// The shape.
+    pub fn shape(&self) -> &[u64] {
+        self.addressing.shape()
+    }
+
+    /// The index-to-position mapping.
+    pub fn addressing(&self) -> &Addressing<'data> {
+        &self.addressing
+    }
+
+    /// Buffer 0 as elements, in storage order (for row-major tensors with
+    /// `byte_offset = 0`, the logical order), padding included.
+    pub fn as_slice(&self) -> &'data [T] {
+        self.elements
+    }
+
+    /// The element at `index`.
+    ///
+    /// # Errors
+    /// [`Error::IndexArgument`] outside the shape.
+    pub fn get(&self, index: &[u64]) -> Result<&'data T> {
+        let p = self.addressing.position(index)?;
+        usize::try_from(p)
+            .ok()
+            .and_then(|p| self.elements.get(p))
+            .ok_or_else(|| Error::IndexArgument {
+                tensor: self.addressing.tensor.into(),
+                what: "element position",
+                index: p,
+                bound: to_u64(self.elements.len()),
+            })
+    }
+}
+
+impl<'data> Tensor<'data> {
+    /// The logical-index mapping of a dense tensor (any element type).
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`] for a non-dense layout, [`Error::NotViewable`].
+    pub fn addressing(&self) -> Result<Addressing<'data>> {
+        self.ensure_viewable()?;
+        if !self.layout().is_dense() {
+            return Err(self.layout_mismatch(Layout::RowMajor));
+        }
+        let et = self.element_type().ok_or_else(|| Error::NotViewable {
+            tensor: self.name().into(),
+            why: "unknown element type",
+        })?;
+        let byte_offset = i128::from(self.descriptor().byte_offset());
+        let origin = match (et.byte_width(), et.bit_width()) {
+            (Some(w), _) if byte_offset % i128::from(w) == 0 => byte_offset / i128::from(w),
+            (None, 6) if byte_offset % 3 == 0 => byte_offset / 3 * 4,
+            (None, bits) if bits < 8 => byte_offset * i128::from(8 / bits.max(1)),
+            _ => {
+                return Err(Error::NotViewable {
+                    tensor: self.name().into(),
+                    why: "byte_offset is not a whole number of elements",
+                })
+            }
+        };
+        Ok(Addressing {
+            tensor: self.name(),
+            layout: self.layout(),
+            shape: self.static_shape()?,
+            fields: self.descriptor().layout_fields().clone(),
+            origin,
+        })
+    }
+
+    /// The dense view with elements `T`.
+    ///
+    /// # Errors
+    /// As [`addressing`](Self::addressing), [`Error::TypeMismatch`],
+    /// [`Error::Misaligned`].
+    pub fn dense<T: Element>(&self) -> Result<DenseView<'data, T>> {
+        let addressing = self.addressing()?;
+        let buffer = self.buffer(0)?;
+        let elements = buffer.as_slice::<T>()?;
+        Ok(DenseView { addressing, elements })
+    }
+
+    /// The element at `index` of a dense tensor of any element type,
+    /// decoded (packed types included).
+    ///
+    /// # Errors
+    /// As [`addressing`](Self::addressing), [`Error::IndexArgument`].
+    pub fn dense_value(&self, index: &[u64]) -> Result<Value> {
+        let addressing = self.addressing()?;
+        let p = addressing.position(index)?;
+        let buffer = self.buffer(0)?;
+        let et: ElementType = buffer.element_type().ok_or_else(|| Error::NotViewable {
+            tensor: self.name().into(),
+            why: "unknown element type",
+        })?;
+        value::decode(et, buffer.bytes(), p).ok_or_else(|| Error::IndexArgument {
+            tensor: self.name().into(),
+            what: "element position",
+            index: p,
+            bound: buffer.len(),
+        })
+    }
+}
+
+/// Every logical index of `shape` in row-major order (the last dimension
+/// fastest); one empty index for a scalar, none for an empty tensor.
+pub fn logical_indices(shape: &[u64]) -> impl Iterator<Item = Vec<u64>> + '_ {
+    let empty = shape.contains(&0);
+    let mut next: Option<Vec<u64>> = (!empty).then(|| vec![0; shape.len()]);
+    std::iter::from_fn(move || {
+        let current = next.take()?;
+        let mut following = current.clone();
+        let mut carried = true;
+        for (i, &n) in following.iter_mut().zip(shape).rev() {
+            *i += 1;
+            if *i < n {
+                carried = false;
+                break;
+            }
+            *i = 0;
+        }
+        if !carried {
+            next = Some(following);
+        }
+        Some(current)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hilbert_matches_the_conformance_table() {
+        // layouts/hilbert.md § Conformance Check, r = 2, p = 2: h -> (X0, X1).
+        let table = [
+            (0, 0),
+            (1, 0),
+            (1, 1),
+            (0, 1),
+            (0, 2),
+            (0, 3),
+            (1, 3),
+            (1, 2),
+            (2, 2),
+            (2, 3),
+            (3, 3),
+            (3, 2),
+            (3, 1),
+            (2, 1),
+            (2, 0),
+            (3, 0),
+        ];
+        for (h, (x0, x1)) in table.iter().enumerate() {
+            assert_eq!(hilbert_index(&[*x0, *x1], 2), to_u64(h), "({x0}, {x1})");
+        }
+    }
+
+    #[test]
+    fn morton_matches_the_spec_example() {
+        let bits = [
+            zerocopy::little_endian::U32::new(2),
+            zerocopy::little_endian::U32::new(2),
+        ];
+        assert_eq!(morton_code(&[2, 3], &bits), 14);
+    }
+
+    #[test]
+    fn logical_indices_walk_row_major() {
+        let all: Vec<Vec<u64>> = logical_indices(&[2, 2]).collect();
+        assert_eq!(all, vec![vec![0, 0], vec![0, 1], vec![1, 0], vec![1, 1]]);
+        assert_eq!(logical_indices(&[]).count(), 1);
+        assert_eq!(logical_indices(&[3, 0]).count(), 0);
+    }
+}

@@ -1,0 +1,126 @@
+//! The bug-class cases (`HURRAY_CASES_DIR`): small files modelled on bugs
+//! that real readers of tensor and sparse formats have shipped. Accept cases
+//! must read right element by element; reject cases must fail with the
+//! error for their `rule_id`, and the message must mention what the
+//! manifest's `error_should_name` lists.
+
+mod common;
+
+use common::{compare_container, compare_tensor, corpus, full_check, mentions, read};
+use hurray_reader::{Error, Field, HurrayFile, Options};
+
+/// The error variant (and field, for generic variants) each rule maps to.
+fn matches_rule(rule_id: &str, e: &Error) -> bool {
+    let name = |f: &Field| f.name;
+    let member = |f: &Field| f.member.unwrap_or(f.name);
+    match rule_id {
+        "file.too_small" => matches!(e, Error::FileTooSmall { .. }),
+        "index.too_short" => matches!(e, Error::Invalid { field: f, .. } if name(f) == "index_length"),
+        "trailer.magic" => matches!(e, Error::BadMagic { field: f, .. } if name(f) == "trailer_magic"),
+        "index.count_exceeds_length" => {
+            matches!(e, Error::CountTooLarge { field: f, .. } if name(f) == "index_entry_count")
+        }
+        "kv.count_exceeds_length" => matches!(e, Error::CountTooLarge { field: f, .. } if name(f) == "kv_count"),
+        "kv.array_exceeds_length" => matches!(e, Error::CountTooLarge { field: f, .. } if member(f) == "element count"),
+        "kv.string_exceeds_length" => {
+            matches!(e, Error::CountTooLarge { field: f, .. } if member(f) == "string length")
+        }
+        "entry.descriptor_range" => matches!(e, Error::OutOfRange { field: f, .. } if member(f) == "descriptor_offset"),
+        "entry.data_range" => matches!(e, Error::OutOfRange { field: f, .. } if member(f) == "data_length"),
+        "entry.descriptor_length_mismatch" => matches!(e, Error::DescriptorLengthMismatch { .. }),
+        "descriptor.length_too_small" => {
+            matches!(e, Error::Invalid { field: f, value: 19, .. } if name(f) == "descriptor_length")
+        }
+        "descriptor.overlaps_data" => matches!(e, Error::Layout { field: f, .. } if member(f) == "descriptor_length"),
+        "index.range_into_trailer" => matches!(e, Error::SectionRange { field: f, .. } if name(f) == "index_offset"),
+        "header.data_buffer_alignment" => {
+            matches!(e, Error::Invalid { field: f, offset: 16, .. } if name(f) == "data_buffer_alignment")
+        }
+        "buffer.alignment_invalid" => matches!(e, Error::Invalid { field: f, .. } if member(f) == "alignment"),
+        "data.offset_misaligned" => matches!(e, Error::DataOffsetMisaligned { .. }),
+        "buffer.alignment_not_delivered" => matches!(e, Error::AlignmentNotDelivered { .. }),
+        "entry.duplicate_name" => matches!(e, Error::DuplicateName { .. }),
+        "entry.name_invalid_utf8" => matches!(e, Error::InvalidUtf8 { field: f, .. } if member(f) == "name"),
+        "entry.name_empty" => matches!(e, Error::Invalid { field: f, value: 0, .. } if member(f) == "name_length"),
+        "kv.key_empty" => matches!(e, Error::Invalid { field: f, value: 0, .. } if member(f) == "key_length"),
+        "kv.duplicate_key" => matches!(e, Error::DuplicateKey { .. }),
+        "kv.string_invalid_utf8" => matches!(e, Error::InvalidUtf8 { field: f, .. } if member(f) == "string bytes"),
+        "kv.bool_invalid" => matches!(e, Error::Invalid { field: f, value: 2, .. } if member(f) == "bool value"),
+        "kv.reserved_tag" => matches!(e, Error::UnknownTag { why: "reserved", .. }),
+        "kv.invalid_tag" => matches!(e, Error::UnknownTag { why: "invalid", .. }),
+        "shape.overflow" => matches!(e, Error::Overflow { field: f, .. } if name(f) == "shape"),
+        "sparse.size_overflow" => matches!(e, Error::Overflow { field: f, .. } if name(f) == "nnz"),
+        "csc.col_ptr_size_overflow" => matches!(e, Error::Overflow { field: f, .. } if *f == Field::at("shape", 1)),
+        "shape.dynamic_dimension" => {
+            matches!(e, Error::DynamicDimension { field: f, .. } if *f == Field::at("shape", 1))
+        }
+        "csc.buffer_size" | "coo.buffer_size" => matches!(e, Error::BufferSize { .. }),
+        "dense.buffer_too_small" => matches!(e, Error::BufferSize { role: "data", .. }),
+        "csc.col_ptr_decreasing" => matches!(e, Error::PtrDecreasing { array: "col_ptr", .. }),
+        "csc.col_ptr_first" => matches!(e, Error::PtrFirst { array: "col_ptr", .. }),
+        "csc.col_ptr_last" => matches!(e, Error::PtrLast { array: "col_ptr", .. }),
+        "csc.row_index_out_of_bounds" => matches!(
+            e,
+            Error::IndexOutOfBounds {
+                array: "row_indices",
+                ..
+            }
+        ),
+        "csc.rows_not_increasing" => matches!(
+            e,
+            Error::NotIncreasing {
+                array: "row_indices",
+                slice: "column",
+                ..
+            }
+        ),
+        other => panic!("no expectation for rule_id {other}: add one"),
+    }
+}
+
+#[test]
+fn bug_cases_agree_with_the_manifest() {
+    let Some((dir, manifest)) = corpus("HURRAY_CASES_DIR") else {
+        return;
+    };
+    let mut problems = Vec::new();
+    for entry in manifest["files"].as_array().expect("files") {
+        let name = entry["file"].as_str().unwrap();
+        let bytes = read(&dir, name);
+        match (entry["expect"].as_str().unwrap(), full_check(&bytes)) {
+            ("accept", Ok(())) => {
+                let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+                problems.extend(
+                    compare_container(&file, entry)
+                        .into_iter()
+                        .map(|p| format!("{name}: {p}")),
+                );
+                for t in entry["tensors"].as_array().unwrap() {
+                    problems.extend(compare_tensor(&file, t).into_iter().map(|p| format!("{name}: {p}")));
+                }
+            }
+            ("accept", Err(e)) => problems.push(format!("{name}: valid file rejected: {e}")),
+            ("reject", Ok(())) => problems.push(format!("{name}: invalid file accepted ({})", entry["rule_id"])),
+            ("reject", Err(e)) => {
+                let rule_id = entry["rule_id"].as_str().unwrap();
+                if !matches_rule(rule_id, &e) {
+                    problems.push(format!("{name}: {rule_id}: wrong error {e:?}"));
+                }
+                let message = e.to_string();
+                for hint in entry["error_should_name"].as_array().into_iter().flatten() {
+                    let hint = hint.as_str().unwrap();
+                    if !mentions(&message, hint) {
+                        problems.push(format!("{name}: message does not mention '{hint}': {message}"));
+                    }
+                }
+            }
+            (other, _) => panic!("{name}: unknown expectation {other}"),
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}

@@ -1,0 +1,573 @@
+//! CSC (`layouts/csc.md`): the worked example asserted value by value, and
+//! one test per rule of the section, each with an input that breaks it.
+
+use hurray_reader::{AlignedBytes, Error, Field, HurrayFile, Options};
+use hurray_writer::{
+    BufferData, ElementType, FileWriter, RawDescriptor, RawTensor, Statistics, TensorDescriptor, WriterOptions,
+};
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry");
+
+/// The dense form of the worked example (rows 0..4, columns 0..5).
+const DENSE: [[f32; 5]; 4] = [
+    [1.0, 0.0, 0.0, 2.0, 0.0],
+    [0.0, 0.0, 3.0, 0.0, 0.0],
+    [0.0, 4.0, 0.0, 0.0, 5.0],
+    [0.0, 0.0, 0.0, 0.0, 0.0],
+];
+
+fn worked_example() -> AlignedBytes {
+    AlignedBytes::read(FIXTURE).expect("fixtures/csc_worked_example.hry")
+}
+
+#[test]
+fn worked_example_descriptor_and_buffers() {
+    let bytes = worked_example();
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let t = file.tensor("A").unwrap();
+    assert_eq!(t.layout().as_str(), "csc");
+    assert_eq!(t.element_type().unwrap().as_str(), "float32");
+    assert_eq!(t.shape().collect::<Vec<_>>(), [4, 5]);
+    assert_eq!(t.nnz(), Some(5));
+    let roles: Vec<String> = t.buffers().iter().map(|b| b.role().to_string()).collect();
+    assert_eq!(roles, ["values", "row_indices", "col_ptr"]);
+    let a = t.csc::<f32>().unwrap();
+    assert!(a.is_validated());
+    assert_eq!((a.nrows(), a.ncols(), a.nnz()), (4, 5, 5));
+    assert_eq!(a.values(), [1.0, 4.0, 3.0, 2.0, 5.0]);
+    assert_eq!(a.row_indices(), [0, 2, 1, 0, 2]);
+    assert_eq!(a.col_ptr(), [0, 1, 2, 3, 4, 5]);
+}
+
+#[test]
+fn worked_example_get_all_twenty_positions() {
+    let bytes = worked_example();
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    for (r, row) in DENSE.iter().enumerate() {
+        for (c, &want) in row.iter().enumerate() {
+            let got = a.get(r as u64, c as u64).unwrap();
+            if want == 0.0 {
+                assert_eq!(got, None, "({r}, {c}) is an implicit zero");
+            } else {
+                assert_eq!(got, Some(&want), "({r}, {c})");
+            }
+        }
+    }
+}
+
+#[test]
+fn worked_example_columns() {
+    let bytes = worked_example();
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    let columns: Vec<Vec<(u64, f32)>> = (0..5)
+        .map(|j| a.column(j).unwrap().map(|(r, v)| (r, *v)).collect())
+        .collect();
+    assert_eq!(
+        columns,
+        [
+            vec![(0, 1.0)],
+            vec![(2, 4.0)],
+            vec![(1, 3.0)],
+            vec![(0, 2.0)],
+            vec![(2, 5.0)]
+        ]
+    );
+    // col_ptr[j+1] - col_ptr[j] entries per column.
+    assert!((0..5).all(|j| a.column(j).unwrap().len() == 1));
+    let all: Vec<(u64, u64, f32)> = a.iter().unwrap().map(|(r, c, v)| (r, c, *v)).collect();
+    assert_eq!(all, [(0, 0, 1.0), (2, 1, 4.0), (1, 2, 3.0), (0, 3, 2.0), (2, 4, 5.0)]);
+}
+
+#[test]
+fn worked_example_transpose_is_csr_of_the_transpose() {
+    let bytes = worked_example();
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    let at = a.transpose();
+    assert_eq!((at.nrows(), at.ncols(), at.nnz()), (5, 4, 5));
+    // Same slices, no copy.
+    assert_eq!(at.row_ptr().as_ptr(), a.col_ptr().as_ptr());
+    assert_eq!(at.col_indices().as_ptr(), a.row_indices().as_ptr());
+    assert_eq!(at.values().as_ptr(), a.values().as_ptr());
+    for (r, row) in DENSE.iter().enumerate() {
+        for (c, &want) in row.iter().enumerate() {
+            assert_eq!(at.get(c as u64, r as u64).unwrap().copied().unwrap_or(0.0), want);
+        }
+    }
+    let rows: Vec<Vec<(u64, f32)>> = (0..5)
+        .map(|i| at.row(i).unwrap().map(|(c, v)| (c, *v)).collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            vec![(0, 1.0)],
+            vec![(2, 4.0)],
+            vec![(1, 3.0)],
+            vec![(0, 2.0)],
+            vec![(2, 5.0)]
+        ]
+    );
+    // And back again.
+    assert_eq!(at.transpose().get(2, 4).unwrap(), Some(&5.0));
+}
+
+#[test]
+fn worked_example_to_csr_matches_the_csr_example() {
+    let bytes = worked_example();
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let csr = file.tensor("A").unwrap().csc::<f32>().unwrap().to_csr().unwrap();
+    // layouts/csr.md § Example: the same matrix in CSR.
+    assert_eq!(csr.row_ptr, [0, 2, 3, 5, 5]);
+    assert_eq!(csr.col_indices, [0, 3, 2, 1, 4]);
+    assert_eq!(csr.values, [1.0, 2.0, 3.0, 4.0, 5.0]);
+    let v = csr.view();
+    assert_eq!(v.get(2, 4).unwrap(), Some(&5.0));
+    assert_eq!(v.get(3, 0).unwrap(), None);
+}
+
+#[test]
+fn lookups_out_of_range_are_errors() {
+    let bytes = worked_example();
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    assert!(matches!(
+        a.get(4, 0),
+        Err(Error::IndexArgument {
+            what: "row",
+            index: 4,
+            bound: 4,
+            ..
+        })
+    ));
+    assert!(matches!(
+        a.get(0, 5),
+        Err(Error::IndexArgument {
+            what: "column",
+            index: 5,
+            bound: 5,
+            ..
+        })
+    ));
+    assert!(matches!(a.column(5), Err(Error::IndexArgument { what: "column", .. })));
+    assert!(matches!(
+        file.tensor("A").unwrap().csc::<f64>(),
+        Err(Error::TypeMismatch {
+            requested: "float64",
+            actual: "float32",
+            ..
+        })
+    ));
+    assert!(matches!(
+        file.tensor("A").unwrap().csr::<f32>(),
+        Err(Error::LayoutMismatch { .. })
+    ));
+}
+
+// ---------------------------------------------------------------------------
+// One test per rule, each on a file built through the writer's unchecked
+// path from the worked example with one thing broken.
+
+/// The worked example's descriptor and buffers, ready to be broken.
+struct Parts {
+    descriptor: RawDescriptor,
+    values: Vec<u8>,
+    row_indices: Vec<u64>,
+    col_ptr: Vec<u64>,
+}
+
+fn parts() -> Parts {
+    Parts {
+        descriptor: TensorDescriptor::csc(ElementType::Float32, 4, 5, 5).unwrap().to_raw(),
+        values: [1.0f32, 4.0, 3.0, 2.0, 5.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect(),
+        row_indices: vec![0, 2, 1, 0, 2],
+        col_ptr: vec![0, 1, 2, 3, 4, 5],
+    }
+}
+
+fn build(p: Parts) -> AlignedBytes {
+    let mut w = FileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+    let rows: Vec<u8> = p.row_indices.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let ptr: Vec<u8> = p.col_ptr.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut buffers = vec![
+        BufferData::Bytes(&p.values),
+        BufferData::Bytes(&rows),
+        BufferData::Bytes(&ptr),
+    ];
+    buffers.truncate(p.descriptor.buffers.len());
+    w.write_tensor_unchecked(RawTensor::new("A", p.descriptor.encode().unwrap(), buffers))
+        .unwrap();
+    AlignedBytes::from_slice(&w.finish().unwrap())
+}
+
+/// Opens the file and gets a strict CSC view of `A`.
+fn strict(bytes: &[u8]) -> Result<(), Error> {
+    let file = HurrayFile::parse(bytes, Options::default())?;
+    file.tensor("A")?.csc::<f32>().map(|_| ())
+}
+
+fn error_of(p: Parts) -> Error {
+    strict(&build(p)).expect_err("the broken file must be rejected")
+}
+
+#[test]
+fn the_unbroken_parts_are_valid() {
+    assert_eq!(strict(&build(parts())), Ok(()));
+}
+
+#[test]
+fn rule_rank_must_be_2() {
+    let mut p = parts();
+    p.descriptor.shape = vec![1, 4, 5];
+    assert!(matches!(
+        error_of(p),
+        Error::RankNotAllowed {
+            rank: 3,
+            layout: "csc",
+            ..
+        }
+    ));
+    let mut p = parts();
+    p.descriptor.shape = vec![20];
+    assert!(matches!(error_of(p), Error::RankNotAllowed { rank: 1, .. }));
+}
+
+#[test]
+fn rule_buffer_count_must_be_3() {
+    let mut p = parts();
+    p.descriptor.buffers.truncate(2);
+    assert!(matches!(
+        error_of(p),
+        Error::Invalid {
+            field: Field {
+                name: "buffer_count",
+                ..
+            },
+            value: 2,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn rule_reserved_bytes_after_nnz_must_be_zero() {
+    let mut p = parts();
+    p.descriptor.layout_fields[9] = 0x01;
+    assert!(matches!(
+        error_of(p),
+        Error::Reserved {
+            field: Field { name: "_reserved", .. },
+            ..
+        }
+    ));
+}
+
+#[test]
+fn rule_byte_offset_must_be_zero() {
+    let mut p = parts();
+    p.descriptor.byte_offset = 4;
+    assert!(matches!(
+        error_of(p),
+        Error::Invalid {
+            field: Field {
+                name: "byte_offset",
+                ..
+            },
+            value: 4,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn rule_values_buffer_is_nnz_elements() {
+    let mut p = parts();
+    p.descriptor.buffers[0].byte_size = 16;
+    p.values.truncate(16);
+    assert!(matches!(
+        error_of(p),
+        Error::BufferSize {
+            buffer: 0,
+            role: "values",
+            byte_size: 16,
+            expected: 20,
+            ..
+        }
+    ));
+    // Larger is also refused in strict mode (sparse sizes are exact).
+    let mut p = parts();
+    p.descriptor.buffers[0].byte_size = 24;
+    p.values.extend([0; 4]);
+    assert!(matches!(
+        error_of(p),
+        Error::BufferSize {
+            buffer: 0,
+            byte_size: 24,
+            expected: 20,
+            exact: true,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn rule_row_indices_buffer_is_nnz_u64() {
+    let mut p = parts();
+    p.descriptor.buffers[1].byte_size = 32;
+    p.row_indices.truncate(4);
+    assert!(matches!(
+        error_of(p),
+        Error::BufferSize {
+            buffer: 1,
+            role: "row_indices",
+            expected: 40,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn rule_col_ptr_buffer_is_ncols_plus_one_u64() {
+    let mut p = parts();
+    p.descriptor.buffers[2].byte_size = 40;
+    p.col_ptr.truncate(5);
+    assert!(matches!(
+        error_of(p),
+        Error::BufferSize {
+            buffer: 2,
+            role: "col_ptr",
+            expected: 48,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn rule_invariant_1_col_ptr_starts_at_zero() {
+    let mut p = parts();
+    p.col_ptr[0] = 1;
+    assert!(matches!(
+        error_of(p),
+        Error::PtrFirst {
+            array: "col_ptr",
+            value: 1,
+            offset: 12288,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn rule_invariant_1_col_ptr_ends_at_nnz() {
+    let mut p = parts();
+    p.col_ptr[5] = 4;
+    assert!(matches!(
+        error_of(p),
+        Error::PtrLast {
+            array: "col_ptr",
+            position: 5,
+            value: 4,
+            expected: 5,
+            offset: 12328,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn rule_invariant_2_col_ptr_non_decreasing() {
+    let mut p = parts();
+    p.col_ptr = vec![0, 2, 1, 3, 4, 5];
+    assert!(matches!(
+        error_of(p),
+        Error::PtrDecreasing {
+            array: "col_ptr",
+            position: 2,
+            value: 1,
+            previous: 2,
+            offset: 12304,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn rule_invariant_3_rows_strictly_increasing_within_a_column() {
+    // Column 0 holds rows [2, 0]: unsorted.
+    let mut p = parts();
+    p.col_ptr = vec![0, 2, 2, 3, 4, 5];
+    p.row_indices = vec![2, 0, 1, 0, 2];
+    let e = error_of(p);
+    assert_eq!(
+        e,
+        Error::NotIncreasing {
+            tensor: "A".into(),
+            array: "row_indices",
+            slice: "column",
+            slice_index: 0,
+            position: 1,
+            offset: 8200,
+            value: 0,
+            previous: 2,
+            rule: "layouts/csc.md § Storage Invariants (3)",
+        }
+    );
+    // A duplicate row breaks the same rule.
+    let mut p = parts();
+    p.col_ptr = vec![0, 2, 2, 3, 4, 5];
+    p.row_indices = vec![1, 1, 1, 0, 2];
+    assert!(matches!(
+        error_of(p),
+        Error::NotIncreasing {
+            slice_index: 0,
+            position: 1,
+            value: 1,
+            previous: 1,
+            ..
+        }
+    ));
+    // Rows may decrease across a column boundary.
+    let mut p = parts();
+    p.col_ptr = vec![0, 2, 2, 3, 4, 5];
+    p.row_indices = vec![0, 3, 1, 0, 2];
+    assert_eq!(strict(&build(p)), Ok(()));
+}
+
+#[test]
+fn rule_invariant_4_rows_below_nrows() {
+    let mut p = parts();
+    p.row_indices[4] = 4;
+    assert!(matches!(
+        error_of(p),
+        Error::IndexOutOfBounds {
+            array: "row_indices",
+            position: 4,
+            value: 4,
+            bound: 4,
+            offset: 8224,
+            ..
+        }
+    ));
+    let mut p = parts();
+    p.row_indices[1] = u64::MAX;
+    assert!(matches!(
+        error_of(p),
+        Error::IndexOutOfBounds {
+            position: 1,
+            value: u64::MAX,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn rule_statistics_nnz_must_match() {
+    let mut p = parts();
+    p.descriptor.statistics = Some(Statistics::default().with_nnz(6));
+    assert!(matches!(
+        error_of(p),
+        Error::StatisticsNnzMismatch {
+            statistics_nnz: 6,
+            nnz: 5,
+            ..
+        }
+    ));
+    // Matching nnz with a wrong sparsity_ratio is reported, not fatal.
+    let mut p = parts();
+    p.descriptor.statistics = Some(Statistics::default().with_nnz(5).with_sparsity_ratio(0.5));
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let t = file.tensor("A").unwrap();
+    assert_eq!(t.sparsity_ratio_mismatch(), Some((0.5, 0.75)));
+    assert!(t.csc::<f32>().is_ok());
+    // The right ratio raises nothing.
+    let mut p = parts();
+    p.descriptor.statistics = Some(Statistics::default().with_nnz(5).with_sparsity_ratio(0.75));
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    assert_eq!(file.tensor("A").unwrap().sparsity_ratio_mismatch(), None);
+}
+
+#[test]
+fn rule_sizes_are_computed_without_overflow() {
+    let mut p = parts();
+    p.descriptor.layout_fields[..8].copy_from_slice(&(1u64 << 61).to_le_bytes());
+    assert!(matches!(
+        error_of(p),
+        Error::Overflow {
+            field: Field { name: "nnz", .. },
+            ..
+        }
+    ));
+    let mut p = parts();
+    p.descriptor.shape = vec![4, u64::MAX - 1];
+    assert!(matches!(error_of(p), Error::Overflow { .. }));
+    let mut p = parts();
+    p.descriptor.shape = vec![4, u64::MAX];
+    assert!(matches!(error_of(p), Error::DynamicDimension { .. }));
+}
+
+#[test]
+fn scan_is_not_run_at_open_nor_without_asking() {
+    // A damaged col_ptr: opening and resolving the tensor succeed (no scan);
+    // the strict view and an explicit validate() report it.
+    let mut p = parts();
+    p.col_ptr[3] = 9;
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let t = file.tensor("A").unwrap();
+    let unscanned = t.csc_unscanned::<f32>().unwrap();
+    assert!(!unscanned.is_validated());
+    assert!(matches!(
+        unscanned.validate(),
+        Err(Error::PtrDecreasing { position: 4, .. })
+    ));
+    assert!(matches!(t.csc::<f32>(), Err(Error::PtrDecreasing { .. })));
+}
+
+#[test]
+fn permissive_views_never_answer_wrongly() {
+    // Column 0 holds rows [2, 0] (unsorted): a binary search for row 0 could
+    // miss it and answer 0.0. The unscanned view refuses instead.
+    let mut p = parts();
+    p.col_ptr = vec![0, 2, 2, 3, 4, 5];
+    p.row_indices = vec![2, 0, 1, 0, 2];
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    assert!(!a.is_validated());
+    assert!(matches!(a.get(0, 0), Err(Error::NotIncreasing { slice_index: 0, .. })));
+    assert!(matches!(a.column(0), Err(Error::NotIncreasing { .. })));
+    assert!(a.iter().is_err());
+    // Undamaged columns still answer.
+    assert_eq!(a.get(1, 2).unwrap(), Some(&3.0));
+    assert_eq!(a.get(3, 4).unwrap(), None);
+}
+
+#[test]
+fn parse_over_a_misaligned_slice_is_an_error_not_a_panic() {
+    // The file's bytes one byte past an 8-aligned start: every u64 buffer is
+    // misaligned in memory although correctly placed in the file.
+    let mut padded = vec![0u8];
+    padded.extend(std::fs::read(FIXTURE).unwrap());
+    let aligned = AlignedBytes::from_slice(&padded);
+    let odd = &aligned[1..];
+    let file = HurrayFile::parse(odd, Options::default()).unwrap();
+    let t = file.tensor("A").unwrap();
+    assert!(matches!(
+        t.csc::<f32>(),
+        Err(Error::Misaligned {
+            buffer: 2,
+            role: "col_ptr",
+            align: 8,
+            ..
+        })
+    ));
+    // The bytes stay readable element by element, without a typed slice.
+    assert_eq!(t.buffer(0).unwrap().value(1), Some(hurray_reader::Value::Float(4.0)));
+    assert_eq!(t.buffer(2).unwrap().value(5), Some(hurray_reader::Value::UInt(5)));
+}
