@@ -8,11 +8,21 @@
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
 use crate::error::{Error, Field, Result, Scope};
+use crate::raw::Described;
 
 /// Converts a length or offset that fits in memory (it indexes a slice that
 /// exists) to `u64`. `usize` is at most 64 bits on every supported target.
 pub(crate) fn to_u64(n: usize) -> u64 {
     u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+/// One field as a recording cursor read it: its name, absolute offset and
+/// bytes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Span<'a> {
+    pub(crate) field: Field,
+    pub(crate) offset: u64,
+    pub(crate) bytes: &'a [u8],
 }
 
 /// A forward reader over one section of the file.
@@ -27,6 +37,8 @@ pub(crate) struct Cursor<'a> {
     rule: &'static str,
     /// The tensor the section belongs to, for errors.
     tensor: Option<&'a str>,
+    /// Every field read, when recording (for annotated dumps).
+    spans: Option<Vec<Span<'a>>>,
 }
 
 impl<'a> Cursor<'a> {
@@ -38,6 +50,72 @@ impl<'a> Cursor<'a> {
             section,
             rule,
             tensor: None,
+            spans: None,
+        }
+    }
+
+    /// Records every field read from now on.
+    pub(crate) fn recording(mut self, on: bool) -> Self {
+        if on {
+            self.spans = Some(Vec::new());
+        }
+        self
+    }
+
+    /// A cursor over a sub-section that records when this one does.
+    pub(crate) fn sub(&self, bytes: &'a [u8], base: u64, section: &'static str, rule: &'static str) -> Self {
+        Cursor {
+            bytes,
+            pos: 0,
+            base,
+            section,
+            rule,
+            tensor: self.tensor,
+            spans: self.spans.as_ref().map(|_| Vec::new()),
+        }
+    }
+
+    /// Takes over the fields a sub-cursor recorded.
+    pub(crate) fn absorb(&mut self, sub: Cursor<'a>) {
+        if let (Some(mine), Some(theirs)) = (self.spans.as_mut(), sub.spans) {
+            mine.extend(theirs);
+        }
+    }
+
+    /// The recorded fields (empty when not recording).
+    pub(crate) fn into_spans(self) -> Vec<Span<'a>> {
+        self.spans.unwrap_or_default()
+    }
+
+    fn record(&mut self, field: Field, offset: u64, bytes: &'a [u8]) {
+        if let Some(spans) = self.spans.as_mut() {
+            spans.push(Span { field, offset, bytes });
+        }
+    }
+
+    /// Records the sub-fields of a struct read at `offset`.
+    fn record_struct<T: Described>(
+        &mut self,
+        group: Option<&'static str>,
+        index: Option<u64>,
+        offset: u64,
+        bytes: &'a [u8],
+    ) {
+        if self.spans.is_none() {
+            return;
+        }
+        let mut at = 0usize;
+        for &(name, width) in T::FIELDS {
+            let end = at.saturating_add(width);
+            let field = match (group, index) {
+                (Some(g), Some(i)) => Field::member(g, i, name),
+                (Some(g), None) => Field::sub(g, name),
+                _ => Field::new(name),
+            };
+            if let Some(b) = bytes.get(at..end) {
+                self.record(field, offset.saturating_add(to_u64(at)), b);
+            }
+            at = end;
         }
     }
 
@@ -79,8 +157,16 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Takes the next `n` bytes.
+    /// Takes the next `n` bytes as one field.
     pub(crate) fn take(&mut self, n: u64, field: Field) -> Result<&'a [u8]> {
+        let offset = self.offset();
+        let bytes = self.take_quiet(n, field)?;
+        self.record(field, offset, bytes);
+        Ok(bytes)
+    }
+
+    /// Takes the next `n` bytes without recording them (their sub-fields are).
+    pub(crate) fn take_quiet(&mut self, n: u64, field: Field) -> Result<&'a [u8]> {
         let n_usize = usize::try_from(n).map_err(|_| self.truncated(field, n))?;
         let end = self.pos.checked_add(n_usize).ok_or_else(|| self.truncated(field, n))?;
         let bytes = self.bytes.get(self.pos..end).ok_or_else(|| self.truncated(field, n))?;
@@ -88,7 +174,7 @@ impl<'a> Cursor<'a> {
         Ok(bytes)
     }
 
-    /// Views the next `size_of::<T>()` bytes as `T`.
+    /// Views the next `size_of::<T>()` bytes as `T`, one field.
     pub(crate) fn read<T>(&mut self, field: Field) -> Result<&'a T>
     where
         T: FromBytes + KnownLayout + Immutable + Unaligned,
@@ -98,7 +184,21 @@ impl<'a> Cursor<'a> {
         T::ref_from_bytes(bytes).map_err(|_| self.truncated(field, to_u64(size_of::<T>())))
     }
 
-    /// Views the next `count` elements as `[T]`.
+    /// Views the next bytes as the on-disk struct `T`, recording each of its
+    /// fields (named `group.field` when a group is given). `field` names the
+    /// struct in errors.
+    pub(crate) fn read_struct<T>(&mut self, field: Field, group: Option<&'static str>) -> Result<&'a T>
+    where
+        T: FromBytes + KnownLayout + Immutable + Unaligned + Described,
+    {
+        let offset = self.offset();
+        let bytes = self.take_quiet(to_u64(size_of::<T>()), field)?;
+        self.record_struct::<T>(group, None, offset, bytes);
+        T::ref_from_bytes(bytes).map_err(|_| self.truncated(field, to_u64(size_of::<T>())))
+    }
+
+    /// Views the next `count` elements as `[T]`, recording each element as
+    /// `field[i]`.
     pub(crate) fn slice<T>(&mut self, count: u64, field: Field) -> Result<&'a [T]>
     where
         T: FromBytes + Immutable + Unaligned,
@@ -107,7 +207,36 @@ impl<'a> Cursor<'a> {
         let need = count
             .checked_mul(width)
             .ok_or_else(|| self.truncated(field, u64::MAX))?;
-        let bytes = self.take(need, field)?;
+        let offset = self.offset();
+        let bytes = self.take_quiet(need, field)?;
+        if self.spans.is_some() {
+            for (i, chunk) in bytes.chunks(size_of::<T>().max(1)).enumerate() {
+                let at = offset.saturating_add(to_u64(i).saturating_mul(width));
+                self.record(Field::at(field.name, to_u64(i)), at, chunk);
+            }
+        }
+        <[T]>::ref_from_bytes(bytes).map_err(|_| self.truncated(field, need))
+    }
+
+    /// Views the next `count` on-disk structs, recording each one's fields
+    /// as `field[i].member`.
+    pub(crate) fn slice_struct<T>(&mut self, count: u64, field: Field) -> Result<&'a [T]>
+    where
+        T: FromBytes + Immutable + Unaligned + Described,
+    {
+        let width = to_u64(size_of::<T>());
+        let need = count
+            .checked_mul(width)
+            .ok_or_else(|| self.truncated(field, u64::MAX))?;
+        let offset = self.offset();
+        let bytes = self.take_quiet(need, field)?;
+        if self.spans.is_some() {
+            for (i, chunk) in bytes.chunks(size_of::<T>().max(1)).enumerate() {
+                let i = to_u64(i);
+                let at = offset.saturating_add(i.saturating_mul(width));
+                self.record_struct::<T>(Some(field.name), Some(i), at, chunk);
+            }
+        }
         <[T]>::ref_from_bytes(bytes).map_err(|_| self.truncated(field, need))
     }
 

@@ -7,7 +7,7 @@
 use zerocopy::little_endian::{I64, U32, U64};
 use zerocopy::FromBytes;
 
-use crate::cursor::{to_u64, Cursor};
+use crate::cursor::{to_u64, Cursor, Span};
 use crate::element_type::{ElementType, TagClass};
 use crate::error::{rule, Error, Field, Result, Scope};
 use crate::file::{reserved_zero, Options};
@@ -288,9 +288,37 @@ pub(crate) fn parse<'data>(
     index_offset: u64,
     options: Options,
 ) -> Result<Descriptor<'data>> {
+    let mut c = Cursor::new(bytes, offset, "descriptor", rule::FIXED_HEADER).for_tensor(name);
+    parse_from(&mut c, name, bytes, offset, index_length, index_offset, options)
+}
+
+/// As [`parse`], also returning every field read (up to the first error).
+pub(crate) fn parse_recorded<'data>(
+    name: &'data str,
+    bytes: &'data [u8],
+    offset: u64,
+    index_length: u64,
+    index_offset: u64,
+    options: Options,
+) -> (Result<Descriptor<'data>>, Vec<Span<'data>>) {
+    let mut c = Cursor::new(bytes, offset, "descriptor", rule::FIXED_HEADER)
+        .for_tensor(name)
+        .recording(true);
+    let result = parse_from(&mut c, name, bytes, offset, index_length, index_offset, options);
+    (result, c.into_spans())
+}
+
+fn parse_from<'data>(
+    c: &mut Cursor<'data>,
+    name: &'data str,
+    bytes: &'data [u8],
+    offset: u64,
+    index_length: u64,
+    index_offset: u64,
+    options: Options,
+) -> Result<Descriptor<'data>> {
     let strict = options.is_strict();
     let scope = || Scope::tensor(name);
-    let mut c = Cursor::new(bytes, offset, "descriptor", rule::FIXED_HEADER).for_tensor(name);
 
     // The first ten bytes say what this is and how long it is; they are read
     // one field at a time so a too-short descriptor is reported as such.
@@ -336,9 +364,22 @@ pub(crate) fn parse<'data>(
             descriptor_value: descriptor_length,
         });
     }
-    let mut c = Cursor::new(bytes, offset, "descriptor", rule::FIXED_HEADER).for_tensor(name);
-    let header = c.read::<raw::DescriptorHeader>(Field::new("descriptor fixed header"))?;
-    let flags = header.flags.get();
+    let flags = c.u32(Field::new("flags"))?;
+    let type_tag = c.u8(Field::new("type_tag"))?;
+    let layout_tag = c.u8(Field::new("layout_tag"))?;
+    let rank = c.u32(Field::new("rank"))?;
+    // The same 20 bytes as a struct, for raw access (they are all present).
+    let header = raw::DescriptorHeader::ref_from_prefix(bytes)
+        .map(|(h, _)| h)
+        .map_err(|_| Error::Truncated {
+            scope: scope(),
+            field: Field::new("descriptor fixed header"),
+            offset,
+            need: 20,
+            have: to_u64(bytes.len()),
+            section: "descriptor",
+            rule: rule::FIXED_HEADER,
+        })?;
     if flags & !flags::KNOWN != 0 {
         return Err(Error::Reserved {
             scope: scope(),
@@ -350,7 +391,6 @@ pub(crate) fn parse<'data>(
     }
     let has = |bit: u32| flags & bit != 0;
 
-    let type_tag = header.type_tag;
     let element_class = ElementType::classify(type_tag);
     let is_extension_type = matches!(element_class, TagClass::Extension);
     if is_extension_type != has(flags::HAS_EXTENSION_TYPE) {
@@ -381,7 +421,7 @@ pub(crate) fn parse<'data>(
         }
     };
 
-    let layout = Layout::from_tag(header.layout_tag);
+    let layout = Layout::from_tag(layout_tag);
     match layout {
         Layout::Unknown(tag) if strict || tag == 0x00 || tag == 0xFF => {
             return Err(Error::UnknownTag {
@@ -400,7 +440,6 @@ pub(crate) fn parse<'data>(
         _ => {}
     }
 
-    let rank = header.rank.get();
     if rank > MAX_RANK {
         return Err(Error::Invalid {
             scope: scope(),
@@ -419,7 +458,7 @@ pub(crate) fn parse<'data>(
     let byte_offset = c.u64(Field::new("byte_offset"))?;
 
     let layout_fields_offset = c.offset();
-    let layout_fields = parse_layout_fields(&mut c, layout, rank_u64, name)?;
+    let layout_fields = parse_layout_fields(c, layout, rank_u64, name)?;
 
     let mut offsets = Offsets {
         descriptor: offset,
@@ -454,10 +493,10 @@ pub(crate) fn parse<'data>(
 
     offsets.buffer_count = c.offset();
     let buffer_count = c.u8(Field::new("buffer_count"))?;
-    descriptor.buffers = Some(c.slice::<raw::BufferHandle>(u64::from(buffer_count), Field::new("buffer"))?);
+    descriptor.buffers = Some(c.slice_struct::<raw::BufferHandle>(u64::from(buffer_count), Field::new("buffer"))?);
 
     if has(flags::HAS_QUANTIZATION) {
-        descriptor.quantization = Some(parse_quantization(&mut c, name, strict)?);
+        descriptor.quantization = Some(parse_quantization(c, name, strict)?);
     }
     if has(flags::HAS_SHARD) {
         let shard_offset = c.offset();
@@ -469,13 +508,13 @@ pub(crate) fn parse<'data>(
     }
     if has(flags::HAS_STATISTICS) {
         offsets.statistics = c.offset();
-        let stats = c.read::<raw::Statistics>(Field::new("statistics"))?;
+        let stats = c.read_struct::<raw::Statistics>(Field::new("statistics"), Some("statistics"))?;
         check_statistics(stats, offsets.statistics, name)?;
         descriptor.statistics = Some(stats);
     }
     if has(flags::HAS_EXTENSION_TYPE) {
         offsets.extension_type = c.offset();
-        let ext = c.read::<raw::ExtensionType>(Field::new("extension_type"))?;
+        let ext = c.read_struct::<raw::ExtensionType>(Field::new("extension_type"), Some("extension_type"))?;
         let bit_width = check_extension_type(ext, offsets.extension_type, name)?;
         element_type = Some(ElementType::Extension {
             tag: type_tag,
@@ -486,7 +525,7 @@ pub(crate) fn parse<'data>(
     }
     if has(flags::HAS_COMPOSITE_MEMBER) {
         offsets.composite_member = c.offset();
-        let member = c.read::<raw::CompositeMember>(Field::new("composite_member"))?;
+        let member = c.read_struct::<raw::CompositeMember>(Field::new("composite_member"), Some("composite_member"))?;
         if member.member_role > 1 {
             return Err(Error::Invalid {
                 scope: scope(),
@@ -552,7 +591,7 @@ fn parse_layout_fields<'data>(
                 let level_offset = c.offset();
                 let tile_shape = c.slice::<U64>(rank, Field::new("tile_shape"))?;
                 let orders_offset = c.offset();
-                let orders = c.read::<raw::TiledOrders>(Field::new("outer_layout"))?;
+                let orders = c.read_struct::<raw::TiledOrders>(Field::new("outer_layout"), None)?;
                 if !matches!(orders.outer_layout, 1..=3) {
                     return Err(Error::Invalid {
                         scope: scope(),
@@ -607,22 +646,22 @@ fn parse_layout_fields<'data>(
         Layout::Morton => LayoutFields::Morton {
             morton_bits: c.slice::<U32>(rank, Field::new("morton_bits"))?,
         },
-        Layout::Coo => LayoutFields::Coo(c.read(Field::new("nnz"))?),
-        Layout::Csr => LayoutFields::Csr(c.read(Field::new("nnz"))?),
-        Layout::Csc => LayoutFields::Csc(c.read(Field::new("nnz"))?),
+        Layout::Coo => LayoutFields::Coo(c.read_struct(Field::new("nnz"), None)?),
+        Layout::Csr => LayoutFields::Csr(c.read_struct(Field::new("nnz"), None)?),
+        Layout::Csc => LayoutFields::Csc(c.read_struct(Field::new("nnz"), None)?),
         Layout::Csf => {
             let nnz = c.u64(Field::new("nnz"))?;
             let mode_order = c.slice::<U32>(rank, Field::new("mode_order"))?;
-            let reserved = c.read::<[u8; 8]>(Field::new("csf _reserved"))?;
+            let reserved = c.read::<[u8; 8]>(Field::new("_reserved"))?;
             LayoutFields::Csf {
                 nnz,
                 mode_order,
                 reserved,
             }
         }
-        Layout::BlockPaged => LayoutFields::BlockPaged(c.read(Field::new("page_size"))?),
-        Layout::Composite => LayoutFields::Composite(c.read(Field::new("composition_rule"))?),
-        Layout::Hilbert => LayoutFields::Hilbert(c.read(Field::new("hilbert_order"))?),
+        Layout::BlockPaged => LayoutFields::BlockPaged(c.read_struct(Field::new("page_size"), None)?),
+        Layout::Composite => LayoutFields::Composite(c.read_struct(Field::new("composition_rule"), None)?),
+        Layout::Hilbert => LayoutFields::Hilbert(c.read_struct(Field::new("hilbert_order"), None)?),
         Layout::Extension(_) => {
             let extension_layout_id = c.u64(Field::new("extension_layout_id"))?;
             let length = c.u32(Field::new("extension_data_length"))?;
@@ -637,12 +676,25 @@ fn parse_layout_fields<'data>(
 }
 
 fn parse_quantization<'data>(c: &mut Cursor<'data>, name: &'data str, strict: bool) -> Result<Quantization<'data>> {
-    let scope = || Scope::tensor(name);
     let length = c.u32(Field::new("quantization_length"))?;
     let offset = c.offset();
-    let payload = c.take(u64::from(length), Field::new("quantization_descriptor"))?;
-    let mut q = Cursor::new(payload, offset, "quantization descriptor", rule::QUANT).for_tensor(name);
-    let header = q.read::<raw::QuantizationHeader>(Field::new("scheme_tag"))?;
+    let payload = c.take_quiet(u64::from(length), Field::new("quantization_descriptor"))?;
+    let mut q = c.sub(payload, offset, "quantization descriptor", rule::QUANT);
+    let result = parse_scheme(&mut q, payload, offset, name, strict);
+    c.absorb(q);
+    result
+}
+
+/// The scheme header and fields inside the quantization payload.
+fn parse_scheme<'data>(
+    q: &mut Cursor<'data>,
+    payload: &'data [u8],
+    offset: u64,
+    name: &'data str,
+    strict: bool,
+) -> Result<Quantization<'data>> {
+    let scope = || Scope::tensor(name);
+    let header = q.read_struct::<raw::QuantizationHeader>(Field::new("scheme_tag"), Some("quantization"))?;
     let tag = header.scheme_tag;
     let known = matches!(tag, 0x01..=0x05);
     if !known {
@@ -694,7 +746,7 @@ fn parse_quantization<'data>(c: &mut Cursor<'data>, name: &'data str, strict: bo
     // (quantization.md § Descriptor Header).
     let scheme = match tag {
         0x01 => {
-            let f = q.read::<raw::PerTensorAffine>(Field::new("scale"))?;
+            let f = q.read_struct::<raw::PerTensorAffine>(Field::new("scale"), Some("quantization"))?;
             reserved_zero(
                 &f.reserved,
                 Field::new("per-tensor _reserved"),
@@ -705,7 +757,7 @@ fn parse_quantization<'data>(c: &mut Cursor<'data>, name: &'data str, strict: bo
             QuantScheme::PerTensorAffine(f)
         }
         0x02 => {
-            let f = q.read::<raw::PerChannelAffine>(Field::new("axis"))?;
+            let f = q.read_struct::<raw::PerChannelAffine>(Field::new("axis"), Some("quantization"))?;
             reserved_zero(
                 &f.reserved,
                 Field::new("per-channel _reserved"),
@@ -716,7 +768,7 @@ fn parse_quantization<'data>(c: &mut Cursor<'data>, name: &'data str, strict: bo
             QuantScheme::PerChannelAffine(f)
         }
         0x03 => {
-            let f = q.read::<raw::PerBlockAffine>(Field::new("axis"))?;
+            let f = q.read_struct::<raw::PerBlockAffine>(Field::new("axis"), Some("quantization"))?;
             reserved_zero(
                 &f.reserved,
                 Field::new("per-block _reserved"),
@@ -726,8 +778,8 @@ fn parse_quantization<'data>(c: &mut Cursor<'data>, name: &'data str, strict: bo
             )?;
             QuantScheme::PerBlockAffine(f)
         }
-        0x04 => QuantScheme::Nf4(q.read::<raw::BlockScaled>(Field::new("axis"))?),
-        _ => QuantScheme::Mxfp(q.read::<raw::BlockScaled>(Field::new("axis"))?),
+        0x04 => QuantScheme::Nf4(q.read_struct::<raw::BlockScaled>(Field::new("axis"), Some("quantization"))?),
+        _ => QuantScheme::Mxfp(q.read_struct::<raw::BlockScaled>(Field::new("axis"), Some("quantization"))?),
     };
     Ok(Quantization {
         header,

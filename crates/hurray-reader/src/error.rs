@@ -51,6 +51,15 @@ impl Field {
         }
     }
 
+    /// A sub-field of a section, such as `statistics.nnz`.
+    pub const fn sub(name: &'static str, member: &'static str) -> Self {
+        Field {
+            name,
+            index: None,
+            member: Some(member),
+        }
+    }
+
     /// A sub-field of one element, such as `buffer[0].alignment`.
     pub const fn member(name: &'static str, index: u64, member: &'static str) -> Self {
         Field {

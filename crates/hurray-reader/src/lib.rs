@@ -45,6 +45,7 @@ compile_error!(
 );
 
 mod aligned;
+mod annotate;
 mod buffer;
 mod composite;
 mod cursor;
@@ -66,6 +67,7 @@ mod value;
 mod view;
 
 pub use aligned::AlignedBytes;
+pub use annotate::{AnnotatedField, DescriptorDump};
 pub use buffer::{Buffer, BufferRole};
 pub use descriptor::{
     fixed_header, flags as descriptor_flags, statistics_mask, Descriptor, Offsets, QuantScheme, Quantization, Shard,

@@ -9,6 +9,56 @@
 use zerocopy::little_endian::{F32, F64, I32, U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
+/// The fields of an on-disk struct in order: spec name and width in bytes.
+/// Used to name every byte in annotated dumps.
+pub trait Described {
+    /// `(name, width)` for each field, in order; widths add up to the size.
+    const FIELDS: &'static [(&'static str, usize)];
+}
+
+macro_rules! described {
+    ($($t:ty => [$(($name:literal, $width:literal)),* $(,)?]),* $(,)?) => {$(
+        impl Described for $t {
+            const FIELDS: &'static [(&'static str, usize)] = &[$(($name, $width)),*];
+        }
+    )*};
+}
+
+described!(
+    FileHeader => [("magic", 8), ("container_version_major", 1), ("container_version_minor", 1), ("_reserved", 2),
+        ("file_flags", 4), ("data_buffer_alignment", 4), ("first_descriptor_offset", 8), ("tensor_count_hint", 8),
+        ("_reserved_header", 28)],
+    Trailer => [("index_offset", 8), ("index_length", 8), ("kv_offset", 8), ("kv_length", 4), ("index_crc32c", 4),
+        ("_reserved", 4), ("trailer_magic", 4)],
+    IndexEntryTail => [("descriptor_offset", 8), ("descriptor_length", 4), ("data_offset", 8), ("data_length", 8),
+        ("flags", 4)],
+    DescriptorHeader => [("magic", 4), ("version_major", 1), ("version_minor", 1), ("descriptor_length", 4),
+        ("flags", 4), ("type_tag", 1), ("layout_tag", 1), ("rank", 4)],
+    BufferHandle => [("byte_size", 8), ("alignment", 4), ("device_tag", 1), ("sync_mode", 1), ("memory_class", 1),
+        ("_reserved", 1)],
+    CompressedFields => [("nnz", 8), ("_reserved", 8)],
+    CooFields => [("nnz", 8), ("is_sorted", 1), ("_reserved", 7)],
+    TiledOrders => [("outer_layout", 1), ("inner_layout", 1), ("_reserved", 2)],
+    HilbertFields => [("hilbert_order", 4), ("hilbert_rank", 4)],
+    BlockPagedFields => [("page_size", 4), ("num_pages", 8), ("paged_axis", 4), ("num_seqs", 4), ("kv_role", 1),
+        ("layer_index", 4), ("block_table_index_type", 1), ("_reserved", 6)],
+    CompositeFields => [("composition_rule", 1), ("combine_op", 1), ("_reserved", 2), ("member_count", 4)],
+    Statistics => [("computed_mask", 4), ("_reserved", 4), ("nnz", 8), ("sparsity_ratio", 8), ("value_min", 8),
+        ("value_max", 8), ("value_abs_max", 8), ("value_mean", 8), ("value_stddev", 8), ("nm_n", 1), ("nm_m", 1),
+        ("has_nan", 1), ("has_inf", 1), ("_reserved2", 4)],
+    ExtensionType => [("bit_width", 4), ("packing_factor", 1), ("is_float", 1), ("is_signed", 1), ("sign_bits", 1),
+        ("exponent_bits", 1), ("mantissa_bits", 1), ("_reserved", 2), ("exponent_bias", 4), ("has_nan", 1),
+        ("has_inf", 1), ("_reserved2", 2)],
+    CompositeMember => [("member_role", 1), ("_reserved", 15)],
+    QuantizationHeader => [("scheme_tag", 1), ("scheme_version", 1), ("flags", 2)],
+    PerTensorAffine => [("scale", 4), ("zero_point", 4), ("_reserved", 4)],
+    PerChannelAffine => [("axis", 4), ("scale_buffer_index", 4), ("zero_point_buffer_index", 4), ("scale_type_tag", 1),
+        ("_reserved", 3)],
+    PerBlockAffine => [("axis", 4), ("block_size", 4), ("scale_buffer_index", 4), ("zero_point_buffer_index", 4),
+        ("scale_type_tag", 1), ("_reserved", 3)],
+    BlockScaled => [("axis", 4), ("block_size", 4), ("scale_buffer_index", 4)],
+);
+
 /// The 64-byte file header (`file-format.md` § File Header).
 #[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
@@ -338,6 +388,33 @@ pub struct BlockScaled {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn described_size<T: Described>() -> usize {
+        T::FIELDS.iter().map(|&(_, w)| w).sum()
+    }
+
+    #[test]
+    fn field_tables_cover_every_byte() {
+        assert_eq!(described_size::<FileHeader>(), size_of::<FileHeader>());
+        assert_eq!(described_size::<Trailer>(), size_of::<Trailer>());
+        assert_eq!(described_size::<IndexEntryTail>(), size_of::<IndexEntryTail>());
+        assert_eq!(described_size::<DescriptorHeader>(), size_of::<DescriptorHeader>());
+        assert_eq!(described_size::<BufferHandle>(), size_of::<BufferHandle>());
+        assert_eq!(described_size::<CompressedFields>(), size_of::<CompressedFields>());
+        assert_eq!(described_size::<CooFields>(), size_of::<CooFields>());
+        assert_eq!(described_size::<TiledOrders>(), size_of::<TiledOrders>());
+        assert_eq!(described_size::<HilbertFields>(), size_of::<HilbertFields>());
+        assert_eq!(described_size::<BlockPagedFields>(), size_of::<BlockPagedFields>());
+        assert_eq!(described_size::<CompositeFields>(), size_of::<CompositeFields>());
+        assert_eq!(described_size::<Statistics>(), size_of::<Statistics>());
+        assert_eq!(described_size::<ExtensionType>(), size_of::<ExtensionType>());
+        assert_eq!(described_size::<CompositeMember>(), size_of::<CompositeMember>());
+        assert_eq!(described_size::<QuantizationHeader>(), size_of::<QuantizationHeader>());
+        assert_eq!(described_size::<PerTensorAffine>(), size_of::<PerTensorAffine>());
+        assert_eq!(described_size::<PerChannelAffine>(), size_of::<PerChannelAffine>());
+        assert_eq!(described_size::<PerBlockAffine>(), size_of::<PerBlockAffine>());
+        assert_eq!(described_size::<BlockScaled>(), size_of::<BlockScaled>());
+    }
 
     #[test]
     fn sizes_match_the_spec() {

@@ -22,12 +22,22 @@ impl<'data> Tensor<'data> {
     /// # Errors
     /// The first violation found, naming its position and offset.
     pub fn validate_data(&self) -> Result<()> {
+        self.validate_data_with_progress(&mut |_, _| {})
+    }
+
+    /// [`validate_data`](Self::validate_data), calling `progress(done,
+    /// total)` — bytes of index arrays scanned so far, and in all — as the
+    /// CSC/CSR scan advances (every few megabytes), for progress bars.
+    ///
+    /// # Errors
+    /// As [`validate_data`](Self::validate_data).
+    pub fn validate_data_with_progress(&self, progress: &mut dyn FnMut(u64, u64)) -> Result<()> {
         if self.not_viewable.is_some() {
             return Ok(());
         }
         match self.layout() {
-            Layout::Csc => self.csc_structure()?.validate()?,
-            Layout::Csr => self.csr_structure()?.validate()?,
+            Layout::Csc => self.csc_structure()?.inner.validate_with(progress)?,
+            Layout::Csr => self.csr_structure()?.inner.validate_with(progress)?,
             Layout::Coo => self.coo_structure()?.validate()?,
             Layout::Csf => self.csf_structure()?.validate()?,
             Layout::BlockPaged => self.validate_block_paged()?,

@@ -79,9 +79,20 @@ impl<'data> Compressed<'data> {
     /// `idx`, without allocating. The fast path only accumulates a "bad"
     /// flag; on failure a second, exact pass names the first violation.
     pub(crate) fn validate(&self) -> Result<()> {
+        self.validate_with(&mut |_, _| {})
+    }
+
+    /// [`validate`](Self::validate), calling `progress(done, total)` (bytes
+    /// of `ptr` and `idx` scanned) every few megabytes and at the end.
+    pub(crate) fn validate_with(&self, progress: &mut dyn FnMut(u64, u64)) -> Result<()> {
+        const STEP: usize = 1 << 20; // elements between progress reports
+        let total = to_u64(self.ptr.len().saturating_add(self.idx.len())).saturating_mul(8);
         self.check_pointer_array()?;
+        let ptr_bytes = to_u64(self.ptr.len()).saturating_mul(8);
+        progress(ptr_bytes, total);
         // ptr is now 0 = p0 <= p1 <= ... <= p_n = nnz = idx.len().
         let mut start = 0usize;
+        let mut next_report = STEP;
         for (j, &end) in self.ptr.iter().skip(1).enumerate() {
             let end = usize::try_from(end).unwrap_or(usize::MAX);
             let slice = self.idx.get(start..end).unwrap_or_default();
@@ -89,7 +100,12 @@ impl<'data> Compressed<'data> {
                 return Err(self.slice_error(to_u64(j), start, slice));
             }
             start = end;
+            if start >= next_report {
+                progress(ptr_bytes.saturating_add(to_u64(start).saturating_mul(8)), total);
+                next_report = start.saturating_add(STEP);
+            }
         }
+        progress(total, total);
         Ok(())
     }
 

@@ -1,0 +1,118 @@
+//! Annotated descriptors: every byte of every descriptor is named, in order,
+//! and the fields decode to the values the views report.
+
+mod common;
+
+use std::path::Path;
+
+use common::{corpus, read};
+use hurray_reader::{AlignedBytes, Field, HurrayFile, Options};
+
+/// The fields of a valid descriptor tile it exactly: contiguous, in order,
+/// from its first byte to its last.
+fn assert_tiles(file: &HurrayFile<'_>, what: &str) {
+    for e in file.entries() {
+        let dump = file.dump_descriptor(e.name()).unwrap();
+        assert!(dump.error.is_none(), "{what}/{}: {:?}", e.name(), dump.error);
+        let mut at = e.descriptor_offset();
+        for f in &dump.fields {
+            assert_eq!(f.offset, at, "{what}/{}: gap or overlap before {}", e.name(), f.field);
+            at += f.bytes.len() as u64;
+        }
+        assert_eq!(
+            at,
+            e.descriptor_offset() + e.descriptor_length(),
+            "{what}/{}: not every byte named",
+            e.name()
+        );
+    }
+}
+
+#[test]
+fn worked_example_fields() {
+    let bytes = AlignedBytes::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/csc_worked_example.hry"))
+        .unwrap();
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let dump = file.dump_descriptor("A").unwrap();
+    let find = |f: Field| {
+        dump.fields
+            .iter()
+            .find(|a| a.field == f)
+            .unwrap_or_else(|| panic!("{f}"))
+    };
+    let rows: Vec<(String, u64, String)> = dump
+        .fields
+        .iter()
+        .take(12)
+        .map(|f| (f.field.to_string(), f.offset, f.meaning.clone()))
+        .collect();
+    let want: Vec<(String, u64, String)> = [
+        ("magic", 64, "\"HRRY\""),
+        ("version_major", 68, "1"),
+        ("version_minor", 69, "0"),
+        ("descriptor_length", 70, "109 bytes"),
+        ("flags", 74, "none"),
+        ("type_tag", 78, "float32"),
+        ("layout_tag", 79, "csc"),
+        ("rank", 80, "2"),
+        ("shape[0]", 84, "4"),
+        ("shape[1]", 92, "5"),
+        ("byte_offset", 100, "0 bytes"),
+        ("nnz", 108, "5"),
+    ]
+    .iter()
+    .map(|&(n, o, m)| (n.to_owned(), o, m.to_owned()))
+    .collect();
+    assert_eq!(rows, want);
+    assert_eq!(find(Field::member("buffer", 2, "byte_size")).meaning, "48 bytes");
+    assert_eq!(find(Field::member("buffer", 2, "byte_size")).offset, 157);
+    assert_eq!(find(Field::member("buffer", 1, "device_tag")).meaning, "CPU");
+    assert_eq!(find(Field::new("buffer_count")).bytes, [3]);
+    assert!(dump.tensor.is_some());
+    assert_tiles(&file, "csc_worked_example");
+}
+
+#[test]
+fn malformed_descriptor_keeps_what_was_read() {
+    // The interop file whose tensor_b has a reserved type tag 0x47.
+    let Some((dir, _)) = corpus("HURRAY_INTEROP_DIR") else {
+        return;
+    };
+    let bytes = read(&dir, "invalid_type_tag_reserved_0x47.hry");
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let dump = file.dump_descriptor("tensor_b").unwrap();
+    // The whole fixed header is read before its values are judged.
+    let names: Vec<String> = dump.fields.iter().map(|f| f.field.to_string()).collect();
+    assert_eq!(
+        names,
+        [
+            "magic",
+            "version_major",
+            "version_minor",
+            "descriptor_length",
+            "flags",
+            "type_tag",
+            "layout_tag",
+            "rank"
+        ]
+    );
+    let tag = dump.fields.iter().find(|f| f.field == Field::new("type_tag")).unwrap();
+    assert_eq!((tag.bytes, tag.meaning.as_str()), (&[0x47][..], "reserved / unknown"));
+    assert!(dump.error.unwrap().to_string().contains("type_tag"));
+}
+
+#[test]
+fn every_interop_descriptor_is_named_byte_for_byte() {
+    let Some((dir, manifest)) = corpus("HURRAY_INTEROP_DIR") else {
+        return;
+    };
+    for entry in manifest["files"].as_array().unwrap() {
+        if entry["expect"] != "accept" {
+            continue;
+        }
+        let name = entry["file"].as_str().unwrap();
+        let bytes = read(&dir, name);
+        let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+        assert_tiles(&file, name);
+    }
+}
