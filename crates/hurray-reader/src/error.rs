@@ -746,6 +746,18 @@ pub enum Error {
         bound: u64,
     },
 
+    /// An explicitly requested owned copy (e.g. [`CscView::to_csr`](crate::CscView::to_csr))
+    /// is larger than the allocator can provide.
+    #[error("tensor '{}': {what}: cannot allocate {bytes} bytes for the copy", .tensor.escape_debug())]
+    AllocationFailed {
+        /// The tensor.
+        tensor: Box<str>,
+        /// What was being built.
+        what: &'static str,
+        /// Bytes requested.
+        bytes: u64,
+    },
+
     /// No tensor has this name.
     #[error("no tensor named '{}' in the index", .name.escape_debug())]
     NotFound {

@@ -1,5 +1,6 @@
 //! CSC views (`layouts/csc.md`, layout tag `0x08`).
 
+use crate::cursor::to_u64;
 use crate::element_type::Element;
 use crate::error::Result;
 use crate::layout::Layout;
@@ -237,37 +238,64 @@ impl<'data, T: Element> CscView<'data, T> {
 
     /// An owned CSR copy of the same matrix A (the pointer and index
     /// transposition of `layouts/csc.md` § Relationship to CSR): the one
-    /// documented O(nnz + nrows) allocation of the crate. Verifies the
-    /// invariants first if the view was not validated.
+    /// documented allocation of the crate, `8 × (nrows + 1)` bytes for
+    /// `row_ptr` plus `(8 + size_of::<T>()) × nnz`. `nrows` comes from the
+    /// file's shape, which the file size does not bound: check
+    /// [`nrows`](Self::nrows) before converting a file you do not trust.
+    /// Verifies the invariants first if the view was not validated.
     ///
     /// # Errors
-    /// On an unvalidated view, as [`validate`](Self::validate).
+    /// On an unvalidated view, as [`validate`](Self::validate);
+    /// [`Error::AllocationFailed`](crate::Error::AllocationFailed) when the
+    /// allocator refuses the memory (never an abort).
     pub fn to_csr(&self) -> Result<CsrMatrix<T>> {
         let view = self.validated()?;
-        let nrows = usize::try_from(view.nrows()).unwrap_or(usize::MAX);
-        // Row counts, then their prefix sums: the CSR row pointer.
-        let mut row_ptr = vec![0u64; nrows.saturating_add(1)];
+        let tensor = view.structure.inner.tensor;
+        let nnz = view.values.len();
+        let rows = view.nrows().checked_add(1);
+        // row_ptr has nrows + 1 entries whatever nnz is, and nrows is not
+        // bounded by the file size: allocate fallibly, never abort.
+        let mut row_ptr: Vec<u64> = Vec::new();
+        rows.and_then(|n| usize::try_from(n).ok())
+            .and_then(|n| row_ptr.try_reserve_exact(n).ok().map(|()| n))
+            .map(|n| row_ptr.resize(n, 0))
+            .ok_or_else(|| allocation_failed(tensor, "row_ptr", rows, 8))?;
+        let mut col_indices: Vec<u64> = Vec::new();
+        let mut values: Vec<T> = Vec::new();
+        if col_indices.try_reserve_exact(nnz).is_err() || values.try_reserve_exact(nnz).is_err() {
+            return Err(allocation_failed(
+                tensor,
+                "col_indices and values",
+                Some(to_u64(nnz)),
+                8 + size_of::<T>(),
+            ));
+        }
+        col_indices.resize(nnz, 0);
+        values.extend_from_slice(view.values);
+        // Count each row's entries at row_ptr[r + 1]; the running sum then
+        // makes row_ptr[r] the start of row r.
         for &r in view.row_indices() {
-            if let Some(slot) = usize::try_from(r).ok().and_then(|r| row_ptr.get_mut(r + 1)) {
+            if let Some(slot) = usize::try_from(r)
+                .ok()
+                .and_then(|r| r.checked_add(1))
+                .and_then(|r| row_ptr.get_mut(r))
+            {
                 *slot += 1;
             }
         }
-        for i in 1..row_ptr.len() {
-            let previous = row_ptr.get(i - 1).copied().unwrap_or(0);
-            if let Some(slot) = row_ptr.get_mut(i) {
-                *slot += previous;
-            }
+        let mut sum = 0u64;
+        for p in &mut row_ptr {
+            sum += *p;
+            *p = sum;
         }
-        // Walking columns in order fills each row's columns in increasing order.
-        let mut next: Vec<u64> = row_ptr.clone();
-        let mut col_indices = vec![0u64; view.values.len()];
-        let mut values: Vec<T> = view.values.to_vec();
+        // Scatter column by column (so each row's columns come out sorted),
+        // using row_ptr[r] as row r's next free slot...
         for j in 0..view.ncols() {
             let range = view.structure.column_range(j)?;
             let rows = view.row_indices().get(range.clone()).unwrap_or_default();
             let vals = view.values.get(range).unwrap_or_default();
             for (&r, v) in rows.iter().zip(vals) {
-                let Some(slot) = usize::try_from(r).ok().and_then(|r| next.get_mut(r)) else {
+                let Some(slot) = usize::try_from(r).ok().and_then(|r| row_ptr.get_mut(r)) else {
                     continue;
                 };
                 let at = usize::try_from(*slot).unwrap_or(usize::MAX);
@@ -278,6 +306,11 @@ impl<'data, T: Element> CscView<'data, T> {
                 }
             }
         }
+        // ...which leaves row_ptr[r] at the end of row r: shift right by one.
+        let mut start = 0u64;
+        for p in &mut row_ptr {
+            std::mem::swap(p, &mut start);
+        }
         Ok(CsrMatrix {
             nrows: view.nrows(),
             ncols: view.ncols(),
@@ -285,6 +318,14 @@ impl<'data, T: Element> CscView<'data, T> {
             col_indices,
             values,
         })
+    }
+}
+
+fn allocation_failed(tensor: &str, what: &'static str, count: Option<u64>, width: usize) -> crate::Error {
+    crate::Error::AllocationFailed {
+        tensor: tensor.into(),
+        what,
+        bytes: count.and_then(|c| c.checked_mul(to_u64(width))).unwrap_or(u64::MAX),
     }
 }
 
