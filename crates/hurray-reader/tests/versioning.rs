@@ -1,0 +1,192 @@
+//! `versioning.md` and the strict/permissive split: newer minor versions
+//! are read (their extra trailing bytes skipped); unknown tags are rejected
+//! in strict mode and, in permissive mode, the descriptor is kept but its
+//! data is never interpreted.
+
+use hurray_reader::{AlignedBytes, Error, Field, HurrayFile, Layout, Options};
+use hurray_writer::{
+    BufferData, ElementType, FileWriter, RawDescriptor, RawFileFields, RawTensor, TensorDescriptor, WriterOptions,
+};
+
+fn csc_descriptor() -> RawDescriptor {
+    TensorDescriptor::csc(ElementType::Float32, 4, 5, 5).unwrap().to_raw()
+}
+
+/// One tensor `A` with the worked example's buffers and `d` as descriptor.
+fn file_with(d: RawDescriptor, options: WriterOptions) -> AlignedBytes {
+    let values: Vec<u8> = [1.0f32, 4.0, 3.0, 2.0, 5.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let rows: Vec<u8> = [0u64, 2, 1, 0, 2].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let ptr: Vec<u8> = [0u64, 1, 2, 3, 4, 5].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut w = FileWriter::new(Vec::new(), options).unwrap();
+    let buffers = vec![
+        BufferData::Bytes(&values),
+        BufferData::Bytes(&rows),
+        BufferData::Bytes(&ptr),
+    ];
+    w.write_tensor_unchecked(RawTensor::new("A", d.encode().unwrap(), buffers))
+        .unwrap();
+    AlignedBytes::from_slice(&w.finish().unwrap())
+}
+
+#[test]
+fn newer_descriptor_minor_version_skips_trailing_bytes_even_when_strict() {
+    let mut d = csc_descriptor();
+    d.version_minor = 1;
+    d.trailing_bytes = vec![0xAB; 12]; // a field a 1.1 writer appended
+    let bytes = file_with(d, WriterOptions::default());
+    let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    let t = file.tensor("A").unwrap();
+    assert_eq!(t.descriptor().version(), (1, 1));
+    assert_eq!(t.csc::<f32>().unwrap().get(2, 1).unwrap(), Some(&4.0));
+}
+
+#[test]
+fn trailing_bytes_in_our_own_minor_version_are_strict_errors_permissive_skips() {
+    let mut d = csc_descriptor();
+    d.trailing_bytes = vec![0; 8];
+    let bytes = file_with(d, WriterOptions::default());
+    let strict = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    assert!(matches!(
+        strict.tensor("A"),
+        Err(Error::TrailingBytes {
+            section: "descriptor",
+            count: 8,
+            offset: 173,
+            ..
+        })
+    ));
+    let permissive = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    assert_eq!(permissive.tensor("A").unwrap().csc::<f32>().unwrap().nnz(), 5);
+}
+
+#[test]
+fn newer_major_versions_are_rejected_in_both_modes() {
+    let mut d = csc_descriptor();
+    d.version_major = 2;
+    let bytes = file_with(d, WriterOptions::default());
+    for options in [Options::strict(), Options::permissive()] {
+        let file = HurrayFile::parse(&bytes, options).unwrap();
+        assert!(matches!(
+            file.tensor("A"),
+            Err(Error::UnsupportedVersion {
+                found: 2,
+                supported: 1,
+                ..
+            })
+        ));
+    }
+    let raw = RawFileFields {
+        container_version: Some([2, 0]),
+        ..RawFileFields::default()
+    };
+    let bytes = file_with(csc_descriptor(), WriterOptions::default().raw(raw));
+    assert!(matches!(
+        HurrayFile::parse(&bytes, Options::permissive()),
+        Err(Error::UnsupportedVersion {
+            field: Field {
+                name: "container_version_major",
+                ..
+            },
+            ..
+        })
+    ));
+}
+
+#[test]
+fn newer_container_minor_version_is_read() {
+    let raw = RawFileFields {
+        container_version: Some([1, 3]),
+        ..RawFileFields::default()
+    };
+    let bytes = file_with(csc_descriptor(), WriterOptions::default().raw(raw));
+    let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    assert_eq!(file.container_version(), (1, 3));
+    assert!(file.validate().is_ok());
+}
+
+#[test]
+fn unknown_layout_tag_strict_rejects_permissive_keeps_the_descriptor() {
+    let mut d = csc_descriptor();
+    d.layout_tag = 0x0C;
+    d.layout_fields.clear();
+    d.buffers.clear();
+    let bytes = file_with(d, WriterOptions::default());
+    let strict = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    assert!(matches!(
+        strict.tensor("A"),
+        Err(Error::UnknownTag {
+            value: 0x0C,
+            why: "not recognised",
+            ..
+        })
+    ));
+    let permissive = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let t = permissive.tensor("A").unwrap();
+    assert_eq!(t.layout(), Layout::Unknown(0x0C));
+    assert_eq!(t.shape().collect::<Vec<_>>(), [4, 5]);
+    assert_eq!(t.element_type().map(|e| e.as_str()), Some("float32"));
+    assert!(t.not_viewable().is_some());
+    assert!(matches!(t.dense::<f32>(), Err(Error::NotViewable { .. })));
+    // Invalid tags (0x00, 0xFF) stay errors even in permissive mode.
+    let mut d = csc_descriptor();
+    d.layout_tag = 0xFF;
+    let bytes = file_with(d, WriterOptions::default());
+    let permissive = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    assert!(matches!(
+        permissive.tensor("A"),
+        Err(Error::UnknownTag {
+            value: 0xFF,
+            why: "invalid",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn unknown_type_tag_strict_rejects_permissive_refuses_views() {
+    let mut d = csc_descriptor();
+    d.type_tag = 0x47;
+    let bytes = file_with(d, WriterOptions::default());
+    let strict = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    assert!(matches!(
+        strict.tensor("A"),
+        Err(Error::UnknownTag {
+            value: 0x47,
+            why: "reserved",
+            ..
+        })
+    ));
+    let permissive = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let t = permissive.tensor("A").unwrap();
+    assert_eq!(t.element_type(), None);
+    assert_eq!(t.nnz(), Some(5));
+    assert!(matches!(t.csc::<f32>(), Err(Error::NotViewable { .. })));
+    assert!(matches!(t.csc_structure(), Err(Error::NotViewable { .. })));
+    assert_eq!(t.buffers().len(), 3);
+    assert!(t.validate_data().is_ok(), "nothing to interpret, nothing to reject");
+}
+
+#[test]
+fn unknown_quantization_scheme_strict_rejects_permissive_refuses_views() {
+    let mut d = csc_descriptor();
+    d.type_tag = ElementType::Int8.tag();
+    d.buffers[0].byte_size = 5;
+    d.quantization = Some(vec![0x20, 0x01, 0x00, 0x00]);
+    let bytes = file_with(d, WriterOptions::default());
+    let strict = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    assert!(matches!(
+        strict.tensor("A"),
+        Err(Error::UnknownTag {
+            field: Field { name: "scheme_tag", .. },
+            value: 0x20,
+            ..
+        })
+    ));
+    let permissive = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let t = permissive.tensor("A").unwrap();
+    assert!(t.not_viewable().is_some());
+    assert!(matches!(t.csc::<i8>(), Err(Error::NotViewable { .. })));
+}
