@@ -1,21 +1,44 @@
 //! Command-line arguments (clap derive).
 
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
-use clap::Parser;
+use clap::{ArgGroup, Parser};
 
 const EXAMPLES: &str = "\
 Examples:
-  hurray-inspect model.hry                     header, KV metadata and tensor table
-  hurray-inspect --validate model.hry          also check every tensor's data; exit 1 if invalid
-  hurray-inspect --json model.hry | jq .kv     the same facts as one JSON object
-  hurray-inspect --permissive odd.hry          accept what the spec lets a reader accept
-  cat model.hry | hurray-inspect -             read the file from standard input
+  # Header, KV metadata, and every tensor's name, dtype, layout, shape, nnz and size
+  hurray-inspect model.hry
+  # One tensor: each descriptor field's file offset, raw bytes (hex) and meaning;
+  # its index entry; each buffer's file range, alignment, role, type and count
+  hurray-inspect model.hry --tensor A
+  # The first 10 stored entries (row, col, value); dense tensors: elements
+  hurray-inspect model.hry --tensor A --head 10
+  # One element; one a sparse tensor does not store prints as an implicit zero
+  hurray-inspect model.hry --tensor A --get 2,1
+  # Column 3 of a CSC matrix (--row I for a CSR matrix)
+  hurray-inspect model.hry --tensor A --column 3
+  # Every value and index array, as JSON
+  hurray-inspect model.hry --tensor A --dump --json
+  # Also check every tensor's data; exit 1 if anything is invalid
+  hurray-inspect --validate model.hry
+  # Any command's output as JSON (schemas: docs/cli.md)
+  hurray-inspect --json model.hry | jq '.tensors[] | {name, shape, nnz}'
+  # Accept what the spec lets a reader accept (unknown tags, no invariant scans)
+  hurray-inspect --permissive odd.hry
+  # No output, only the exit status (and the error line on failure)
+  hurray-inspect -q --validate model.hry
+  # Read the file from standard input
+  cat model.hry | hurray-inspect -
+
+--head, --get, --column, --row and --dump need --tensor NAME unless the file holds
+exactly one tensor. They read only what they show: use --validate for the full check.
 
 Exit status: 0 the file is readable (and valid, with --validate); 1 it is not,
 with one `error: FILE: ...` line on stderr; 2 usage error.";
 
-/// Inspect a Hurray tensor file: header, KV metadata, tensors.
+/// Inspect a Hurray tensor file: header, KV metadata, tensors, descriptors, values.
 #[derive(Debug, Parser)]
 #[command(
     name = "hurray-inspect",
@@ -23,8 +46,12 @@ with one `error: FILE: ...` line on stderr; 2 usage error.";
     about,
     long_about = "Inspect a Hurray tensor file: print its header facts (container version, \
                   flags, data_buffer_alignment), its KV metadata and a table of its tensors \
-                  (name, element type, layout, shape, nnz, buffers, bytes, data offset).",
-    after_help = EXAMPLES
+                  (name, element type, layout, shape, nnz, buffers, bytes, data offset); or \
+                  one tensor's descriptor byte by byte (--tensor), its first entries (--head), \
+                  one element (--get), one column or row (--column, --row), or all of its \
+                  arrays (--dump).",
+    after_help = EXAMPLES,
+    group(ArgGroup::new("data").multiple(false).args(["head", "get", "column", "row", "dump"])),
 )]
 pub struct Cli {
     /// The Hurray file to read, or `-` for standard input.
@@ -35,22 +62,78 @@ pub struct Cli {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
+    /// Show one tensor in detail: its index entry, every descriptor field
+    /// (absolute offset, raw bytes in hex, decoded meaning) and every buffer
+    /// (file range, alignment, role, element type and count).
+    ///
+    /// With --head, --get, --column, --row or --dump: the tensor they read.
+    /// A malformed descriptor prints the fields read before the problem, then
+    /// the problem, and exits 1.
+    ///
+    /// Example: hurray-inspect weights.hry --tensor A
+    #[arg(short = 't', long, value_name = "NAME")]
+    pub tensor: Option<String>,
+
+    /// Print the first N stored entries: CSC column by column, CSR row by
+    /// row, COO and CSF in storage order, dense tensors in logical row-major
+    /// order, each with its coordinates.
+    ///
+    /// Reads only those entries (and the pointers leading to them).
+    ///
+    /// Example: hurray-inspect weights.hry --tensor A --head 10
+    #[arg(long, value_name = "N")]
+    pub head: Option<u64>,
+
+    /// Print one element, at comma-separated coordinates (one per dimension).
+    ///
+    /// An element a sparse tensor does not store prints as `0 (implicit zero)`.
+    /// A scalar (rank 0) takes the empty list: --get ''.
+    ///
+    /// Example: hurray-inspect weights.hry --tensor A --get 2,1
+    #[arg(long, value_name = "I,J,...")]
+    pub get: Option<Coords>,
+
+    /// Print the stored entries of column J of a CSC matrix (row, value).
+    ///
+    /// Example: hurray-inspect weights.hry --tensor A --column 3
+    #[arg(long, value_name = "J")]
+    pub column: Option<u64>,
+
+    /// Print the stored entries of row I of a CSR matrix (column, value).
+    ///
+    /// Example: hurray-inspect weights.hry --tensor B --row 0
+    #[arg(long, value_name = "I")]
+    pub row: Option<u64>,
+
+    /// Print every value and index array of the tensor, buffer by buffer,
+    /// decoded (float16, bfloat16 and packed sub-byte types included).
+    ///
+    /// With --json: one object with name, dtype, layout, shape, nnz and
+    /// `buffers` (role, element_type, byte_size, values), written as it is read.
+    ///
+    /// Example: hurray-inspect weights.hry --tensor A --dump --json
+    #[arg(long)]
+    pub dump: bool,
+
     /// Also check every tensor's data and the file's padding; exit 1 if any check fails.
     ///
     /// Resolves every tensor, runs the data checks of the spec (sparse storage
     /// invariants, quantization parameters, padding bits) and, in strict mode, checks
     /// that the padding between regions is zero. Prints one line per tensor.
+    /// With --tensor: checks that tensor's data only. Shows a progress bar on a
+    /// terminal when a scan takes a while.
     ///
     /// Example: hurray-inspect --validate weights.hry
-    #[arg(long)]
+    #[arg(long, conflicts_with = "data")]
     pub validate: bool,
 
     /// Print one JSON object instead of tables (exact byte counts, full values).
     ///
-    /// Keys: `file`, `kv`, `tensors` (and `padding` with --validate). KV integers are
-    /// exact; float NaN and infinities are the strings "nan", "inf", "-inf"; bytes are
-    /// arrays of byte values. A tensor whose descriptor cannot be read has null
-    /// dtype, layout and shape, and an `error`.
+    /// Summary keys: `file`, `kv`, `tensors` (and `padding` with --validate). KV
+    /// integers are exact; float NaN and infinities are the strings "nan", "inf",
+    /// "-inf"; bytes are arrays of byte values. A tensor whose descriptor cannot be
+    /// read has null dtype, layout and shape, and an `error`. Every other command
+    /// has its own object: see docs/cli.md.
     ///
     /// Example: hurray-inspect --json weights.hry | jq '.tensors[].shape'
     #[arg(long)]
@@ -65,6 +148,44 @@ pub struct Cli {
     /// Example: hurray-inspect --permissive --validate newer.hry
     #[arg(long)]
     pub permissive: bool,
+
+    /// Print nothing on stdout: only the exit status and, on failure, the error line.
+    ///
+    /// Example: hurray-inspect -q --validate weights.hry && echo valid
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Coordinates of one element, parsed from `2,1` (empty for a scalar).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Coords(pub Vec<u64>);
+
+impl FromStr for Coords {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.trim().is_empty() {
+            return Ok(Coords(Vec::new()));
+        }
+        s.split(',')
+            .map(|part| {
+                let part = part.trim();
+                part.parse::<u64>().map_err(|_| {
+                    format!(
+                        "`{part}` is not a coordinate: expected non-negative integers separated by commas, e.g. 2,1"
+                    )
+                })
+            })
+            .collect::<Result<Vec<u64>, String>>()
+            .map(Coords)
+    }
+}
+
+impl fmt::Display for Coords {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(u64::to_string).collect();
+        f.write_str(&parts.join(","))
+    }
 }
 
 /// Where the file comes from.
@@ -74,6 +195,25 @@ pub enum Input<'a> {
     Stdin,
     /// A path to map.
     Path(&'a Path),
+}
+
+/// What to print.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// The file summary (with `--validate`: and the verdicts).
+    Summary,
+    /// One tensor's descriptor and buffers (with `--validate`: and its data check).
+    Tensor,
+    /// The first N stored entries.
+    Head(u64),
+    /// One element.
+    Get(Vec<u64>),
+    /// One column of a CSC matrix.
+    Column(u64),
+    /// One row of a CSR matrix.
+    Row(u64),
+    /// Every buffer's values.
+    Dump,
 }
 
 impl Cli {
@@ -91,6 +231,25 @@ impl Cli {
         match self.input() {
             Input::Stdin => "<stdin>".to_owned(),
             Input::Path(path) => path.display().to_string(),
+        }
+    }
+
+    /// The command the flags ask for (clap lets at most one data flag through).
+    pub fn action(&self) -> Action {
+        if let Some(n) = self.head {
+            Action::Head(n)
+        } else if let Some(c) = &self.get {
+            Action::Get(c.0.clone())
+        } else if let Some(j) = self.column {
+            Action::Column(j)
+        } else if let Some(i) = self.row {
+            Action::Row(i)
+        } else if self.dump {
+            Action::Dump
+        } else if self.tensor.is_some() {
+            Action::Tensor
+        } else {
+            Action::Summary
         }
     }
 }
@@ -118,11 +277,48 @@ mod tests {
         let cli = Cli::try_parse_from(["hurray-inspect", "--json", "--validate", "--permissive", "a.hry"]).unwrap();
         assert!(cli.json && cli.validate && cli.permissive);
         assert_eq!(cli.input(), Input::Path(Path::new("a.hry")));
+        assert_eq!(cli.action(), Action::Summary);
     }
 
     #[test]
     fn unknown_flag_is_a_usage_error() {
         let e = Cli::try_parse_from(["hurray-inspect", "--bogus", "a.hry"]).unwrap_err();
         assert_eq!(e.exit_code(), 2);
+    }
+
+    #[test]
+    fn commands() {
+        let parse = |args: &[&str]| {
+            let mut all = vec!["hurray-inspect", "a.hry"];
+            all.extend_from_slice(args);
+            Cli::try_parse_from(all).map(|c| c.action())
+        };
+        assert_eq!(parse(&["-t", "A"]).unwrap(), Action::Tensor);
+        assert_eq!(parse(&["--tensor", "A", "--head", "3"]).unwrap(), Action::Head(3));
+        assert_eq!(parse(&["--get", "2, 1"]).unwrap(), Action::Get(vec![2, 1]));
+        assert_eq!(parse(&["--get", "1,1,2"]).unwrap(), Action::Get(vec![1, 1, 2]));
+        assert_eq!(parse(&["--get", ""]).unwrap(), Action::Get(vec![]));
+        assert_eq!(parse(&["--column", "3"]).unwrap(), Action::Column(3));
+        assert_eq!(parse(&["--row", "0"]).unwrap(), Action::Row(0));
+        assert_eq!(parse(&["--dump"]).unwrap(), Action::Dump);
+        for bad in [
+            &["--get", "2,x"][..],
+            &["--get", "2,,1"],
+            &["--get", "-1,2"],
+            &["--head", "3", "--dump"],
+            &["--column", "1", "--row", "1"],
+            &["--validate", "--head", "3"],
+            &["--head", "-2"],
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn coords_round_trip() {
+        let c: Coords = "2,1".parse().unwrap();
+        assert_eq!(c.to_string(), "2,1");
+        assert!("".parse::<Coords>().unwrap().0.is_empty());
     }
 }

@@ -7,7 +7,9 @@ use std::io::{self, Write};
 
 use hurray_reader::KvValue;
 
+use crate::detail::{shape_text, Entries, Header, Lookup, Order, TensorDetail};
 use crate::model::{PaddingCheck, Report, TensorReport};
+use crate::values;
 
 /// Longest tensor name, KV key or shape shown in a table, in characters.
 const NAME_MAX: usize = 48;
@@ -147,7 +149,7 @@ fn unreadable(report: &Report<'_>, out: &mut impl Write) -> io::Result<()> {
     table.write(out)
 }
 
-fn display_name(name: &str) -> String {
+pub fn display_name(name: &str) -> String {
     truncate(&name.escape_debug().to_string(), NAME_MAX).into_owned()
 }
 
@@ -193,6 +195,273 @@ fn kv_value(value: KvValue<'_>) -> String {
             format!("[{}]", items.join(", "))
         }
     }
+}
+
+/// `A: float32 csc [4, 5], nnz 5` — the line that heads every per-tensor output.
+pub fn header_line(h: &Header<'_>) -> String {
+    let dtype = h.dtype.map_or_else(|| "?".to_owned(), |e| e.to_string());
+    let nnz = h.nnz.map(|n| format!(", nnz {n}")).unwrap_or_default();
+    format!(
+        "{}: {dtype} {} {}{nnz}",
+        display_name(h.name),
+        h.layout,
+        shape_text(&h.shape)
+    )
+}
+
+/// Bytes of a descriptor field shown before `...`.
+const FIELD_BYTES_SHOWN: usize = 16;
+
+/// `--tensor NAME`: facts, index entry, descriptor fields, buffers, and the
+/// verdicts (descriptor error, data check).
+///
+/// # Errors
+/// Whatever `out` returns.
+pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<()> {
+    let name = display_name(d.entry.name());
+    writeln!(out, "Tensor: {name}")?;
+    let mut facts = Table::new(&[], &[]);
+    match &d.header {
+        Some(h) => {
+            facts.row(vec![
+                "dtype".into(),
+                h.dtype
+                    .map_or_else(|| "? (unknown type tag)".to_owned(), |e| e.to_string()),
+            ]);
+            facts.row(vec!["layout".into(), h.layout.to_string()]);
+            facts.row(vec!["rank".into(), h.shape.len().to_string()]);
+            facts.row(vec![
+                "shape".into(),
+                truncate(&shape_text(&h.shape), VALUE_MAX).into_owned(),
+            ]);
+            if let Some(nnz) = h.nnz {
+                facts.row(vec!["nnz".into(), nnz.to_string()]);
+            }
+            let bytes = d.buffers.iter().fold(0u64, |sum, b| sum.saturating_add(b.byte_size));
+            facts.row(vec![
+                "data".into(),
+                format!(
+                    "{} in {}",
+                    human_bytes(bytes),
+                    count_of(u64::try_from(d.buffers.len()).unwrap_or(u64::MAX), "buffer", "buffers")
+                ),
+            ]);
+            if !d.members.is_empty() {
+                let members: Vec<String> = d.members.iter().map(|m| display_name(m)).collect();
+                facts.row(vec!["members".into(), members.join(", ")]);
+            }
+            if let Some(why) = d.not_viewable {
+                facts.row(vec!["note".into(), format!("data not interpreted: {why}")]);
+            }
+        }
+        None => facts.row(vec!["descriptor".into(), "INVALID (see below)".into()]),
+    }
+    facts.write(out)?;
+
+    let e = &d.entry;
+    writeln!(out, "\nIndex entry {} (at offset {}):", e.position(), e.offset())?;
+    let mut entry = Table::new(&[], &[1]);
+    entry.row(vec!["descriptor_offset".into(), e.descriptor_offset().to_string()]);
+    entry.row(vec!["descriptor_length".into(), e.descriptor_length().to_string()]);
+    entry.row(vec!["data_offset".into(), e.data_offset().to_string()]);
+    entry.row(vec!["data_length".into(), e.data_length().to_string()]);
+    entry.write(out)?;
+
+    writeln!(
+        out,
+        "\nDescriptor ({} bytes at offset {}):",
+        e.descriptor_length(),
+        e.descriptor_offset()
+    )?;
+    let mut fields = Table::new(&["OFFSET", "FIELD", "BYTES", "MEANING"], &[0]);
+    for f in &d.fields {
+        fields.row(vec![
+            f.offset.to_string(),
+            f.field.to_string(),
+            hex_bytes(f.bytes, FIELD_BYTES_SHOWN),
+            truncate(&printable(&f.meaning), VALUE_MAX).into_owned(),
+        ]);
+    }
+    fields.write(out)?;
+    if let Some(error) = &d.error {
+        writeln!(out, "  ERROR  {error}")?;
+    }
+
+    if d.header.is_some() {
+        writeln!(out, "\nBuffers ({}):", d.buffers.len())?;
+        if !d.buffers.is_empty() {
+            let mut table = Table::new(
+                &["#", "ROLE", "TYPE", "COUNT", "FILE RANGE", "BYTE_SIZE", "ALIGNMENT"],
+                &[0, 3, 5, 6],
+            );
+            for b in &d.buffers {
+                table.row(vec![
+                    b.index.to_string(),
+                    b.role.to_string(),
+                    b.element_type.map_or_else(|| "?".to_owned(), |t| t.to_string()),
+                    b.count.to_string(),
+                    format!("[{}, {})", b.offset, b.end()),
+                    b.byte_size.to_string(),
+                    b.alignment.to_string(),
+                ]);
+            }
+            table.write(out)?;
+        }
+    }
+
+    if d.validated {
+        let mode = if d.strict { "strict" } else { "permissive" };
+        writeln!(out, "\nValidation ({mode} mode):")?;
+        let mut table = Table::new(&[], &[]);
+        match (d.first_error(), d.not_viewable) {
+            (Some(e), _) => table.row(vec![name, "INVALID".into(), e.to_string()]),
+            (None, Some(why)) => table.row(vec![name, "OK".into(), format!("(data not checked: {why})")]),
+            (None, None) => table.row(vec![name, "OK".into()]),
+        }
+        table.write(out)?;
+    }
+    Ok(())
+}
+
+/// `--head`, `--column`, `--row`: the header line, what is listed, then one
+/// line per entry: coordinates and value. CSC and CSR entries are grouped by
+/// column or row.
+///
+/// # Errors
+/// Whatever `out` returns.
+pub fn render_entries(e: &Entries<'_>, out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "{}", header_line(&e.header))?;
+    let shown = e.entries.len();
+    let (one, many) = if e.order == Order::Logical {
+        ("element", "elements")
+    } else {
+        ("stored entry", "stored entries")
+    };
+    match &e.slice {
+        Some(slice) => {
+            let count = slice.positions.end.saturating_sub(slice.positions.start);
+            let kind = capitalise(slice.kind);
+            if count == 0 {
+                writeln!(out, "{kind} {}: no stored entries", slice.index)?;
+            } else {
+                writeln!(
+                    out,
+                    "{kind} {}: {} (positions {}..{}):",
+                    slice.index,
+                    count_of(count, one, many),
+                    slice.positions.start,
+                    slice.positions.end
+                )?;
+            }
+        }
+        None if e.total == 0 => writeln!(out, "No {many}.")?,
+        None => {
+            let order = match e.order {
+                Order::Column => "storage order, column by column",
+                Order::Row => "storage order, row by row",
+                Order::Storage => "storage order",
+                Order::Leaf => "storage (leaf) order",
+                Order::Logical => "logical row-major order",
+            };
+            writeln!(out, "First {shown} of {} ({order}):", count_of(e.total, one, many))?;
+        }
+    }
+    let tuples: Vec<String> = e.entries.iter().map(|x| tuple(&x.index)).collect();
+    let width = tuples.iter().map(String::len).max().unwrap_or(0);
+    let group_axis = match (e.order, &e.slice) {
+        (Order::Column, None) => Some((1, "column")),
+        (Order::Row, None) => Some((0, "row")),
+        _ => None,
+    };
+    let mut group: Option<u64> = None;
+    for (entry, t) in e.entries.iter().zip(&tuples) {
+        let mut indent = "  ";
+        if let Some((axis, label)) = group_axis {
+            let g = entry.index.get(axis).copied().unwrap_or(0);
+            if group != Some(g) {
+                writeln!(out, "  {label} {g}:")?;
+                group = Some(g);
+            }
+            indent = "    ";
+        }
+        writeln!(
+            out,
+            "{indent}{t:<width$}  {}",
+            values::human(entry.value, e.header.dtype)
+        )?;
+    }
+    Ok(())
+}
+
+/// `--get`: `A[2, 1] = 4.0  (stored at position 1)`, or `= 0 (implicit zero)`.
+///
+/// # Errors
+/// Whatever `out` returns.
+pub fn render_lookup(l: &Lookup<'_>, out: &mut impl Write) -> io::Result<()> {
+    let coords: Vec<String> = l.index.iter().map(u64::to_string).collect();
+    let at = format!("{}[{}]", display_name(l.header.name), coords.join(", "));
+    match (l.value, l.position) {
+        (Some(v), Some(p)) => {
+            let kind = if l.header.layout.is_sparse() {
+                "stored"
+            } else {
+                "element"
+            };
+            writeln!(
+                out,
+                "{at} = {}  ({kind} at position {p})",
+                values::human(v, l.header.dtype)
+            )
+        }
+        _ => writeln!(out, "{at} = 0 (implicit zero)"),
+    }
+}
+
+/// `(2, 1)`; `()` for a scalar.
+pub fn tuple(index: &[u64]) -> String {
+    let parts: Vec<String> = index.iter().map(u64::to_string).collect();
+    format!("({})", parts.join(", "))
+}
+
+/// `s` with control characters escaped (`\n`, `\u{1b}`) and everything
+/// else, quotes included, as is.
+fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// `1 stored entry`, `3 elements`.
+fn count_of(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn capitalise(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// `48 52 52 59`, at most `max` bytes then `... (N bytes)`; `(none)` when empty.
+fn hex_bytes(bytes: &[u8], max: usize) -> String {
+    if bytes.is_empty() {
+        return "(none)".to_owned();
+    }
+    let hex: Vec<String> = bytes.iter().take(max).map(|b| format!("{b:02x}")).collect();
+    let more = if bytes.len() > max {
+        format!(" ... ({} bytes)", bytes.len())
+    } else {
+        String::new()
+    };
+    format!("{}{more}", hex.join(" "))
 }
 
 /// Cuts `s` to at most `max` characters, marking the cut with `...`.
@@ -429,6 +698,112 @@ Tensors (2):
         assert!(
             text.ends_with("\nUnreadable tensors (1):\n  B  INVALID  no tensor named 'B' in the index\n"),
             "{text}"
+        );
+    }
+
+    fn header<'a>(name: &'a str, layout: Layout, shape: Vec<u64>, nnz: Option<u64>) -> Header<'a> {
+        Header {
+            name,
+            dtype: Some(ElementType::Float32),
+            layout,
+            shape,
+            nnz,
+        }
+    }
+
+    fn entry(index: Vec<u64>, position: u64, x: f64) -> crate::detail::Entry {
+        crate::detail::Entry {
+            index,
+            position,
+            value: hurray_reader::Value::Float(x),
+        }
+    }
+
+    fn text(write: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> String {
+        let mut out = Vec::new();
+        write(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn entries_group_by_column_and_align() {
+        let e = Entries {
+            header: header("A", Layout::Csc, vec![12, 5], Some(5)),
+            order: Order::Column,
+            entries: vec![
+                entry(vec![0, 0], 0, 1.0),
+                entry(vec![10, 0], 1, 0.1),
+                entry(vec![2, 3], 2, -2.5),
+            ],
+            total: 5,
+            slice: None,
+        };
+        assert_eq!(
+            text(|o| render_entries(&e, o)),
+            "A: float32 csc [12, 5], nnz 5\n\
+             First 3 of 5 stored entries (storage order, column by column):\n\
+             \x20 column 0:\n\
+             \x20   (0, 0)   1.0\n\
+             \x20   (10, 0)  0.1\n\
+             \x20 column 3:\n\
+             \x20   (2, 3)   -2.5\n"
+        );
+    }
+
+    #[test]
+    fn a_slice_lists_its_positions() {
+        let e = Entries {
+            header: header("B", Layout::Csr, vec![2, 2], Some(3)),
+            order: Order::Row,
+            entries: vec![entry(vec![1, 0], 1, 4.0), entry(vec![1, 1], 2, 5.0)],
+            total: 3,
+            slice: Some(crate::detail::Slice {
+                kind: "row",
+                index: 1,
+                positions: 1..3,
+            }),
+        };
+        assert_eq!(
+            text(|o| render_entries(&e, o)),
+            "B: float32 csr [2, 2], nnz 3\nRow 1: 2 stored entries (positions 1..3):\n  (1, 0)  4.0\n  (1, 1)  5.0\n"
+        );
+    }
+
+    #[test]
+    fn lookups() {
+        let mut l = Lookup {
+            header: header("A\n", Layout::Csc, vec![4, 5], Some(5)),
+            index: vec![3, 1],
+            position: None,
+            value: None,
+        };
+        assert_eq!(text(|o| render_lookup(&l, o)), "A\\n[3, 1] = 0 (implicit zero)\n");
+        l.position = Some(1);
+        l.value = Some(hurray_reader::Value::Float(4.0));
+        assert_eq!(
+            text(|o| render_lookup(&l, o)),
+            "A\\n[3, 1] = 4.0  (stored at position 1)\n"
+        );
+        l.header.layout = Layout::RowMajor;
+        assert_eq!(
+            text(|o| render_lookup(&l, o)),
+            "A\\n[3, 1] = 4.0  (element at position 1)\n"
+        );
+    }
+
+    #[test]
+    fn small_helpers() {
+        assert_eq!(hex_bytes(b"HRRY", 16), "48 52 52 59");
+        assert_eq!(hex_bytes(&[], 16), "(none)");
+        assert_eq!(hex_bytes(&[0xff; 20], 2), "ff ff ... (20 bytes)");
+        assert_eq!(printable("\"HRRY\"\n\u{1b}"), "\"HRRY\"\\n\\u{1b}");
+        assert_eq!(tuple(&[]), "()");
+        assert_eq!(tuple(&[1, 2, 3]), "(1, 2, 3)");
+        assert_eq!(count_of(1, "element", "elements"), "1 element");
+        assert_eq!(count_of(0, "element", "elements"), "0 elements");
+        assert_eq!(
+            header_line(&header("w", Layout::RowMajor, vec![], None)),
+            "w: float32 row_major []"
         );
     }
 

@@ -12,7 +12,9 @@ use hurray_reader::KvValue;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
+use crate::detail::{Entries, Header, Lookup, TensorDetail};
 use crate::model::{BufferInfo, PaddingCheck, Report, TensorReport};
+use crate::values::Json;
 
 #[derive(Serialize)]
 struct JsonReport<'a> {
@@ -163,8 +165,314 @@ pub fn render(report: &Report<'_>, out: &mut impl Write) -> io::Result<()> {
         tensors: report.tensors.iter().map(JsonTensor::new).collect(),
         padding: report.padding.as_ref().map(JsonCheck::new),
     };
-    serde_json::to_writer_pretty(&mut *out, &json)?;
+    write_pretty(out, &json)?;
     writeln!(out)
+}
+
+/// The facts every per-tensor object starts with.
+#[derive(Serialize)]
+struct JsonHeader<'a> {
+    name: &'a str,
+    dtype: Option<&'static str>,
+    layout: &'static str,
+    shape: &'a [u64],
+    nnz: Option<u64>,
+}
+
+impl<'a> JsonHeader<'a> {
+    fn new(h: &'a Header<'a>) -> Self {
+        JsonHeader {
+            name: h.name,
+            dtype: h.dtype.map(|e| e.as_str()),
+            layout: h.layout.as_str(),
+            shape: &h.shape,
+            nnz: h.nnz,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct JsonDetail<'a> {
+    name: &'a str,
+    /// `None` when the descriptor could not be read.
+    dtype: Option<&'static str>,
+    layout: Option<&'static str>,
+    shape: Option<&'a [u64]>,
+    nnz: Option<u64>,
+    index_entry: JsonIndexEntry,
+    descriptor: Vec<JsonField<'a>>,
+    buffers: Vec<JsonBufferDetail>,
+    #[serde(skip_serializing_if = "<[&str]>::is_empty")]
+    members: &'a [&'a str],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_viewable: Option<&'static str>,
+    /// With `--validate` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    valid: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+#[derive(Serialize)]
+struct JsonIndexEntry {
+    position: usize,
+    offset: u64,
+    descriptor_offset: u64,
+    descriptor_length: u64,
+    data_offset: u64,
+    data_length: u64,
+}
+
+#[derive(Serialize)]
+struct JsonField<'a> {
+    field: String,
+    offset: u64,
+    /// Lowercase hex, two digits per byte, file order.
+    bytes: String,
+    meaning: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonBufferDetail {
+    index: u8,
+    role: String,
+    element_type: Option<&'static str>,
+    count: u64,
+    offset: u64,
+    end: u64,
+    byte_size: u64,
+    alignment: u64,
+}
+
+/// Writes `--tensor NAME` as one JSON object.
+///
+/// # Errors
+/// Whatever `out` returns.
+pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<()> {
+    let e = &d.entry;
+    let h = d.header.as_ref();
+    let json = JsonDetail {
+        name: e.name(),
+        dtype: h.and_then(|h| h.dtype).map(|t| t.as_str()),
+        layout: h.map(|h| h.layout.as_str()),
+        shape: h.map(|h| h.shape.as_slice()),
+        nnz: h.and_then(|h| h.nnz),
+        index_entry: JsonIndexEntry {
+            position: e.position(),
+            offset: e.offset(),
+            descriptor_offset: e.descriptor_offset(),
+            descriptor_length: e.descriptor_length(),
+            data_offset: e.data_offset(),
+            data_length: e.data_length(),
+        },
+        descriptor: d
+            .fields
+            .iter()
+            .map(|f| JsonField {
+                field: f.field.to_string(),
+                offset: f.offset,
+                bytes: f.bytes.iter().map(|b| format!("{b:02x}")).collect(),
+                meaning: &f.meaning,
+            })
+            .collect(),
+        buffers: d
+            .buffers
+            .iter()
+            .map(|b| JsonBufferDetail {
+                index: b.index,
+                role: b.role.to_string(),
+                element_type: b.element_type.map(|t| t.as_str()),
+                count: b.count,
+                offset: b.offset,
+                end: b.end(),
+                byte_size: b.byte_size,
+                alignment: b.alignment,
+            })
+            .collect(),
+        members: &d.members,
+        not_viewable: d.not_viewable,
+        valid: d.validated.then_some(d.first_error().is_none()),
+        error: d.first_error().map(ToString::to_string),
+    };
+    write_pretty(out, &json)?;
+    writeln!(out)
+}
+
+#[derive(Serialize)]
+struct JsonEntries<'a> {
+    #[serde(flatten)]
+    header: JsonHeader<'a>,
+    /// `column`, `row`, `storage`, `leaf` or `logical`.
+    order: &'static str,
+    /// Stored entries (sparse) or elements (dense) of the whole tensor.
+    total: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    row: Option<u64>,
+    /// `[start, end)` positions of the slice in the values buffer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    positions: Option<[u64; 2]>,
+    entries: Vec<JsonEntry<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonEntry<'a> {
+    index: &'a [u64],
+    position: u64,
+    value: Json,
+}
+
+/// Writes `--head`, `--column` or `--row` as one JSON object.
+///
+/// # Errors
+/// Whatever `out` returns.
+pub fn render_entries(e: &Entries<'_>, out: &mut impl Write) -> io::Result<()> {
+    let slice = |kind: &str| e.slice.as_ref().filter(|s| s.kind == kind).map(|s| s.index);
+    let json = JsonEntries {
+        header: JsonHeader::new(&e.header),
+        order: e.order.as_str(),
+        total: e.total,
+        column: slice("column"),
+        row: slice("row"),
+        positions: e.slice.as_ref().map(|s| [s.positions.start, s.positions.end]),
+        entries: e
+            .entries
+            .iter()
+            .map(|x| JsonEntry {
+                index: &x.index,
+                position: x.position,
+                value: Json(x.value),
+            })
+            .collect(),
+    };
+    write_pretty(out, &json)?;
+    writeln!(out)
+}
+
+#[derive(Serialize)]
+struct JsonLookup<'a> {
+    #[serde(flatten)]
+    header: JsonHeader<'a>,
+    index: &'a [u64],
+    /// False for a sparse tensor's implicit zero.
+    stored: bool,
+    position: Option<u64>,
+    /// The implicit zero is `0`.
+    value: Json,
+}
+
+/// Writes `--get` as one JSON object.
+///
+/// # Errors
+/// Whatever `out` returns.
+pub fn render_lookup(l: &Lookup<'_>, out: &mut impl Write) -> io::Result<()> {
+    let json = JsonLookup {
+        header: JsonHeader::new(&l.header),
+        index: &l.index,
+        stored: l.value.is_some(),
+        position: l.position,
+        value: Json(l.value.unwrap_or(hurray_reader::Value::UInt(0))),
+    };
+    write_pretty(out, &json)?;
+    writeln!(out)
+}
+
+/// Writes `value` pretty-printed (two-space indent), except that an array
+/// holding only numbers, strings, booleans and nulls stays on one line:
+/// `"shape": [4, 5]`.
+///
+/// # Errors
+/// Whatever `out` returns.
+pub fn write_pretty(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
+    let pretty = serde_json::to_vec_pretty(value)?;
+    out.write_all(&compact_scalar_arrays(&pretty))
+}
+
+/// Index one past the end of the string literal starting at `start` (a `"`).
+fn string_end(b: &[u8], start: usize) -> usize {
+    let mut i = start.saturating_add(1);
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'\\' => i = i.saturating_add(2),
+            b'"' => return i.saturating_add(1),
+            _ => i = i.saturating_add(1),
+        }
+    }
+    b.len()
+}
+
+/// For the array opening at `start`: `Some(end)` (one past its `]`) when it
+/// holds no object or array, `None` as soon as it does.
+fn scalar_array_end(b: &[u8], start: usize) -> Option<usize> {
+    let mut i = start.saturating_add(1);
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => i = string_end(b, i),
+            b'[' | b'{' => return None,
+            b']' => return Some(i.saturating_add(1)),
+            _ => i = i.saturating_add(1),
+        }
+    }
+    None
+}
+
+/// Rewrites serde_json's pretty output so scalar arrays sit on one line.
+/// Strings are copied untouched; only the whitespace serde_json put between
+/// array elements changes.
+fn compact_scalar_arrays(b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => {
+                let end = string_end(b, i);
+                out.extend_from_slice(b.get(i..end).unwrap_or_default());
+                i = end;
+            }
+            b'[' => match scalar_array_end(b, i) {
+                Some(end) => {
+                    out.push(b'[');
+                    let mut k = i.saturating_add(1);
+                    let mut first = true;
+                    let inner_end = end.saturating_sub(1);
+                    while k < inner_end {
+                        match b.get(k) {
+                            Some(b' ' | b'\n' | b',') => k = k.saturating_add(1),
+                            Some(_) => {
+                                // One element: a string, or a token up to the next separator.
+                                let stop = if b.get(k) == Some(&b'"') {
+                                    string_end(b, k)
+                                } else {
+                                    (k..inner_end)
+                                        .find(|&x| matches!(b.get(x), Some(b',' | b'\n' | b' ')))
+                                        .unwrap_or(inner_end)
+                                };
+                                if !first {
+                                    out.extend_from_slice(b", ");
+                                }
+                                first = false;
+                                out.extend_from_slice(b.get(k..stop).unwrap_or_default());
+                                k = stop;
+                            }
+                            None => break,
+                        }
+                    }
+                    out.push(b']');
+                    i = end;
+                }
+                None => {
+                    out.push(c);
+                    i = i.saturating_add(1);
+                }
+            },
+            _ => {
+                out.push(c);
+                i = i.saturating_add(1);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -191,6 +499,25 @@ mod tests {
             tensors,
             padding: None,
         }
+    }
+
+    #[test]
+    fn scalar_arrays_stay_on_one_line() {
+        let v = json!({"shape": [4, 5], "empty": [], "s": ["a, b", "[x]", "q\\\"]"], "nested": [[1, 2], {"k": [true, null]}],
+                       "objs": [{"n": -0.0}]});
+        let mut out = Vec::new();
+        write_pretty(&mut out, &v).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\"shape\": [4, 5]\n"), "{text}");
+        assert!(text.contains("\"empty\": [],\n"), "{text}");
+        assert!(text.contains(r#""s": ["a, b", "[x]", "q\\\"]"],"#), "{text}");
+        assert!(
+            text.contains("\"nested\": [\n    [1, 2],\n    {\n      \"k\": [true, null]\n    }\n  ],"),
+            "{text}"
+        );
+        assert!(text.contains("\"n\": -0.0"), "{text}");
+        let back: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, v);
     }
 
     #[test]

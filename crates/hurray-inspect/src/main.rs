@@ -1,37 +1,63 @@
-//! `hurray-inspect`: print a Hurray file's header, KV metadata and tensors,
-//! and optionally validate it. A thin layer over `hurray-reader`: every fact
-//! and every check comes from the library.
+//! `hurray-inspect`: print a Hurray file's header, KV metadata and tensors;
+//! one tensor's descriptor byte by byte; its first entries, one element, one
+//! column or row, or all of its arrays; and optionally validate it. A thin
+//! layer over `hurray-reader`: every fact and every check comes from the
+//! library.
 #![forbid(unsafe_code)]
 
 mod cli;
+mod detail;
+mod dump;
 mod human;
 mod input;
 mod json;
 mod model;
+mod progress;
+mod values;
 
+use std::fmt;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Parser;
-use hurray_reader::Options;
+use hurray_reader::{HurrayFile, Options, Tensor};
 
-use crate::cli::Cli;
+use crate::cli::{Action, Cli};
+use crate::detail::Failure;
 use crate::input::Source;
 use crate::model::Report;
+use crate::progress::Progress;
 
 fn main() -> ExitCode {
     match run() {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            if e.downcast_ref::<UsageError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }
 
+/// A request that does not fit the file (exit 2), already naming the file.
+#[derive(Debug)]
+struct UsageError(String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
 /// Exit 0 when the file is readable (and valid, with `--validate`); an
-/// `Err` (exit 1) names the file and the first problem. Usage errors exit 2
+/// `Err` names the file and the first problem (exit 1), or the usage
+/// problem (a [`UsageError`], exit 2). Usage errors clap catches exit 2
 /// from `Cli::parse`.
 fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
@@ -43,23 +69,120 @@ fn run() -> anyhow::Result<ExitCode> {
     };
     let source = Source::open(cli.input(), options).map_err(|e| file_error(&name, e))?;
     let file = source.file().map_err(|e| file_error(&name, e))?;
-    let report = Report::build(&file, cli.validate);
+    let mut progress = Progress::stderr(cli.quiet);
+    let fail = |f: Failure| match f {
+        Failure::File(e) => file_error(&name, e),
+        Failure::Usage(message) => anyhow::Error::new(UsageError(format!("{name}: {message}"))),
+        Failure::Internal(message) => anyhow::anyhow!("{name}: {message}"),
+    };
 
     let mut out = BufWriter::new(io::stdout().lock());
-    let written = if cli.json {
-        json::render(&report, &mut out)
-    } else {
-        human::render(&report, &name, &mut out)
+    let mut sink = Sink {
+        out: &mut out,
+        json: cli.json,
+        quiet: cli.quiet,
     };
-    match written.and_then(|()| out.flush()) {
-        // A closed pipe (`| head`) is not an error of the file.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
-        other => other.context("cannot write to standard output")?,
+    let verdict = match cli.action() {
+        Action::Summary => {
+            let report = Report::build(&file, cli.validate, &mut progress);
+            sink.emit(|o| human::render(&report, &name, o), |o| json::render(&report, o))?;
+            report.first_error().cloned()
+        }
+        Action::Tensor => {
+            let tensor = detail::pick_tensor(&file, cli.tensor.as_deref(), "--tensor").map_err(fail)?;
+            let d = progress
+                .run(tensor, |p| detail::detail(&file, tensor, cli.validate, p))
+                .map_err(fail)?;
+            sink.emit(|o| human::render_detail(&d, o), |o| json::render_detail(&d, o))?;
+            d.first_error().cloned()
+        }
+        Action::Head(n) => {
+            let t = chosen(&file, &cli, "--head").map_err(fail)?;
+            let entries = detail::head(&file, &t, n).map_err(fail)?;
+            sink.emit(
+                |o| human::render_entries(&entries, o),
+                |o| json::render_entries(&entries, o),
+            )?;
+            None
+        }
+        Action::Get(index) => {
+            let t = chosen(&file, &cli, "--get").map_err(fail)?;
+            let lookup = detail::get(&file, &t, &index).map_err(fail)?;
+            sink.emit(
+                |o| human::render_lookup(&lookup, o),
+                |o| json::render_lookup(&lookup, o),
+            )?;
+            None
+        }
+        Action::Column(j) => {
+            let t = chosen(&file, &cli, "--column").map_err(fail)?;
+            let entries = detail::slice(&t, "column", j).map_err(fail)?;
+            sink.emit(
+                |o| human::render_entries(&entries, o),
+                |o| json::render_entries(&entries, o),
+            )?;
+            None
+        }
+        Action::Row(i) => {
+            let t = chosen(&file, &cli, "--row").map_err(fail)?;
+            let entries = detail::slice(&t, "row", i).map_err(fail)?;
+            sink.emit(
+                |o| human::render_entries(&entries, o),
+                |o| json::render_entries(&entries, o),
+            )?;
+            None
+        }
+        Action::Dump => {
+            let t = chosen(&file, &cli, "--dump").map_err(fail)?;
+            sink.emit(|o| dump::human(&t, o), |o| dump::json(&t, o))?;
+            None
+        }
+    };
+    sink.finish()?;
+
+    match verdict {
+        Some(e) => Err(file_error(&name, e)),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// The tensor a data command reads, resolved (descriptor and buffers checked).
+fn chosen<'data>(file: &HurrayFile<'data>, cli: &Cli, flag: &str) -> Result<Tensor<'data>, Failure> {
+    let name = detail::pick_tensor(file, cli.tensor.as_deref(), flag)?;
+    Ok(file.tensor(name)?)
+}
+
+/// Standard output, in the form asked for (nothing with `--quiet`).
+struct Sink<'a, W: Write> {
+    out: &'a mut W,
+    json: bool,
+    quiet: bool,
+}
+
+impl<W: Write> Sink<'_, W> {
+    /// Writes with `human` or `json`; a closed pipe (`| head`) ends the
+    /// output quietly: it is not an error of the file.
+    fn emit(
+        &mut self,
+        human: impl FnOnce(&mut W) -> io::Result<()>,
+        json: impl FnOnce(&mut W) -> io::Result<()>,
+    ) -> anyhow::Result<()> {
+        if self.quiet {
+            return Ok(());
+        }
+        let written = if self.json { json(self.out) } else { human(self.out) };
+        tolerate_closed_pipe(written)
     }
 
-    match report.first_error() {
-        Some(e) => Err(file_error(&name, e.clone())),
-        None => Ok(ExitCode::SUCCESS),
+    fn finish(&mut self) -> anyhow::Result<()> {
+        tolerate_closed_pipe(self.out.flush())
+    }
+}
+
+fn tolerate_closed_pipe(result: io::Result<()>) -> anyhow::Result<()> {
+    match result {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("cannot write to standard output"),
     }
 }
 

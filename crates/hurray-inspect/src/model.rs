@@ -4,6 +4,8 @@
 
 use hurray_reader::{file_flags, ElementType, Error, HurrayFile, KvValue, Layout, Tensor};
 
+use crate::progress::Progress;
+
 /// Everything printed about one file.
 #[derive(Debug)]
 pub struct Report<'data> {
@@ -79,9 +81,9 @@ impl TensorInfo {
 
 impl<'data> Report<'data> {
     /// Reads every fact from `file`: each tensor's descriptor is resolved
-    /// (`tensor_at`); with `validate`, each tensor's data is checked and, in
-    /// strict mode, the file's padding.
-    pub fn build(file: &HurrayFile<'data>, validate: bool) -> Self {
+    /// (`tensor_at`); with `validate`, each tensor's data is checked (shown
+    /// by `progress`) and, in strict mode, the file's padding.
+    pub fn build(file: &HurrayFile<'data>, validate: bool, progress: &mut Progress) -> Self {
         let tensors: Vec<TensorReport<'data>> = file
             .entries()
             .iter()
@@ -99,7 +101,9 @@ impl<'data> Report<'data> {
                     Ok(tensor) => {
                         report.info = Some(TensorInfo::from_tensor(&tensor));
                         if validate {
-                            report.error = tensor.validate_data().err();
+                            report.error = progress
+                                .run(entry.name(), |p| tensor.validate_data_with_progress(p))
+                                .err();
                             report.warnings = warnings(&tensor);
                         }
                     }

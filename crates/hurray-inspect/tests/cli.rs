@@ -5,83 +5,15 @@
 //! set (absolute, or relative to the workspace root), a missing file fails
 //! the test. The project's own `fixtures/` are always tested.
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+mod common;
 
-use assert_cmd::Command;
+use std::path::Path;
+
+use common::{
+    assert_golden, assert_one_error_line, assert_same, bin, cli_value, corpus, entry, files, fixtures_dir, inspect,
+    json_of, manifest, path, stderr, stdout, CASES, INTEROP,
+};
 use serde_json::{json, Value};
-
-const INTEROP: &str = "HURRAY_INTEROP_DIR";
-const CASES: &str = "HURRAY_CASES_DIR";
-
-/// The corpus directory named by `var`, or `None` (after saying so) when unset.
-fn corpus(var: &str) -> Option<PathBuf> {
-    let Some(dir) = std::env::var_os(var) else {
-        println!("skipped: {var} not set");
-        return None;
-    };
-    // Relative to the workspace root, as `.ci/run` sets it (tests run in the crate's folder).
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(dir);
-    assert!(
-        dir.join("manifest.json").is_file(),
-        "{var}={} holds no manifest.json",
-        dir.display()
-    );
-    Some(dir)
-}
-
-fn path(dir: &Path, name: &str) -> PathBuf {
-    let p = dir.join(name);
-    assert!(p.is_file(), "missing corpus file {}", p.display());
-    p
-}
-
-fn manifest(dir: &Path) -> Value {
-    let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-fn entry<'m>(manifest: &'m Value, file: &str) -> &'m Value {
-    files(manifest)
-        .find(|f| f["file"] == file)
-        .unwrap_or_else(|| panic!("{file} not in the manifest"))
-}
-
-fn files(manifest: &Value) -> impl Iterator<Item = &Value> {
-    manifest["files"].as_array().unwrap().iter()
-}
-
-fn inspect(args: &[&str], file: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hurray-inspect"))
-        .args(args)
-        .arg(file)
-        .output()
-        .unwrap()
-}
-
-fn stdout(out: &Output) -> &str {
-    std::str::from_utf8(&out.stdout).unwrap()
-}
-
-fn stderr(out: &Output) -> &str {
-    std::str::from_utf8(&out.stderr).unwrap()
-}
-
-fn json_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(out)))
-}
-
-/// Asserts exit status 1 and exactly one stderr line `error: FILE: ...`
-/// naming a byte offset; returns the message after `error: FILE: `.
-fn assert_one_error_line(out: &Output, file: &Path) -> String {
-    let err = stderr(out);
-    assert_eq!(out.status.code(), Some(1), "{}: stderr {err}", file.display());
-    assert_eq!(err.lines().count(), 1, "{}: {err}", file.display());
-    let prefix = format!("error: {}: ", file.display());
-    let message = err.trim_end().strip_prefix(&prefix).unwrap_or_else(|| panic!("{err}"));
-    assert!(message.contains("offset"), "{}: {err}", file.display());
-    message.to_owned()
-}
 
 /// What `--json` must print for a valid manifest entry (with `--validate`
 /// when `validated`); the KV values follow the CLI's JSON conventions.
@@ -90,7 +22,7 @@ fn expected_json(entry: &Value, validated: bool) -> Value {
     let version = format!("{}.{}", c["container_version"][0], c["container_version"][1]);
     let mut kv = serde_json::Map::new();
     for e in c["kv_entries"].as_array().unwrap() {
-        kv.insert(e["key"].as_str().unwrap().to_owned(), cli_kv_value(&e["value"]));
+        kv.insert(e["key"].as_str().unwrap().to_owned(), cli_value(&e["value"]));
     }
     let tensors: Vec<Value> = entry["tensors"]
         .as_array()
@@ -136,56 +68,6 @@ fn flag_names(flags: u64) -> Value {
         .filter(|(bit, _)| flags & bit != 0)
         .map(|(_, n)| json!(n))
         .collect()
-}
-
-/// The manifest spells non-finite floats "NaN", "Infinity", "-Infinity";
-/// the CLI "nan", "inf", "-inf".
-fn cli_kv_value(v: &Value) -> Value {
-    match v {
-        Value::String(s) if s == "NaN" => json!("nan"),
-        Value::String(s) if s == "Infinity" => json!("inf"),
-        Value::String(s) if s == "-Infinity" => json!("-inf"),
-        Value::Array(items) => items.iter().map(cli_kv_value).collect(),
-        other => other.clone(),
-    }
-}
-
-/// Like `==`, but numbers must also agree in kind (integer or float) and
-/// floats bit for bit, so `-0.0` differs from `0.0` and `1` from `1.0`.
-fn assert_same(actual: &Value, expected: &Value, at: &str) {
-    match (actual, expected) {
-        (Value::Number(a), Value::Number(b)) => {
-            let same = match (a.as_f64(), a.is_f64(), b.is_f64()) {
-                (Some(x), true, true) => b.as_f64().is_some_and(|y| x.to_bits() == y.to_bits()),
-                (_, false, false) => a == b,
-                _ => false,
-            };
-            assert!(same, "{at}: {a} != {b}");
-        }
-        (Value::Array(a), Value::Array(b)) => {
-            assert_eq!(a.len(), b.len(), "{at}: {actual} != {expected}");
-            for (i, (x, y)) in a.iter().zip(b).enumerate() {
-                assert_same(x, y, &format!("{at}[{i}]"));
-            }
-        }
-        (Value::Object(a), Value::Object(b)) => {
-            let keys = |m: &serde_json::Map<String, Value>| m.keys().cloned().collect::<Vec<_>>();
-            assert_eq!(keys(a), keys(b), "{at}: keys differ");
-            for (k, x) in a {
-                assert_same(x, &b[k], &format!("{at}.{k}"));
-            }
-        }
-        _ => assert_eq!(actual, expected, "{at}"),
-    }
-}
-
-/// The golden file with `{FILE}` standing for the path.
-fn assert_golden(out: &Output, golden: &str, file: &Path) {
-    let golden_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(golden);
-    let expected = std::fs::read_to_string(&golden_path)
-        .unwrap()
-        .replace("{FILE}", &file.display().to_string());
-    assert_eq!(stdout(out), expected, "differs from {}", golden_path.display());
 }
 
 #[test]
@@ -268,7 +150,7 @@ fn kv_all_types_json_matches_manifest() {
         assert_eq!(v["kv"].as_object().unwrap().len(), entries.len());
         for e in entries {
             let key = e["key"].as_str().unwrap();
-            assert_same(&v["kv"][key], &cli_kv_value(&e["value"]), key);
+            assert_same(&v["kv"][key], &cli_value(&e["value"]), key);
         }
         // Spot checks of the conventions, spelled out.
         assert_eq!(v["kv"]["int64.min"], json!(i64::MIN));
@@ -397,10 +279,6 @@ fn cases_base_file_json_matches_manifest() {
     }
 }
 
-fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
-}
-
 #[test]
 fn csc_worked_example_fixture() {
     let file = path(&fixtures_dir(), "csc_worked_example.hry");
@@ -453,7 +331,7 @@ fn project_fixtures_match_their_manifest() {
         assert_eq!(v["kv"].as_object().unwrap().len(), kv.len(), "{name}");
         for k in kv {
             let key = k["key"].as_str().unwrap();
-            assert_same(&v["kv"][key], &cli_kv_value(&k["value"]), &format!("{name}: {key}"));
+            assert_same(&v["kv"][key], &cli_value(&k["value"]), &format!("{name}: {key}"));
         }
     }
 }
@@ -508,12 +386,7 @@ fn dash_reads_stdin() {
     let file = path(&dir, "csc_spec_example_f32.hry");
     let bytes = std::fs::read(&file).unwrap();
     for flags in [&[][..], &["--json", "--validate"][..]] {
-        let piped = Command::new(env!("CARGO_BIN_EXE_hurray-inspect"))
-            .args(flags)
-            .arg("-")
-            .write_stdin(bytes.clone())
-            .output()
-            .unwrap();
+        let piped = bin().args(flags).arg("-").write_stdin(bytes.clone()).output().unwrap();
         assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
         let mapped = inspect(flags, &file);
         let rename = |s: &str| s.replace(&file.display().to_string(), "<stdin>");
@@ -529,7 +402,7 @@ fn a_pipe_given_as_a_path_is_read() {
     let bytes = std::fs::read(path(&dir, "csc_spec_example_f32.hry")).unwrap();
     let out = inspect(&["--validate"], Path::new("/dev/stdin"));
     assert_eq!(out.status.code(), Some(1), "stdin is /dev/null: too small");
-    let out = Command::new(env!("CARGO_BIN_EXE_hurray-inspect"))
+    let out = bin()
         .args(["--validate", "/dev/stdin"])
         .write_stdin(bytes)
         .output()
@@ -540,11 +413,7 @@ fn a_pipe_given_as_a_path_is_read() {
 
 #[test]
 fn empty_stdin_is_a_bad_file() {
-    let out = Command::new(env!("CARGO_BIN_EXE_hurray-inspect"))
-        .arg("-")
-        .write_stdin("")
-        .output()
-        .unwrap();
+    let out = bin().arg("-").write_stdin("").output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -568,7 +437,6 @@ fn missing_file_exits_1_with_one_line() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let bin = || Command::new(env!("CARGO_BIN_EXE_hurray-inspect"));
     let out = bin().args(["--bogus", "x.hry"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
@@ -577,10 +445,7 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn help_shows_an_example_per_flag() {
-    let out = Command::new(env!("CARGO_BIN_EXE_hurray-inspect"))
-        .arg("--help")
-        .output()
-        .unwrap();
+    let out = bin().arg("--help").output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let help = stdout(&out);
     for example in [

@@ -1,0 +1,125 @@
+//! `--dump`: every buffer of one tensor, every element decoded by the
+//! library (`Buffer::values`), written as it is read — nothing the size of
+//! the data is held in memory, so a multi-gigabyte tensor streams to a pipe.
+
+use std::io::{self, Write};
+
+use hurray_reader::{Buffer, Tensor};
+
+use crate::detail::Header;
+use crate::human::{header_line, human_bytes};
+use crate::values::{Human, Json};
+
+/// Values per line in the human form.
+const PER_LINE: u64 = 8;
+
+/// Writes every buffer as text: a line per buffer (role, element type,
+/// count, bytes, file range), then its values, [`PER_LINE`] to a line, each
+/// line starting with the index of its first value.
+///
+/// # Errors
+/// Whatever `out` returns.
+pub fn human(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
+    let header = Header::of(t);
+    writeln!(out, "{}", header_line(&header))?;
+    if let Some(why) = t.not_viewable() {
+        writeln!(out, "(data not interpreted: {why})")?;
+    }
+    if t.buffers().is_empty() {
+        writeln!(out, "(no buffers)")?;
+    }
+    for b in t.buffers() {
+        let dtype = b.element_type();
+        let type_name = dtype.map_or_else(|| "?".to_owned(), |e| e.to_string());
+        writeln!(
+            out,
+            "buffer {}: {}, {type_name} x {}, {} at [{}, {})",
+            b.index(),
+            b.role(),
+            b.len(),
+            human_bytes(b.byte_size()),
+            b.file_offset(),
+            b.file_offset().saturating_add(b.byte_size())
+        )?;
+        if dtype.is_none() {
+            writeln!(out, "  (not decoded: unknown element type)")?;
+            continue;
+        }
+        if b.is_empty() {
+            writeln!(out, "  (empty)")?;
+            continue;
+        }
+        for (i, v) in (0u64..).zip(b.values()) {
+            if i % PER_LINE == 0 {
+                if i > 0 {
+                    writeln!(out)?;
+                }
+                write!(out, "  [{i}]")?;
+            }
+            write!(out, "  {}", Human(v, dtype))?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// Writes one JSON object: `name`, `dtype`, `layout`, `shape`, `nnz`, and
+/// `buffers`, one object per buffer in buffer-table order with `role`,
+/// `element_type`, `byte_size` and `values` (null when the element type is
+/// unknown), one buffer per line.
+///
+/// # Errors
+/// Whatever `out` returns.
+pub fn json(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
+    let header = Header::of(t);
+    let field = |out: &mut dyn Write, key: &str| write!(out, "  \"{key}\": ");
+    writeln!(out, "{{")?;
+    field(out, "name")?;
+    serde_json::to_writer(&mut *out, header.name)?;
+    writeln!(out, ",")?;
+    field(out, "dtype")?;
+    serde_json::to_writer(&mut *out, &header.dtype.map(|e| e.as_str()))?;
+    writeln!(out, ",")?;
+    field(out, "layout")?;
+    serde_json::to_writer(&mut *out, header.layout.as_str())?;
+    writeln!(out, ",")?;
+    field(out, "shape")?;
+    let dims: Vec<String> = header.shape.iter().map(u64::to_string).collect();
+    writeln!(out, "[{}],", dims.join(", "))?;
+    field(out, "nnz")?;
+    serde_json::to_writer(&mut *out, &header.nnz)?;
+    writeln!(out, ",")?;
+    field(out, "buffers")?;
+    if t.buffers().is_empty() {
+        writeln!(out, "[]")?;
+    } else {
+        writeln!(out, "[")?;
+        let last = t.buffers().len().saturating_sub(1);
+        for (k, b) in t.buffers().iter().enumerate() {
+            write!(out, "    ")?;
+            json_buffer(b, out)?;
+            writeln!(out, "{}", if k == last { "" } else { "," })?;
+        }
+        writeln!(out, "  ]")?;
+    }
+    writeln!(out, "}}")
+}
+
+fn json_buffer(b: &Buffer<'_>, out: &mut impl Write) -> io::Result<()> {
+    write!(out, "{{\"role\": ")?;
+    serde_json::to_writer(&mut *out, &b.role().to_string())?;
+    write!(out, ", \"element_type\": ")?;
+    serde_json::to_writer(&mut *out, &b.element_type().map(|e| e.as_str()))?;
+    write!(out, ", \"byte_size\": {}, \"values\": ", b.byte_size())?;
+    if b.element_type().is_none() {
+        return write!(out, "null}}");
+    }
+    write!(out, "[")?;
+    for (i, v) in b.values().enumerate() {
+        if i > 0 {
+            write!(out, ", ")?;
+        }
+        serde_json::to_writer(&mut *out, &Json(v))?;
+    }
+    write!(out, "]}}")
+}

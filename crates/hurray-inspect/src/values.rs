@@ -1,0 +1,157 @@
+//! How one decoded element ([`hurray_reader::Value`]) is written: short
+//! text for people, exact JSON for scripts.
+//!
+//! JSON: signed and unsigned integers as JSON integers (every `u64` and
+//! `i64` exact); floats as numbers holding the exact value (float16,
+//! bfloat16, float32 ... widened to `f64`, so `0.1f32` is
+//! `0.10000000149011612`); NaN and infinities as the strings `"nan"`,
+//! `"inf"`, `"-inf"`; complex as `[re, im]`; bool as `true`/`false`;
+//! raw bits (float128, extension types) as a hex string `"0x..."`.
+
+use std::fmt;
+
+use hurray_reader::{ElementType, Value};
+use serde::ser::{SerializeTuple, Serializer};
+use serde::Serialize;
+
+/// A value for people: floats in the shortest form that reads back to the
+/// stored value of their own width (`0.1` for a float32 `0.1`, `1.0`,
+/// `NaN`, `inf`), integers in decimal, complex as `1.0-2.0i`.
+pub fn human(value: Value, dtype: Option<ElementType>) -> String {
+    Human(value, dtype).to_string()
+}
+
+/// [`human`] as a `Display`, to write without allocating.
+#[derive(Debug, Clone, Copy)]
+pub struct Human(pub Value, pub Option<ElementType>);
+
+impl fmt::Display for Human {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dtype = self.1;
+        match self.0 {
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(n) => write!(f, "{n}"),
+            Value::UInt(n) => write!(f, "{n}"),
+            Value::Float(x) => float(f, x, dtype),
+            Value::Complex { re, im } => {
+                let sign = if im.is_sign_negative() && !im.is_nan() {
+                    "-"
+                } else {
+                    "+"
+                };
+                float(f, re, dtype)?;
+                f.write_str(sign)?;
+                float(f, im.abs(), dtype)?;
+                f.write_str("i")
+            }
+            Value::Bits(bits) => write!(f, "{bits:#x}"),
+        }
+    }
+}
+
+/// Every float type but float64 and complex128 holds values a `f32` holds
+/// exactly, so its shortest `f32` form is exact and short.
+#[allow(clippy::cast_possible_truncation)] // exact: the value came from a type no wider than f32
+fn float(f: &mut fmt::Formatter<'_>, x: f64, dtype: Option<ElementType>) -> fmt::Result {
+    let wide = matches!(dtype, Some(ElementType::Float64 | ElementType::Complex128) | None);
+    if wide {
+        write!(f, "{x:?}")
+    } else {
+        write!(f, "{:?}", x as f32)
+    }
+}
+
+/// A value as JSON (see the module docs).
+#[derive(Debug, Clone, Copy)]
+pub struct Json(pub Value);
+
+/// A float as JSON: a number, or `"nan"`, `"inf"`, `"-inf"`.
+#[derive(Debug, Clone, Copy)]
+pub struct JsonFloat(pub f64);
+
+impl Serialize for JsonFloat {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let x = self.0;
+        if x.is_nan() {
+            serializer.serialize_str("nan")
+        } else if x.is_infinite() {
+            serializer.serialize_str(if x > 0.0 { "inf" } else { "-inf" })
+        } else {
+            serializer.serialize_f64(x)
+        }
+    }
+}
+
+impl Serialize for Json {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Bool(b) => serializer.serialize_bool(b),
+            Value::Int(n) => serializer.serialize_i64(n),
+            Value::UInt(n) => serializer.serialize_u64(n),
+            Value::Float(x) => JsonFloat(x).serialize(serializer),
+            Value::Complex { re, im } => {
+                let mut pair = serializer.serialize_tuple(2)?;
+                pair.serialize_element(&JsonFloat(re))?;
+                pair.serialize_element(&JsonFloat(im))?;
+                pair.end()
+            }
+            Value::Bits(bits) => serializer.serialize_str(&format!("{bits:#x}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn human_forms() {
+        let f32_ = Some(ElementType::Float32);
+        assert_eq!(human(Value::Float(f64::from(0.1f32)), f32_), "0.1");
+        assert_eq!(human(Value::Float(0.1), Some(ElementType::Float64)), "0.1");
+        assert_eq!(human(Value::Float(1.0), f32_), "1.0");
+        assert_eq!(human(Value::Float(-0.0), f32_), "-0.0");
+        assert_eq!(human(Value::Float(f64::NAN), f32_), "NaN");
+        assert_eq!(
+            human(Value::Float(f64::NEG_INFINITY), Some(ElementType::Float16)),
+            "-inf"
+        );
+        assert_eq!(human(Value::Float(65504.0), Some(ElementType::Float16)), "65504.0");
+        assert_eq!(
+            human(Value::Int(i64::MIN), Some(ElementType::Int64)),
+            i64::MIN.to_string()
+        );
+        assert_eq!(
+            human(Value::UInt(u64::MAX), Some(ElementType::Uint64)),
+            u64::MAX.to_string()
+        );
+        assert_eq!(human(Value::Bool(true), Some(ElementType::Bool)), "true");
+        assert_eq!(
+            human(Value::Complex { re: 1.0, im: -2.0 }, Some(ElementType::Complex64)),
+            "1.0-2.0i"
+        );
+        assert_eq!(
+            human(Value::Complex { re: 0.5, im: 0.25 }, Some(ElementType::Complex128)),
+            "0.5+0.25i"
+        );
+        assert_eq!(human(Value::Bits(0xab), None), "0xab");
+    }
+
+    #[test]
+    fn json_forms() {
+        let to = |v| serde_json::to_value(Json(v)).unwrap();
+        assert_eq!(to(Value::UInt(u64::MAX)), json!(u64::MAX));
+        assert_eq!(to(Value::Int(i64::MIN)), json!(i64::MIN));
+        assert_eq!(to(Value::Float(f64::from(0.1f32))), json!(0.10000000149011612));
+        assert_eq!(to(Value::Float(f64::NAN)), json!("nan"));
+        assert_eq!(to(Value::Float(f64::INFINITY)), json!("inf"));
+        assert_eq!(to(Value::Float(f64::NEG_INFINITY)), json!("-inf"));
+        assert_eq!(to(Value::Complex { re: 1.0, im: f64::NAN }), json!([1.0, "nan"]));
+        assert_eq!(to(Value::Bool(false)), json!(false));
+        assert_eq!(to(Value::Bits(0x10)), json!("0x10"));
+        assert_eq!(serde_json::to_string(&Json(Value::Float(-0.0))).unwrap(), "-0.0");
+        assert_eq!(serde_json::to_string(&Json(Value::Float(1.0))).unwrap(), "1.0");
+    }
+}
