@@ -12,8 +12,10 @@ const FILE_MAGIC: &[u8; 8] = b"HRRYFILE";
 const TRAILER_MAGIC: &[u8; 4] = b"HRRY";
 const HEADER_LEN: u64 = 64;
 const TRAILER_LEN: u64 = 40;
-/// `name_length` (2) + a 1-byte name + the 32-byte fixed tail.
-const MIN_INDEX_ENTRY: u64 = 35;
+/// `name_length` (2) + the 32-byte fixed tail: the smallest an entry can
+/// be, even with the (invalid) empty name, so an empty name is reported as
+/// such rather than as a count that cannot fit.
+const MIN_INDEX_ENTRY: u64 = 34;
 /// The container major version this reader implements.
 pub const CONTAINER_VERSION_MAJOR: u8 = 1;
 

@@ -172,9 +172,10 @@ pub(crate) fn parse(bytes: &[u8], base: u64, strict: bool) -> Result<Vec<KvEntry
     let mut c = Cursor::new(bytes, base, "KV section", rule::KV);
     let count_offset = c.offset();
     let count = c.u32(Field::new("kv_count"))?;
-    // The smallest entry is key_length (2) + a 1-byte key + value_tag (1) +
-    // a 1-byte payload: bound the count before allocating for it.
-    let max = to_u64(c.remaining()) / 5;
+    // The smallest entry is key_length (2) + value_tag (1) + a 1-byte
+    // payload (an empty key is invalid but reported as such): bound the count
+    // before allocating for it.
+    let max = to_u64(c.remaining()) / 4;
     if u64::from(count) > max {
         return Err(Error::CountTooLarge {
             scope: Scope::File,

@@ -8,6 +8,19 @@ use crate::error::{rule, Error, Result};
 use crate::layout::{Layout, LayoutFields};
 use crate::tensor::Tensor;
 
+/// Generates the per-level array names `pos_0` … `pos_63` (and `crd_*`),
+/// so errors name the level as the spec does.
+macro_rules! level_names {
+    ($prefix:literal: $($n:literal)*) => {
+        [$(concat!($prefix, $n)),*]
+    };
+}
+
+const POS: [&str; 64] = level_names!("pos_": 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27
+    28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63);
+const CRD: [&str; 64] = level_names!("crd_": 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27
+    28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63);
+
 /// One level of the tree.
 #[derive(Debug, Clone, Copy)]
 pub struct CsfLevel<'data> {
@@ -70,8 +83,8 @@ impl<'data> CsfStructure<'data> {
             let level_index = crate::view::compressed::Compressed {
                 tensor: self.tensor,
                 names: crate::view::compressed::Names {
-                    ptr: "pos",
-                    idx: "crd",
+                    ptr: POS.get(l).copied().unwrap_or("pos"),
+                    idx: CRD.get(l).copied().unwrap_or("crd"),
                     outer: "parent",
                     inner: "coordinate",
                     bound: "shape[mode_order[L]]",

@@ -1,0 +1,157 @@
+//! The malformed-file corpus `fixtures/invalid/` (written by
+//! `cargo run -p hurray-writer --example make_invalid -- fixtures/invalid`):
+//! every file breaks exactly one rule, and `manifest.json` says at which
+//! stage a strict reader must reject it and with which error.
+//!
+//! Stages: `open` (`HurrayFile::parse` fails), `tensor` (`file.tensor(name)`
+//! fails), `data` (`tensor.validate_data()` fails), `file` (only
+//! `file.validate()` fails). Entries carrying `known_gap` document a place
+//! where the reader does not (yet) give the expected answer; they are
+//! reported, not failed. Set `HURRAY_INVALID_VERBOSE=1` to print every
+//! file's outcome.
+
+#[allow(dead_code)]
+#[path = "../../hurray-writer/examples/make_invalid.rs"]
+mod make_invalid;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+
+use hurray_reader::{AlignedBytes, Error, HurrayFile, Options};
+use serde_json::Value as Json;
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/invalid")
+}
+
+/// What happened to a file: the stage that failed and its error, or `None`
+/// when every stage passed.
+fn outcome(bytes: &[u8], offending: Option<&str>) -> Option<(&'static str, Error)> {
+    let file = match HurrayFile::parse(bytes, Options::strict()) {
+        Ok(f) => f,
+        Err(e) => return Some(("open", e)),
+    };
+    // The offending tensor first, then every other one in index order.
+    let mut names: Vec<&str> = offending.into_iter().collect();
+    names.extend(
+        file.entries()
+            .iter()
+            .map(|e| e.name())
+            .filter(|n| Some(*n) != offending),
+    );
+    let mut tensors = Vec::new();
+    for name in &names {
+        match file.tensor(name) {
+            Ok(t) => tensors.push(t),
+            Err(e) => return Some(("tensor", e)),
+        }
+    }
+    for t in &tensors {
+        if let Err(e) = t.validate_data() {
+            return Some(("data", e));
+        }
+    }
+    file.validate().err().map(|e| ("file", e))
+}
+
+/// The variant name: the `Debug` form up to the first space or `{`.
+fn variant(e: &Error) -> String {
+    let debug = format!("{e:?}");
+    debug.split([' ', '{', '(']).next().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn every_invalid_file_is_rejected_as_the_manifest_says() {
+    let text = std::fs::read_to_string(dir().join("manifest.json")).expect("fixtures/invalid/manifest.json");
+    let manifest: Json = serde_json::from_str(&text).expect("manifest JSON");
+    let files = manifest["files"].as_array().expect("files");
+    let verbose = std::env::var_os("HURRAY_INVALID_VERBOSE").is_some();
+
+    let mut failures = Vec::new();
+    let mut gaps = Vec::new();
+    let mut fixed_gaps = Vec::new();
+    for entry in files {
+        let name = entry["file"].as_str().expect("file");
+        let stage = entry["stage"].as_str().expect("stage");
+        let want_variant = entry["expect_variant"].as_str().expect("expect_variant");
+        let want_field = entry["expect_field"].as_str().expect("expect_field");
+        let offending = entry["offending_tensor"].as_str();
+        let gap = entry["known_gap"].as_str();
+        let bytes = AlignedBytes::read(dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+
+        let got = catch_unwind(AssertUnwindSafe(|| outcome(&bytes, offending)));
+        let verdict = match &got {
+            Err(_) => Err("the reader panicked".to_string()),
+            Ok(None) => Err("accepted at every stage".to_string()),
+            Ok(Some((got_stage, e))) => {
+                let text = e.to_string();
+                let got_variant = variant(e);
+                let mut problems = Vec::new();
+                if *got_stage != stage {
+                    problems.push(format!("stage {got_stage}, expected {stage}"));
+                }
+                if got_variant != want_variant {
+                    problems.push(format!("variant {got_variant}, expected {want_variant}"));
+                }
+                if !text.contains("offset") {
+                    problems.push("the message names no offset".to_string());
+                }
+                if !text.contains(want_field) {
+                    problems.push(format!("the message does not contain '{want_field}'"));
+                }
+                if problems.is_empty() {
+                    Ok(())
+                } else {
+                    Err(format!("{}: {text}", problems.join("; ")))
+                }
+            }
+        };
+        if verbose {
+            match &got {
+                Ok(Some((s, e))) => println!("{name}: [{s}] {} | {e}", variant(e)),
+                Ok(None) => println!("{name}: ACCEPTED"),
+                Err(_) => println!("{name}: PANIC"),
+            }
+        }
+        match (verdict, gap) {
+            (Ok(()), None) => {}
+            (Ok(()), Some(_)) => fixed_gaps.push(name.to_owned()),
+            (Err(why), Some(gap)) => gaps.push(format!("{name}: {gap}\n    now: {why}")),
+            (Err(why), None) => failures.push(format!("{name}: {why}")),
+        }
+    }
+
+    if !gaps.is_empty() {
+        println!("known gaps ({}):", gaps.len());
+        for g in &gaps {
+            println!("  {g}");
+        }
+    }
+    if !fixed_gaps.is_empty() {
+        println!("known gaps that now pass (remove their known_gap): {fixed_gaps:?}");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} files not rejected as expected:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
+    assert!(
+        files.len() >= 100,
+        "the corpus has {} files, expected at least 100",
+        files.len()
+    );
+}
+
+/// The bases the corpus breaks are valid: every stage passes, so each
+/// corpus file breaks only the rule it names.
+#[test]
+fn the_unbroken_bases_are_valid() {
+    for (name, bytes) in make_invalid::bases() {
+        let bytes = AlignedBytes::from_slice(&bytes);
+        if let Some((stage, e)) = outcome(&bytes, None) {
+            panic!("base '{name}' is rejected at stage {stage}: {e}");
+        }
+    }
+}
