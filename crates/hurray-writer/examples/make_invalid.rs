@@ -490,6 +490,9 @@ impl Case {
         self
     }
 
+    /// Marks a file the reader does not yet answer as expected (reported by
+    /// the corpus test, not failed). None at present.
+    #[allow(dead_code)]
     fn gap(&mut self, what: &str) -> &mut Self {
         self.gap = Some(what.into());
         self
