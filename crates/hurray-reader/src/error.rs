@@ -775,6 +775,125 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// The absolute byte offset the error points at, when it has one (every
+    /// variant about the file's bytes does; argument and I/O errors do not).
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            Error::Truncated { offset, .. }
+            | Error::BadMagic { offset, .. }
+            | Error::UnsupportedVersion { offset, .. }
+            | Error::Invalid { offset, .. }
+            | Error::Reserved { offset, .. }
+            | Error::UnknownTag { offset, .. }
+            | Error::IndexCrcMismatch { offset, .. }
+            | Error::SectionRange { offset, .. }
+            | Error::CountTooLarge { offset, .. }
+            | Error::TrailingBytes { offset, .. }
+            | Error::InvalidUtf8 { offset, .. }
+            | Error::DuplicateName { offset, .. }
+            | Error::DuplicateKey { offset, .. }
+            | Error::IndexNotSorted { offset, .. }
+            | Error::OutOfRange { offset, .. }
+            | Error::Layout { offset, .. }
+            | Error::DataOffsetMisaligned { offset, .. }
+            | Error::DescriptorLengthMismatch { offset, .. }
+            | Error::DataLengthMismatch { offset, .. }
+            | Error::RankNotAllowed { offset, .. }
+            | Error::DynamicDimension { offset, .. }
+            | Error::Overflow { offset, .. }
+            | Error::BufferSize { offset, .. }
+            | Error::AlignmentNotDelivered { offset, .. }
+            | Error::PtrFirst { offset, .. }
+            | Error::PtrLast { offset, .. }
+            | Error::PtrDecreasing { offset, .. }
+            | Error::NotIncreasing { offset, .. }
+            | Error::IndexOutOfBounds { offset, .. }
+            | Error::CooOrder { offset, .. }
+            | Error::StatisticsNnzMismatch { offset, .. }
+            | Error::TornComposite { offset, .. }
+            | Error::Composite { offset, .. }
+            | Error::Misaligned { offset, .. } => Some(*offset),
+            Error::FileTooSmall { .. } => Some(0),
+            _ => None,
+        }
+    }
+
+    /// The tensor the error concerns, by its name in the footer index.
+    pub fn tensor(&self) -> Option<&str> {
+        match self {
+            Error::Truncated {
+                scope: Scope::Tensor(name),
+                ..
+            }
+            | Error::BadMagic {
+                scope: Scope::Tensor(name),
+                ..
+            }
+            | Error::UnsupportedVersion {
+                scope: Scope::Tensor(name),
+                ..
+            }
+            | Error::Invalid {
+                scope: Scope::Tensor(name),
+                ..
+            }
+            | Error::Reserved {
+                scope: Scope::Tensor(name),
+                ..
+            }
+            | Error::UnknownTag {
+                scope: Scope::Tensor(name),
+                ..
+            }
+            | Error::CountTooLarge {
+                scope: Scope::Tensor(name),
+                ..
+            }
+            | Error::TrailingBytes {
+                scope: Scope::Tensor(name),
+                ..
+            }
+            | Error::InvalidUtf8 {
+                scope: Scope::Tensor(name),
+                ..
+            }
+            | Error::OutOfRange {
+                scope: Scope::Tensor(name),
+                ..
+            }
+            | Error::Layout {
+                scope: Scope::Tensor(name),
+                ..
+            } => Some(name),
+            Error::DataOffsetMisaligned { tensor, .. }
+            | Error::DescriptorLengthMismatch { tensor, .. }
+            | Error::DataLengthMismatch { tensor, .. }
+            | Error::RankNotAllowed { tensor, .. }
+            | Error::DynamicDimension { tensor, .. }
+            | Error::Overflow { tensor, .. }
+            | Error::BufferSize { tensor, .. }
+            | Error::AlignmentNotDelivered { tensor, .. }
+            | Error::PtrFirst { tensor, .. }
+            | Error::PtrLast { tensor, .. }
+            | Error::PtrDecreasing { tensor, .. }
+            | Error::NotIncreasing { tensor, .. }
+            | Error::IndexOutOfBounds { tensor, .. }
+            | Error::CooOrder { tensor, .. }
+            | Error::StatisticsNnzMismatch { tensor, .. }
+            | Error::TornComposite { tensor, .. }
+            | Error::Composite { tensor, .. }
+            | Error::TypeMismatch { tensor, .. }
+            | Error::LayoutMismatch { tensor, .. }
+            | Error::Misaligned { tensor, .. }
+            | Error::NotViewable { tensor, .. }
+            | Error::IndexArgument { tensor, .. }
+            | Error::AllocationFailed { tensor, .. } => Some(tensor),
+            _ => None,
+        }
+    }
+}
+
 /// Spec references cited by errors, in one place so they stay consistent.
 pub(crate) mod rule {
     pub const FILE_HEADER: &str = "file-format.md § File Header";
@@ -844,4 +963,31 @@ pub(crate) mod rule {
     pub const HILBERT: &str = "layouts/hilbert.md § Validity Constraints";
     pub const BLOCK_PAGED: &str = "layouts/block-paged.md § Additional Descriptor Fields";
     pub const BLOCK_PAGED_INV: &str = "layouts/block-paged.md § Storage Invariants";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accessors_name_offset_and_tensor() {
+        let e = Error::PtrFirst {
+            tensor: "A".into(),
+            array: "col_ptr",
+            offset: 12288,
+            value: 1,
+            rule: rule::CSC_INV1,
+        };
+        assert_eq!((e.offset(), e.tensor()), (Some(12288), Some("A")));
+        let e = Error::Reserved {
+            scope: Scope::File,
+            field: Field::new("file_flags"),
+            offset: 12,
+            value: 8,
+            rule: rule::FILE_FLAGS,
+        };
+        assert_eq!((e.offset(), e.tensor()), (Some(12), None));
+        assert_eq!(Error::NotFound { name: "x".into() }.offset(), None);
+        assert_eq!(e.to_string(), "file_flags at offset 12: reserved bits/bytes are set (0x8); they must be zero (file-format.md § File Flags)");
+    }
 }

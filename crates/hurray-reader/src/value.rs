@@ -33,6 +33,22 @@ pub enum Value {
     Bits(u128),
 }
 
+impl Value {
+    /// The zero of `element_type` — the value of an element a sparse tensor
+    /// does not store: `false`, `0`, `0.0` or `0 + 0i`.
+    pub fn zero(element_type: ElementType) -> Value {
+        use ElementType::*;
+        match element_type {
+            Bool => Value::Bool(false),
+            Int8 | Int16 | Int32 | Int64 | Int4 | Int2 => Value::Int(0),
+            Uint8 | Uint16 | Uint32 | Uint64 | Uint4 | Uint2 => Value::UInt(0),
+            Complex64 | Complex128 => Value::Complex { re: 0.0, im: 0.0 },
+            Float128 | Extension { .. } => Value::Bits(0),
+            _ => Value::Float(0.0),
+        }
+    }
+}
+
 /// Decodes element `i` of a contiguous run of `element_type` elements in
 /// `bytes`; `None` if it lies outside `bytes`.
 pub(crate) fn decode(element_type: ElementType, bytes: &[u8], i: u64) -> Option<Value> {
