@@ -197,25 +197,30 @@ impl<'a> Cursor<'a> {
         T::ref_from_bytes(bytes).map_err(|_| self.truncated(field, to_u64(size_of::<T>())))
     }
 
+    /// Takes `count` elements of `width` bytes, unrecorded; returns their
+    /// absolute offset and bytes.
+    fn take_array(&mut self, count: u64, width: usize, field: Field) -> Result<(u64, &'a [u8])> {
+        let need = count
+            .checked_mul(to_u64(width))
+            .ok_or_else(|| self.truncated(field, u64::MAX))?;
+        let offset = self.offset();
+        Ok((offset, self.take_quiet(need, field)?))
+    }
+
     /// Views the next `count` elements as `[T]`, recording each element as
     /// `field[i]`.
     pub(crate) fn slice<T>(&mut self, count: u64, field: Field) -> Result<&'a [T]>
     where
         T: FromBytes + Immutable + Unaligned,
     {
-        let width = to_u64(size_of::<T>());
-        let need = count
-            .checked_mul(width)
-            .ok_or_else(|| self.truncated(field, u64::MAX))?;
-        let offset = self.offset();
-        let bytes = self.take_quiet(need, field)?;
+        let (offset, bytes) = self.take_array(count, size_of::<T>(), field)?;
         if self.spans.is_some() {
             for (i, chunk) in bytes.chunks(size_of::<T>().max(1)).enumerate() {
-                let at = offset.saturating_add(to_u64(i).saturating_mul(width));
+                let at = offset.saturating_add(to_u64(i).saturating_mul(to_u64(size_of::<T>())));
                 self.record(Field::at(field.name, to_u64(i)), at, chunk);
             }
         }
-        <[T]>::ref_from_bytes(bytes).map_err(|_| self.truncated(field, need))
+        <[T]>::ref_from_bytes(bytes).map_err(|_| self.truncated(field, to_u64(bytes.len())))
     }
 
     /// Views the next `count` on-disk structs, recording each one's fields
@@ -224,20 +229,15 @@ impl<'a> Cursor<'a> {
     where
         T: FromBytes + Immutable + Unaligned + Described,
     {
-        let width = to_u64(size_of::<T>());
-        let need = count
-            .checked_mul(width)
-            .ok_or_else(|| self.truncated(field, u64::MAX))?;
-        let offset = self.offset();
-        let bytes = self.take_quiet(need, field)?;
+        let (offset, bytes) = self.take_array(count, size_of::<T>(), field)?;
         if self.spans.is_some() {
             for (i, chunk) in bytes.chunks(size_of::<T>().max(1)).enumerate() {
                 let i = to_u64(i);
-                let at = offset.saturating_add(i.saturating_mul(width));
+                let at = offset.saturating_add(i.saturating_mul(to_u64(size_of::<T>())));
                 self.record_struct::<T>(Some(field.name), Some(i), at, chunk);
             }
         }
-        <[T]>::ref_from_bytes(bytes).map_err(|_| self.truncated(field, need))
+        <[T]>::ref_from_bytes(bytes).map_err(|_| self.truncated(field, to_u64(bytes.len())))
     }
 
     pub(crate) fn u8(&mut self, field: Field) -> Result<u8> {

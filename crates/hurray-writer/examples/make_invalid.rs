@@ -12,7 +12,7 @@
 //! the few container fields the writer cannot misplace (index framing,
 //! trailer offsets, the KV count) are patched afterwards, the index CRC-32C
 //! recomputed when index bytes change. The output is deterministic: a test
-//! (`tests/invalid_fresh.rs`) regenerates it and compares bytes.
+//! (`tests/generated_fresh.rs`) regenerates it and compares bytes.
 
 use std::path::{Path, PathBuf};
 
