@@ -766,8 +766,11 @@ fn check_tensor_rejected(file: &Path, offending: Option<&str>) -> bool {
     let v = json_of(&summary);
     let tensors = v["tensors"].as_array().unwrap();
     let invalid = |t: &&Value| t["valid"] == false;
+    // The error may surface on another tensor than the one it names: a
+    // composite nested too deep is rejected when its outermost head is read.
     let Some(t) = offending
         .and_then(|name| tensors.iter().find(|t| t["name"] == name))
+        .filter(invalid)
         .or_else(|| tensors.iter().find(invalid))
     else {
         // Only the padding is wrong: no tensor to show.
@@ -853,6 +856,8 @@ fn project_invalid_fixtures() {
         let offending = m
             .as_ref()
             .and_then(|m| files(m).find(|f| f["file"] == name))
+            // A "file"-stage entry breaks only the padding: its tensor is valid.
+            .filter(|f| f["stage"] != "file")
             .and_then(|f| {
                 let o = &f["offending_tensor"];
                 o.as_str().or_else(|| o["name"].as_str())

@@ -9,85 +9,25 @@
 //!
 //! The files are written with `hurray-writer` into temporary files and
 //! mapped with `MappedFile`, so the data never sits on the heap. Only the
-//! measured windows are counted: the allocator counts calls made on the
-//! thread that opened a window, while a process-wide mutex keeps windows of
-//! different tests from overlapping (the counters are global atomics).
+//! measured windows are counted, with `stats_alloc`'s instrumented `System`
+//! allocator (process-wide counters): the file holds a single `#[test]` that
+//! runs the checks one after another, so no other test thread allocates
+//! while a window is open.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Mutex, MutexGuard};
+use std::alloc::System;
 use std::time::{Duration, Instant};
 
 use hurray_reader::{MappedFile, Options};
 use hurray_writer::{Csc, FileWriter, WriterOptions};
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 use tempfile::NamedTempFile;
 
-// ---------------------------------------------------------------------------
-// The counting allocator
-// ---------------------------------------------------------------------------
-
-/// Forwards to [`System`], counting allocation calls (`alloc`,
-/// `alloc_zeroed`, `realloc`) and their requested bytes while the current
-/// thread has a measurement window open.
-struct Counting;
-
-static CALLS: AtomicU64 = AtomicU64::new(0);
-static BYTES: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    /// Whether this thread's allocations are counted. `const`-initialised
-    /// and without a destructor, so reading it never allocates.
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-
-fn record(bytes: usize) {
-    if COUNTING.try_with(Cell::get).unwrap_or(false) {
-        CALLS.fetch_add(1, Relaxed);
-        BYTES.fetch_add(bytes as u64, Relaxed);
-    }
-}
-
-// SAFETY: every method forwards its arguments unchanged to `System`, which
-// implements `GlobalAlloc` correctly, and returns `System`'s result, so the
-// contract (layout honoured, pointers valid until freed with the same
-// layout) is `System`'s. The added bookkeeping touches only atomics and a
-// const-initialised thread-local `Cell<bool>`: it never allocates (no
-// recursion into the allocator) and never unwinds.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        record(layout.size());
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract for `layout`.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        record(layout.size());
-        // SAFETY: as for `alloc`.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        record(new_size);
-        // SAFETY: the caller guarantees `ptr` came from this allocator (hence
-        // from `System`) with `layout`, and that `new_size` is valid.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller guarantees `ptr` came from this allocator (hence
-        // from `System`) with `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
+/// `System`, counting every allocation.
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
-/// Serialises measurement windows across the test threads of this binary.
-static WINDOW: Mutex<()> = Mutex::new(());
-
-/// What one window allocated.
+/// What one window allocated: allocation calls (`alloc`, `alloc_zeroed`,
+/// `realloc`) and the bytes they requested.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Count {
     calls: u64,
@@ -96,19 +36,14 @@ struct Count {
 
 /// An open measurement window; counts until [`Window::close`].
 struct Window {
-    _lock: MutexGuard<'static, ()>,
-    /// When counting started (after the lock was taken).
+    region: Region<'static, System>,
     start: Instant,
 }
 
 impl Window {
     fn open() -> Self {
-        let lock = WINDOW.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        CALLS.store(0, Relaxed);
-        BYTES.store(0, Relaxed);
-        COUNTING.with(|c| c.set(true));
         Window {
-            _lock: lock,
+            region: Region::new(GLOBAL),
             start: Instant::now(),
         }
     }
@@ -117,13 +52,13 @@ impl Window {
         self.close_timed().0
     }
 
-    /// The count and the time spent inside the window (lock wait excluded).
+    /// The count and the time spent inside the window.
     fn close_timed(self) -> (Count, Duration) {
-        COUNTING.with(|c| c.set(false));
         let elapsed = self.start.elapsed();
+        let stats = self.region.change();
         let count = Count {
-            calls: CALLS.load(Relaxed),
-            bytes: BYTES.load(Relaxed),
+            calls: (stats.allocations + stats.reallocations) as u64,
+            bytes: (stats.bytes_allocated as u64).saturating_add(stats.bytes_reallocated.max(0) as u64),
         };
         (count, elapsed)
     }
@@ -243,9 +178,16 @@ fn open_and_validate(tmp: &NamedTempFile, nnz: u64, ncols: u64) -> OpenCost {
     }
 }
 
+/// All checks, one after another (see the module docs).
+#[test]
+fn allocations() {
+    counter_sees_allocations();
+    open_resolve_scan_validate_allocations_do_not_grow_with_nnz();
+    lookups_do_not_allocate();
+}
+
 /// The allocator sees allocations (guards against a counter that is never
 /// enabled, which would make every "zero allocations" claim vacuous).
-#[test]
 fn counter_sees_allocations() {
     let w = Window::open();
     let v: Vec<u64> = Vec::with_capacity(100);
@@ -254,7 +196,6 @@ fn counter_sees_allocations() {
     assert_eq!(count, Count { calls: 1, bytes: 800 });
 }
 
-#[test]
 fn open_resolve_scan_validate_allocations_do_not_grow_with_nnz() {
     const SIZES: [u64; 2] = [1 << 20, 1 << 22]; // 1 Mi and 4 Mi non-zeros
     let mut costs = Vec::new();
@@ -310,7 +251,6 @@ fn open_resolve_scan_validate_allocations_do_not_grow_with_nnz() {
     );
 }
 
-#[test]
 fn lookups_do_not_allocate() {
     const NNZ: u64 = 1 << 20;
     let (tmp, ncols) = write_csc_file(NNZ);

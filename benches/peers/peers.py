@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""scipy side of the peer comparison (issue #4, benchmark 5).
+
+Reads the JSON printed by `hurray-benches --bin gen` (where the .hry file's
+buffers are), builds the SAME matrix as an uncompressed .npz from those
+bytes (numpy.memmap at the printed offsets; written once, next to the .hry),
+then times, with time.perf_counter medians over --runs runs (page cache warm):
+
+  - load_npz                                  (scipy returns int32 indices: it downcasts)
+  - check_format(full_check=True)             on the int64-index matrix
+  - has_canonical_format                      (cache cleared before each run)
+  - A @ x                                     (SpMV, int64 indices, x as in Rust)
+  - A.T @ x                                   (CSR of A^T, no copy in scipy either)
+
+and whole processes (hyperfine when installed, else --runs subprocess runs):
+
+  - hurray-inspect --validate FILE.hry  (stdout discarded)
+  - python -c 'load_npz; check_format(full_check=True); has_canonical_format'
+
+Merges the Rust in-process figures (--ours, from `hurray-time`) and prints
+the comparison rows; writes everything to --out as JSON.
+"""
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import scipy
+import scipy.sparse as sp
+
+DTYPES = {"Float32": np.float32, "Float64": np.float64, "UInt64": np.uint64}
+
+
+def timed(fn, runs, warmup=1):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return {"median_s": statistics.median(times), "min_s": times[0], "max_s": times[-1], "runs": runs}
+
+
+def buffers_of(info):
+    """name -> numpy.memmap over the .hry bytes."""
+    out = {}
+    for b in info["buffers"]:
+        dtype = np.float32 if b["role"] == "values" and info["values"] == "f32" else None
+        if b["role"] == "values" and info["values"] == "f64":
+            dtype = np.float64
+        if b["role"] in ("row_indices", "col_ptr", "col_indices", "row_ptr", "indices"):
+            dtype = np.int64  # u64 on disk; every index is < 2^63
+        count = b["byte_size"] // np.dtype(dtype).itemsize
+        out[b["role"]] = np.memmap(info["path"], dtype=dtype, mode="r", offset=b["offset"], shape=(count,))
+    return out
+
+
+def csc64(data, indices, indptr, shape):
+    """A csc_matrix keeping int64 indices (the constructor would downcast to int32)."""
+    a = sp.csc_matrix((data, indices, indptr), shape=shape, copy=False)
+    a.indices = np.asarray(indices, dtype=np.int64)
+    a.indptr = np.asarray(indptr, dtype=np.int64)
+    a.check_format(full_check=False)
+    assert a.indices.dtype == np.int64 and a.indptr.dtype == np.int64
+    return a
+
+
+def write_npz(info, npz):
+    buf = buffers_of(info)
+    nrows, ncols = info["shape"]
+    a = csc64(np.array(buf["values"]), np.array(buf["row_indices"]), np.array(buf["col_ptr"]), (nrows, ncols))
+    tmp = npz + ".tmp.npz"
+    sp.save_npz(tmp, a, compressed=False)
+    os.replace(tmp, npz)
+
+
+def settle_page_cache(path):
+    """Flush, drop from the page cache, read back sequentially (as the Rust side does)."""
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        while f.read(1 << 24):
+            pass
+
+
+def clear_canonical_cache(a):
+    for attr in ("_has_canonical_format", "_has_sorted_indices"):
+        if attr in a.__dict__:
+            del a.__dict__[attr]
+
+
+def x_vector(n, dtype):
+    # Same as Rust's data::x_at: (i mod 1024) / 1024 - 0.5, exact in float32.
+    return ((np.arange(n, dtype=np.int64) % 1024) / 1024.0 - 0.5).astype(dtype)
+
+
+def whole_process(cmds, runs, hyperfine):
+    """name -> {median_s, ...}; cmds: name -> argv."""
+    if hyperfine:
+        with tempfile.TemporaryDirectory() as d:
+            export = os.path.join(d, "hf.json")
+            argv = [hyperfine, "-N", "--warmup", "1", "--runs", str(runs), "--export-json", export]
+            names = list(cmds)
+            for name in names:
+                argv += ["--command-name", name]
+            argv += [shlex.join(cmds[n]) for n in names]
+            subprocess.run(argv, check=True, stdout=sys.stderr)
+            with open(export) as f:
+                res = json.load(f)["results"]
+            return {
+                n: {"median_s": r["median"], "min_s": r["min"], "max_s": r["max"], "runs": len(r["times"]),
+                    "tool": "hyperfine -N"}
+                for n, r in zip(names, res)
+            }
+    out = {}
+    for name, argv in cmds.items():
+        def run():
+            subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+        out[name] = timed(run, runs) | {"tool": "subprocess loop"}
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--info", required=True, help="JSON printed by the gen bin")
+    p.add_argument("--ours", required=True, help="JSON printed by the hurray-time bin")
+    p.add_argument("--inspect", required=True, help="path of the hurray-inspect binary")
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--process-runs", type=int, default=10)
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+
+    with open(args.info) as f:
+        info = json.load(f)
+    with open(args.ours) as f:
+        ours = json.load(f)
+    hry = info["path"]
+    npz = os.path.splitext(hry)[0] + ".npz"
+    if not os.path.exists(npz):
+        t0 = time.perf_counter()
+        write_npz(info, npz)
+        print(f"peers: wrote {npz} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    settle_page_cache(npz)
+    nrows, ncols = info["shape"]
+    dtype = np.float32 if info["values"] == "f32" else np.float64
+
+    r = {"numpy": np.__version__, "scipy": scipy.__version__, "python": sys.version.split()[0],
+         "hry": hry, "hry_bytes": os.path.getsize(hry), "npz": npz, "npz_bytes": os.path.getsize(npz),
+         "shape": [nrows, ncols], "nnz": info["nnz"], "values": info["values"]}
+
+    # load_npz, as users call it (returns int32 indices: scipy downcasts).
+    r["load_npz"] = timed(lambda: sp.load_npz(npz), args.runs)
+    loaded = sp.load_npz(npz)
+    r["load_npz_index_dtype"] = str(loaded.indices.dtype)
+
+    def load_first_value():
+        a = sp.load_npz(npz)
+        return a.data[0]
+    r["load_npz_to_first_value"] = timed(load_first_value, args.runs)
+
+    # The int64 matrix: same bytes as the .hry.
+    with np.load(npz) as z:
+        a = csc64(z["data"], z["indices"], z["indptr"], (nrows, ncols))
+    del loaded
+
+    r["check_format_full"] = timed(lambda: a.check_format(full_check=True), args.runs)
+
+    def canonical():
+        clear_canonical_cache(a)
+        assert a.has_canonical_format
+    r["has_canonical_format"] = timed(canonical, args.runs)
+
+    def both():
+        a.check_format(full_check=True)
+        clear_canonical_cache(a)
+        assert a.has_canonical_format
+    r["checks_both"] = timed(both, args.runs)
+    assert a.indices.dtype == np.int64
+
+    x = x_vector(ncols, dtype)
+    y = a @ x
+    r["spmv_Ax"] = timed(lambda: a @ x, args.runs)
+    r["spmv_Ax_sum_y"] = float(np.sum(y, dtype=np.float64))
+    xt = x_vector(nrows, dtype)
+    at = a.T  # csr_matrix over the same arrays
+    z = at @ xt
+    r["spmv_Atx"] = timed(lambda: at @ xt, args.runs)
+    r["spmv_Atx_sum_y"] = float(np.sum(z, dtype=np.float64))
+    del a, at, y, z
+
+    py_check = ("import scipy.sparse as sp, sys; a = sp.load_npz(sys.argv[1]); "
+                "a.check_format(full_check=True); assert a.has_canonical_format")
+    cmds = {
+        "hurray-inspect --validate": [args.inspect, "--validate", hry],
+        "python load_npz + checks": [sys.executable, "-c", py_check, npz],
+        "python import scipy.sparse only": [sys.executable, "-c", "import scipy.sparse"],
+    }
+    for name, argv in cmds.items():
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)  # must succeed
+    r["process"] = whole_process(cmds, args.process_runs, shutil.which("hyperfine"))
+    r["process_commands"] = {n: shlex.join(c) for n, c in cmds.items()}
+
+    med = lambda d: d["median_s"]  # noqa: E731
+    ratios = {
+        "validate_vs_scipy_checks": med(r["checks_both"]) / med(ours["validate"]),
+        "open_to_first_value_vs_load_npz": med(r["load_npz_to_first_value"]) / med(ours["open_to_first_value"]),
+        "whole_process_validate_vs_python": med(r["process"]["python load_npz + checks"])
+        / med(r["process"]["hurray-inspect --validate"]),
+        "spmv_Ax_vs_scipy": med(r["spmv_Ax"]) / med(ours["spmv_csc_Ax"]),
+        "spmv_Atx_vs_scipy": med(r["spmv_Atx"]) / med(ours["spmv_csr_of_At_Atx"]),
+    }
+    r["ratios"] = ratios
+    r["ours"] = ours
+    r["sum_y_rel_diff"] = abs(r["spmv_Ax_sum_y"] - ours["spmv_csc_Ax_sum_y"]) / max(1.0, abs(r["spmv_Ax_sum_y"]))
+    r["sum_z_rel_diff"] = abs(r["spmv_Atx_sum_y"] - ours["spmv_csr_of_At_Atx_sum_y"]) / max(
+        1.0, abs(r["spmv_Atx_sum_y"]))
+    with open(args.out, "w") as f:
+        json.dump(r, f, indent=2)
+        f.write("\n")
+
+    ms = lambda s: f"{s * 1e3:.3f} ms" if s < 1 else f"{s:.3f} s"  # noqa: E731
+    print(f"peers: {nrows} x {ncols}, nnz {info['nnz']}, {info['values']}, .hry {r['hry_bytes']} B, "
+          f".npz {r['npz_bytes']} B; numpy {np.__version__}, scipy {scipy.__version__}")
+    rows = [
+        ("validation", "CscStructure::validate()", med(ours["validate"]),
+         "check_format(full_check=True) + has_canonical_format", med(r["checks_both"]),
+         ratios["validate_vs_scipy_checks"], ">= 3x"),
+        ("open to first value", "open + view + first value", med(ours["open_to_first_value"]),
+         "load_npz + first value", med(r["load_npz_to_first_value"]),
+         ratios["open_to_first_value_vs_load_npz"], ">= 1000x"),
+        ("whole-process validate", "hurray-inspect --validate",
+         med(r["process"]["hurray-inspect --validate"]), "python: load_npz + both checks",
+         med(r["process"]["python load_npz + checks"]), ratios["whole_process_validate_vs_python"], ">= 20x"),
+        ("SpMV y = A x", "CSC column kernel over the view", med(ours["spmv_csc_Ax"]), "A @ x (int64)",
+         med(r["spmv_Ax"]), ratios["spmv_Ax_vs_scipy"], "-"),
+        ("SpMV y = A^T x", "row dots over A.transpose()", med(ours["spmv_csr_of_At_Atx"]), "A.T @ x (int64)",
+         med(r["spmv_Atx"]), ratios["spmv_Atx_vs_scipy"], "-"),
+    ]
+    print("| what | ours | time | scipy | time | ratio (scipy / ours) | target | met |")
+    print("|---|---|---:|---|---:|---:|---|---|")
+    for what, o, ot, s, st, ratio, target in rows:
+        met = "-" if target == "-" else ("yes" if ratio >= float(target.strip(">= x")) else "**no**")
+        print(f"| {what} | {o} | {ms(ot)} | {s} | {ms(st)} | {ratio:.1f}x | {target} | {met} |")
+    print(f"SpMV cross-check: |sum(y) scipy - ours| / |sum(y)| = {r['sum_y_rel_diff']:.2e} (A x), "
+          f"{r['sum_z_rel_diff']:.2e} (A^T x)")
+
+
+if __name__ == "__main__":
+    main()

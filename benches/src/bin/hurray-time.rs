@@ -1,0 +1,152 @@
+//! In-process timings of the reader on one CSC file, as JSON (medians of
+//! `std::time::Instant` over several runs), for the side-by-side comparison
+//! with scipy (`benches/peers/run.sh`).
+//!
+//! ```text
+//! cargo run --release -p hurray-benches --bin hurray-time -- FILE.hry [--runs 10] [--out FILE.json]
+//! ```
+//!
+//! Measures, on the tensor `A` (float32 or float64 CSC, page cache warm:
+//! the file is first settled with `data::settle_page_cache`):
+//! - `open_to_view`: `MappedFile::open` + `file()` + `tensor` + `csc_unscanned`;
+//! - `open_to_first_value`: the same, then the first stored value;
+//! - `validate`: `CscStructure::validate()` on the unscanned structure;
+//! - `open_to_validated_view`: open + `csc::<T>()` (strict: scans);
+//! - `validate_parallel_2threads`: `CscStructure::validate_parallel(2)`;
+//! - `validate_2threads_local`: the benches' two-thread stand-in;
+//! - `spmv_csc_Ax`: `y = A·x` over the view's slices (x = `x_at`), x and y
+//!   in huge pages like numpy's arrays (`HugeVec`);
+//! - `spmv_csr_of_At_Atx`: `y = Aᵀ·x` over `A.transpose()`, same;
+//! - `*_vec_4k_pages`: both again with x and y in plain `Vec`s.
+//!
+//! Each SpMV also reports `sum(y)` (in f64) to cross-check with scipy.
+
+#![forbid(unsafe_code)]
+
+use std::path::{Path, PathBuf};
+
+use hurray_benches::data::TENSOR;
+use hurray_benches::kernels::{spmv_csc, spmv_csr, validate_threads, x_vector, HugeVec, Real};
+use hurray_benches::timing::{sample, summary};
+use hurray_reader::{ElementType, MappedFile, Options};
+
+fn time_file<T: Real>(path: &Path, runs: usize) -> serde_json::Value {
+    let fast_runs = runs.max(1) * 10;
+    let open_to_view = sample(3, fast_runs, || {
+        let mapped = MappedFile::open(path, Options::default()).expect("open");
+        let file = mapped.file().expect("parse");
+        let view = file.tensor(TENSOR).expect("tensor").csc_unscanned::<T>().expect("view");
+        view.nnz()
+    });
+    let open_to_first_value = sample(3, fast_runs, || {
+        let mapped = MappedFile::open(path, Options::default()).expect("open");
+        let file = mapped.file().expect("parse");
+        let view = file.tensor(TENSOR).expect("tensor").csc_unscanned::<T>().expect("view");
+        (0..view.ncols())
+            .find_map(|j| view.column(j).expect("column").next())
+            .map(|(_, v)| *v)
+    });
+
+    let mapped = MappedFile::open(path, Options::default()).expect("open");
+    let file = mapped.file().expect("parse");
+    let tensor = file.tensor(TENSOR).expect("tensor");
+    let structure = tensor.csc_structure().expect("structure");
+    let (ptr, idx, nrows) = (structure.col_ptr(), structure.row_indices(), structure.nrows());
+    let scanned_bytes = ((ptr.len() + idx.len()) * 8) as u64;
+    let validate = sample(1, runs, || structure.validate().expect("valid"));
+    let validate_parallel = sample(1, runs, || structure.validate_parallel(2).expect("valid"));
+    let validate_2threads = sample(1, runs, || assert!(validate_threads(ptr, idx, nrows, 2)));
+    let open_to_validated_view = sample(1, runs, || {
+        let mapped = MappedFile::open(path, Options::default()).expect("open");
+        let file = mapped.file().expect("parse");
+        let view = file.tensor(TENSOR).expect("tensor").csc::<T>().expect("strict view");
+        view.nnz()
+    });
+
+    let a = tensor.csc::<T>().expect("strict view");
+    // x and y in huge pages, as numpy allocates them (see HugeVec).
+    let x = HugeVec::from_slice(&x_vector::<T>(a.ncols()));
+    let mut y = HugeVec::<T>::zeroed(a.nrows() as usize);
+    let spmv = sample(1, runs, || {
+        spmv_csc(a.col_ptr(), a.row_indices(), a.values(), x.as_slice(), y.as_mut_slice())
+    });
+    let y_sum: f64 = y.as_slice().iter().map(|v| v.to_f64()).sum();
+    let at = a.transpose();
+    let xt = HugeVec::from_slice(&x_vector::<T>(at.ncols()));
+    let mut z = HugeVec::<T>::zeroed(at.nrows() as usize);
+    let spmv_t = sample(1, runs, || {
+        spmv_csr(
+            at.row_ptr(),
+            at.col_indices(),
+            at.values(),
+            xt.as_slice(),
+            z.as_mut_slice(),
+        )
+    });
+    let z_sum: f64 = z.as_slice().iter().map(|v| v.to_f64()).sum();
+    // The same kernels with x and y in plain Vecs (4 KiB pages).
+    let x4k: Vec<T> = x_vector(a.ncols());
+    let mut y4k = vec![T::default(); a.nrows() as usize];
+    let spmv_4k = sample(1, runs, || {
+        spmv_csc(a.col_ptr(), a.row_indices(), a.values(), &x4k, &mut y4k)
+    });
+    let xt4k: Vec<T> = x_vector(at.ncols());
+    let mut z4k = vec![T::default(); at.nrows() as usize];
+    let spmv_t_4k = sample(1, runs, || {
+        spmv_csr(at.row_ptr(), at.col_indices(), at.values(), &xt4k, &mut z4k)
+    });
+
+    serde_json::json!({
+        "file": path,
+        "file_bytes": std::fs::metadata(path).expect("metadata").len(),
+        "shape": [a.nrows(), a.ncols()],
+        "nnz": a.nnz(),
+        "scanned_bytes": scanned_bytes,
+        "open_to_view": summary(&open_to_view),
+        "open_to_first_value": summary(&open_to_first_value),
+        "validate": summary(&validate),
+        "validate_parallel_2threads": summary(&validate_parallel),
+        "validate_2threads_local": summary(&validate_2threads),
+        "open_to_validated_view": summary(&open_to_validated_view),
+        "spmv_csc_Ax": summary(&spmv),
+        "spmv_csc_Ax_sum_y": y_sum,
+        "spmv_csr_of_At_Atx": summary(&spmv_t),
+        "spmv_csr_of_At_Atx_sum_y": z_sum,
+        "spmv_csc_Ax_vec_4k_pages": summary(&spmv_4k),
+        "spmv_csr_of_At_Atx_vec_4k_pages": summary(&spmv_t_4k),
+    })
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut path: Option<PathBuf> = None;
+    let mut runs = 10usize;
+    let mut out: Option<PathBuf> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--runs" => runs = args.next().ok_or("--runs needs a value")?.parse()?,
+            "--out" => out = Some(args.next().ok_or("--out needs a value")?.into()),
+            _ if path.is_none() => path = Some(arg.into()),
+            _ => return Err(format!("unexpected argument {arg}").into()),
+        }
+    }
+    let path = path.ok_or("usage: hurray-time FILE.hry [--runs N] [--out FILE.json]")?;
+    hurray_benches::data::settle_page_cache(&path)?;
+    let element_type = {
+        let mapped = MappedFile::open(&path, Options::default())?;
+        let file = mapped.file()?;
+        let tensor = file.tensor(TENSOR)?;
+        tensor.element_type()
+    };
+    let result = match element_type {
+        Some(ElementType::Float32) => time_file::<f32>(&path, runs),
+        Some(ElementType::Float64) => time_file::<f64>(&path, runs),
+        other => return Err(format!("tensor A has element type {other:?}; want float32 or float64").into()),
+    };
+    let text = serde_json::to_string_pretty(&result)?;
+    if let Some(out) = out {
+        std::fs::write(&out, format!("{text}\n"))?;
+    }
+    println!("{text}");
+    Ok(())
+}

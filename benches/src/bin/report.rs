@@ -1,0 +1,512 @@
+//! Prints the tables of `docs/performance.md` from one run's results:
+//! criterion's estimates (`target/criterion/**/new/*.json`), `heap.json` and
+//! `peers.json` from the results folder. `benches/report.sh` runs everything
+//! and then this.
+//!
+//! ```text
+//! cargo run --release -p hurray-benches --bin report -- [--criterion DIR] [--results DIR]
+//! ```
+
+#![forbid(unsafe_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// One criterion benchmark: median time and throughput.
+#[derive(Debug, Clone)]
+struct Bench {
+    median_ns: f64,
+    bytes: Option<f64>,
+    elements: Option<f64>,
+}
+
+fn read_json(path: &Path) -> Option<Value> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// full_id -> bench, for every `new/benchmark.json` under `dir`.
+fn criterion_results(dir: &Path) -> BTreeMap<String, Bench> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n == "new") {
+                    if let (Some(b), Some(est)) = (
+                        read_json(&p.join("benchmark.json")),
+                        read_json(&p.join("estimates.json")),
+                    ) {
+                        let id = b["full_id"].as_str().unwrap_or_default().to_string();
+                        out.insert(
+                            id,
+                            Bench {
+                                median_ns: est["median"]["point_estimate"].as_f64().unwrap_or(f64::NAN),
+                                bytes: b["throughput"]["Bytes"].as_f64(),
+                                elements: b["throughput"]["Elements"].as_f64(),
+                            },
+                        );
+                    }
+                } else {
+                    stack.push(p);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn time(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.2} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.1} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+fn gbps(b: &Bench) -> f64 {
+    b.bytes.unwrap_or(f64::NAN) / b.median_ns
+}
+
+fn met(ok: bool) -> &'static str {
+    if ok {
+        "yes"
+    } else {
+        "**no**"
+    }
+}
+
+fn command_output(cmd: &str, args: &[&str]) -> String {
+    std::process::Command::new(cmd)
+        .args(args)
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn machine() {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .unwrap_or("?")
+        .trim()
+        .to_string();
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let mem = std::fs::read_to_string("/proc/meminfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("MemTotal"))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|k| k.parse::<f64>().ok()))
+        .map_or(0.0, |kb| kb / 1024.0 / 1024.0);
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    // HURRAY_BENCH_REV describes the source when it is not a git checkout.
+    let source = std::env::var("HURRAY_BENCH_REV").unwrap_or_else(|_| {
+        let head = command_output("git", &["-C", root, "rev-parse", "--short", "HEAD"]);
+        let dirty = command_output("git", &["-C", root, "status", "--porcelain", "--", "crates"]);
+        match (head.is_empty(), dirty.is_empty()) {
+            (true, _) => "source: not a git checkout".to_string(),
+            (false, true) => format!("git {head}, library crates clean"),
+            (false, false) => format!("git {head}, library crates modified in the working tree"),
+        }
+    });
+    println!(
+        "Machine: {model}, {cpus} vCPU, {mem:.1} GiB RAM; {}; {}; {source}; default release profile, no target-cpu.",
+        command_output("rustc", &["-V"]),
+        command_output("uname", &["-sr"]),
+    );
+    println!();
+}
+
+fn open_table(c: &BTreeMap<String, Bench>) {
+    println!("### 1. Open latency (`cargo bench -p hurray-benches --bench open`)");
+    println!();
+    println!("| file | open → unscanned view | open → first value | bare open + mmap + read u64 | view / bare | view / view@8MiB |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    let sizes = ["8MiB", "256MiB", "2GiB", "8GiB"];
+    let get = |f: &str, s: &str| c.get(&format!("open/{f}/{s}")).map(|b| b.median_ns);
+    let small = get("hurray_open_unscanned", "8MiB");
+    for s in sizes {
+        let (Some(ours), Some(first), Some(bare)) = (
+            get("hurray_open_unscanned", s),
+            get("hurray_open_to_first_value", s),
+            get("mmap_read_u64_baseline", s),
+        ) else {
+            continue;
+        };
+        let vs_small = small.map_or(f64::NAN, |m| ours / m);
+        println!(
+            "| {s} | {} | {} | {} | {:.2}x | {:.2}x |",
+            time(ours),
+            time(first),
+            time(bare),
+            ours / bare,
+            vs_small
+        );
+    }
+    if let (Some(big), Some(small), Some(bare)) = (
+        get("hurray_open_unscanned", "8GiB"),
+        small,
+        get("mmap_read_u64_baseline", "8GiB"),
+    ) {
+        println!();
+        println!(
+            "Targets: 8 GiB within 1.5x of 8 MiB: {:.2}x, {}; within 3x of the bare mmap baseline: {:.2}x, {}.",
+            big / small,
+            met(big / small <= 1.5),
+            big / bare,
+            met(big / bare <= 3.0)
+        );
+    }
+    println!();
+}
+
+fn scan_table(c: &BTreeMap<String, Bench>) {
+    println!("### 2. Invariant scan (`cargo bench -p hurray-benches --bench scan`)");
+    println!();
+    println!("GB/s = (pointer + index bytes) / median time; 1 GB = 10⁹ B. Ratios: scan GB/s / ceiling GB/s.");
+    println!();
+    println!(
+        "| input | bytes | validate | validate_parallel(2) | naive check | 2-thread local | sum 1 thread | sum 2 threads \
+         | validate / sum 1t | parallel(2) / sum 2t |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for group in [
+        "scan_csc_random10",
+        "scan_csc_short2",
+        "scan_csc_onecol",
+        "scan_csr_random10",
+        "scan_coo_random10",
+    ] {
+        let b = |f: &str| c.get(&format!("{group}/{f}"));
+        let Some(v) = b("validate") else { continue };
+        let cell = |f: &str| {
+            b(f).map_or("–".to_string(), |x| {
+                format!("{:.1} GB/s ({})", gbps(x), time(x.median_ns))
+            })
+        };
+        let ratio = |num: &str, den: &str| match (b(num), b(den)) {
+            (Some(n), Some(d)) => format!("{:.2}", gbps(n) / gbps(d)),
+            _ => "–".to_string(),
+        };
+        println!(
+            "| {} | {:.2} GB | {} | {} | {} | {} | {} | {} | {} | {} |",
+            group.trim_start_matches("scan_"),
+            v.bytes.unwrap_or(f64::NAN) / 1e9,
+            cell("validate"),
+            cell("validate_parallel_2threads"),
+            cell("naive_check"),
+            cell("local_validate_2threads"),
+            cell("sum_1thread"),
+            cell("sum_2threads"),
+            ratio("validate", "sum_1thread"),
+            ratio("validate_parallel_2threads", "sum_2threads"),
+        );
+    }
+    println!();
+}
+
+fn access_tables(c: &BTreeMap<String, Bench>, peers: Option<&Value>) {
+    println!("### 3. Access (`cargo bench -p hurray-benches --bench access`)");
+    println!();
+    println!("| benchmark | median | rate |");
+    println!("|---|---:|---:|");
+    for (id, b) in c.iter().filter(|(id, _)| id.starts_with("access_")) {
+        let rate = b.elements.map_or(String::new(), |n| {
+            let per_s = n / b.median_ns * 1e9;
+            if id.starts_with("access_get") {
+                format!("{:.2} M lookups/s ({:.0} ns each)", per_s / 1e6, b.median_ns / n)
+            } else {
+                format!("{:.2} G elements/s", per_s / 1e9)
+            }
+        });
+        println!("| `{id}` | {} | {rate} |", time(b.median_ns));
+    }
+    println!();
+    println!(
+        "| SpMV (100 M nnz, 10 M × 10 M, u64 indices) | median | G nnz/s | scipy (same run, peers) | scipy / ours |"
+    );
+    println!("|---|---:|---:|---:|---:|");
+    for (id, b) in c.iter().filter(|(id, _)| id.starts_with("spmv_")) {
+        let rate = b.elements.map_or(f64::NAN, |n| n / b.median_ns);
+        let scipy = peers.and_then(|p| {
+            let key = match id.as_str() {
+                "spmv_f32/csc_Ax_slices" | "spmv_f32/csc_Ax_column_api" => "spmv_Ax",
+                "spmv_f32/csr_of_At_Atx_slices" => "spmv_Atx",
+                _ => return None,
+            };
+            p[key]["median_s"].as_f64()
+        });
+        let (s, r) = scipy.map_or(("–".to_string(), "–".to_string()), |s| {
+            (time(s * 1e9), format!("{:.2}x", s * 1e9 / b.median_ns))
+        });
+        println!("| `{id}` | {} | {rate:.2} | {s} | {r} |", time(b.median_ns));
+    }
+    println!();
+}
+
+fn heap_table(results: &Path) {
+    println!("### 4. Heap (`cargo bench -p hurray-benches --bench heap`)");
+    println!();
+    let Some(h) = read_json(&results.join("heap.json")) else {
+        println!("(no heap.json)");
+        println!();
+        return;
+    };
+    println!("| nnz | file bytes | allocations | bytes allocated |");
+    println!("|---:|---:|---:|---:|");
+    let sizes = h["sizes"].as_array().cloned().unwrap_or_default();
+    for s in &sizes {
+        println!(
+            "| {} | {} | {} | {} |",
+            s["nnz"], s["file_bytes"], s["allocations"], s["bytes"]
+        );
+    }
+    let equal = sizes
+        .windows(2)
+        .all(|w| w[0]["allocations"] == w[1]["allocations"] && w[0]["bytes"] == w[1]["bytes"]);
+    println!();
+    println!(
+        "Window: {}. Equal for all sizes: {}.",
+        h["what"].as_str().unwrap_or("?"),
+        met(equal)
+    );
+    println!();
+}
+
+fn peers_table(p: &Value) {
+    println!("### 5. Peers (`benches/peers/run.sh`)");
+    println!();
+    let ours = &p["ours"];
+    let med = |v: &Value| v["median_s"].as_f64().unwrap_or(f64::NAN) * 1e9;
+    println!(
+        "{} × {}, {} non-zeros, {}, .hry {} bytes, .npz {} bytes (uncompressed); numpy {}, scipy {}, Python {}; \
+         load_npz returns `{}` indices.",
+        p["shape"][0],
+        p["shape"][1],
+        p["nnz"],
+        p["values"].as_str().unwrap_or("?"),
+        p["hry_bytes"],
+        p["npz_bytes"],
+        p["numpy"].as_str().unwrap_or("?"),
+        p["scipy"].as_str().unwrap_or("?"),
+        p["python"].as_str().unwrap_or("?"),
+        p["load_npz_index_dtype"].as_str().unwrap_or("?"),
+    );
+    println!();
+    println!("| what | ours | median | scipy | median | scipy / ours | target | met |");
+    println!("|---|---|---:|---|---:|---:|---|---|");
+    let process = &p["process"];
+    // (what, ours, our time, scipy, scipy time, target ratio)
+    type Row<'a> = (&'a str, &'a str, f64, &'a str, f64, Option<f64>);
+    let rows: [Row<'_>; 9] = [
+        (
+            "validation",
+            "`CscStructure::validate()`",
+            med(&ours["validate"]),
+            "`check_format(full_check=True)` + `has_canonical_format`",
+            med(&p["checks_both"]),
+            Some(3.0),
+        ),
+        (
+            "validation, 2 threads",
+            "`CscStructure::validate_parallel(2)`",
+            med(&ours["validate_parallel_2threads"]),
+            "same two checks",
+            med(&p["checks_both"]),
+            None,
+        ),
+        (
+            "validation, 2 threads (bench stand-in)",
+            "`kernels::validate_threads(.., 2)`",
+            med(&ours["validate_2threads_local"]),
+            "same two checks",
+            med(&p["checks_both"]),
+            None,
+        ),
+        (
+            "open to first value",
+            "open + `csc_unscanned` + first value",
+            med(&ours["open_to_first_value"]),
+            "`load_npz` + first value",
+            med(&p["load_npz_to_first_value"]),
+            Some(1000.0),
+        ),
+        (
+            "open to validated view",
+            "open + strict `csc::<f32>()`",
+            med(&ours["open_to_validated_view"]),
+            "`load_npz` + both checks",
+            med(&p["load_npz"]) + med(&p["checks_both"]),
+            None,
+        ),
+        (
+            "whole-process validate",
+            "`hurray-inspect --validate` (stdout discarded)",
+            med(&process["hurray-inspect --validate"]),
+            "`python -c` load_npz + both checks",
+            med(&process["python load_npz + checks"]),
+            Some(20.0),
+        ),
+        (
+            "(python start + import scipy.sparse)",
+            "",
+            f64::NAN,
+            "`python -c 'import scipy.sparse'`",
+            med(&process["python import scipy.sparse only"]),
+            None,
+        ),
+        (
+            "SpMV y = A·x",
+            "CSC column kernel over the view",
+            med(&ours["spmv_csc_Ax"]),
+            "`A @ x`",
+            med(&p["spmv_Ax"]),
+            None,
+        ),
+        (
+            "SpMV y = Aᵀ·x",
+            "row dots over `A.transpose()`",
+            med(&ours["spmv_csr_of_At_Atx"]),
+            "`A.T @ x`",
+            med(&p["spmv_Atx"]),
+            None,
+        ),
+    ];
+    for (what, o, ot, s, st, target) in rows {
+        let ratio = st / ot;
+        let (t, m) = target.map_or(("–".to_string(), "–"), |t| (format!("≥ {t}x"), met(ratio >= t)));
+        let ot_s = if ot.is_nan() { "–".to_string() } else { time(ot) };
+        let r = if ratio.is_nan() {
+            "–".to_string()
+        } else {
+            format!("{ratio:.1}x")
+        };
+        println!("| {what} | {o} | {ot_s} | {s} | {} | {r} | {t} | {m} |", time(st));
+    }
+    println!();
+    println!(
+        "Whole processes timed with {}. SpMV cross-check, |Σy(scipy) − Σy(ours)| / |Σy|: {:.1e} (A·x), {:.1e} (Aᵀ·x).",
+        process["hurray-inspect --validate"]["tool"].as_str().unwrap_or("?"),
+        p["sum_y_rel_diff"].as_f64().unwrap_or(f64::NAN),
+        p["sum_z_rel_diff"].as_f64().unwrap_or(f64::NAN),
+    );
+    println!();
+}
+
+fn targets(c: &BTreeMap<String, Bench>, peers: Option<&Value>, results: &Path) {
+    println!("### Targets of issue #4");
+    println!();
+    println!("| target | measured | met |");
+    println!("|---|---:|---|");
+    let get = |id: &str| c.get(id).map(|b| b.median_ns);
+    let row = |name: &str, value: Option<f64>, ok: &dyn Fn(f64) -> bool| match value {
+        Some(v) => println!("| {name} | {v:.2}x | {} |", met(ok(v))),
+        None => println!("| {name} | not measured | – |"),
+    };
+    let big = get("open/hurray_open_unscanned/8GiB");
+    let ratio = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a / b);
+    row(
+        "open → view, 8 GiB within 1.5x of 8 MiB",
+        ratio(big, get("open/hurray_open_unscanned/8MiB")),
+        &|v| v <= 1.5,
+    );
+    row(
+        "open → view, 8 GiB within 3x of bare open + mmap + read u64",
+        ratio(big, get("open/mmap_read_u64_baseline/8GiB")),
+        &|v| v <= 3.0,
+    );
+    let med = |p: &Value, key: &str| p[key]["median_s"].as_f64();
+    let ours = |key: &str| peers.and_then(|p| med(&p["ours"], key));
+    let scipy = |key: &str| peers.and_then(|p| med(p, key));
+    row(
+        "validation ≥ 3x faster than scipy check_format(full) + has_canonical_format",
+        ratio(scipy("checks_both"), ours("validate")),
+        &|v| v >= 3.0,
+    );
+    row(
+        "(same, with validate_parallel(2))",
+        ratio(scipy("checks_both"), ours("validate_parallel_2threads")),
+        &|v| v >= 3.0,
+    );
+    row(
+        "open to first value ≥ 1000x faster than load_npz (1.28 GB file)",
+        ratio(scipy("load_npz_to_first_value"), ours("open_to_first_value")),
+        &|v| v >= 1000.0,
+    );
+    let process = |key: &str| peers.and_then(|p| p["process"][key]["median_s"].as_f64());
+    row(
+        "whole-process validate ≥ 20x faster than the Python equivalent",
+        ratio(
+            process("python load_npz + checks"),
+            process("hurray-inspect --validate"),
+        ),
+        &|v| v >= 20.0,
+    );
+    let heap_equal = read_json(&results.join("heap.json")).and_then(|h| {
+        let sizes = h["sizes"].as_array()?.clone();
+        Some(
+            sizes
+                .windows(2)
+                .all(|w| w[0]["bytes"] == w[1]["bytes"] && w[0]["allocations"] == w[1]["allocations"]),
+        )
+    });
+    match heap_equal {
+        Some(eq) => println!(
+            "| heap: equal allocations for 1 M, 10 M, 100 M nnz | {} | {} |",
+            if eq { "equal" } else { "differ" },
+            met(eq)
+        ),
+        None => println!("| heap: equal allocations for 1 M, 10 M, 100 M nnz | not measured | – |"),
+    }
+    let scan = |f: &str| c.get(&format!("scan_csc_random10/{f}")).map(gbps);
+    if let (Some(v), Some(s1)) = (scan("validate"), scan("sum_1thread")) {
+        println!(
+            "| (reference) validate / one-thread sum, csc_random10; the issue quotes ~0.4 for a straightforward check | {:.2} | – |",
+            v / s1
+        );
+    }
+    println!();
+}
+
+fn main() {
+    let mut criterion = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(
+            || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target")),
+            PathBuf::from,
+        )
+        .join("criterion");
+    let mut results = hurray_benches::results_dir();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--criterion" => criterion = args.next().expect("--criterion DIR").into(),
+            "--results" => results = args.next().expect("--results DIR").into(),
+            _ => {
+                eprintln!("usage: report [--criterion DIR] [--results DIR]");
+                std::process::exit(2);
+            }
+        }
+    }
+    let c = criterion_results(&criterion);
+    let peers = read_json(&results.join("peers.json"));
+    machine();
+    open_table(&c);
+    scan_table(&c);
+    access_tables(&c, peers.as_ref());
+    heap_table(&results);
+    match &peers {
+        Some(p) => peers_table(p),
+        None => println!("### 5. Peers: no peers.json (run benches/peers/run.sh)\n"),
+    }
+    targets(&c, peers.as_ref(), &results);
+}

@@ -1,0 +1,373 @@
+//! Reference loops measured next to the library, and local stand-ins for
+//! library APIs that do not exist yet. Everything here uses only the public
+//! slices of the views (`col_ptr()`, `row_indices()`, `values()`, ...).
+//!
+//! - Ceilings: [`sum_u64`] (one thread) and [`sum_u64_threads`] read the same
+//!   bytes as the invariant scan and do the least possible work on them.
+//! - [`naive_check`]: a straightforward element-by-element CSC/CSR invariant
+//!   check with early exits (what the issue calls "a straightforward check").
+//! - [`validate_threads`]: a two-thread validation from the public slices,
+//!   written before the library had `validate_parallel`; kept because it
+//!   splits the index array by position (one huge column is shared).
+//! - Missing APIs: the SpMV kernels [`spmv_csc`], [`spmv_csc_columns`],
+//!   [`spmv_csr`].
+
+use std::ops::{AddAssign, Mul};
+
+use hurray_reader::{CscView, Element};
+use zerocopy::{FromBytes, IntoBytes};
+
+/// Wrapping sum of every `u64` of every slice, one thread.
+#[inline(never)]
+pub fn sum_u64(slices: &[&[u64]]) -> u64 {
+    slices
+        .iter()
+        .map(|s| s.iter().fold(0u64, |a, &b| a.wrapping_add(b)))
+        .fold(0, u64::wrapping_add)
+}
+
+/// [`sum_u64`] split over `threads` scoped threads (each sums its share of
+/// every slice).
+pub fn sum_u64_threads(slices: &[&[u64]], threads: usize) -> u64 {
+    let threads = threads.max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    let parts: Vec<&[u64]> = slices.iter().map(|s| share(s, t, threads)).collect();
+                    sum_u64(&parts)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("sum thread"))
+            .fold(0, u64::wrapping_add)
+    })
+}
+
+fn share(s: &[u64], t: usize, n: usize) -> &[u64] {
+    let (a, b) = (s.len() * t / n, s.len() * (t + 1) / n);
+    &s[a..b]
+}
+
+/// The four storage invariants of a compressed matrix (CSC or CSR) checked
+/// element by element with early exits: the "straightforward" check.
+#[inline(never)]
+pub fn naive_check(ptr: &[u64], idx: &[u64], inner_bound: u64) -> bool {
+    let nnz = idx.len() as u64;
+    if ptr.first() != Some(&0) || ptr.last() != Some(&nnz) {
+        return false;
+    }
+    for w in ptr.windows(2) {
+        let (s, e) = (w[0], w[1]);
+        if e < s || e > nnz {
+            return false;
+        }
+        let col = &idx[s as usize..e as usize];
+        for k in 0..col.len() {
+            if col[k] >= inner_bound {
+                return false;
+            }
+            if k > 0 && col[k] <= col[k - 1] {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The library's per-slice rule (strictly increasing, last below `bound`)
+/// as a branch-free fold, the way `view/compressed.rs` writes it.
+#[inline]
+fn slice_ok(slice: &[u64], bound: u64) -> bool {
+    let Some(&last) = slice.last() else {
+        return true;
+    };
+    let unsorted = slice.iter().zip(&slice[1..]).fold(false, |bad, (a, b)| bad | (b <= a));
+    !unsorted && last < bound
+}
+
+/// Pointer array rule: `ptr[0] = 0`, non-decreasing, `ptr[n] = nnz`.
+fn ptr_ok(ptr: &[u64], nnz: u64) -> bool {
+    ptr.first() == Some(&0)
+        && ptr.last() == Some(&nnz)
+        && !ptr.iter().zip(&ptr[1..]).fold(false, |bad, (a, b)| bad | (b < a))
+}
+
+/// A parallel validation from the public slices (written as the stand-in
+/// for `CscStructure::validate_parallel` before it existed): the
+/// same invariants as `validate()` (pass/fail only, no error details),
+/// split over `threads` scoped threads. The pointer array is split evenly;
+/// the index array is split by position (not by slice), so one huge slice
+/// is shared too: each thread checks the slices overlapping its range, with
+/// one element of overlap at a cut inside a slice.
+pub fn validate_threads(ptr: &[u64], idx: &[u64], inner_bound: u64, threads: usize) -> bool {
+    let threads = threads.max(1);
+    let nnz = idx.len() as u64;
+    if ptr.first() != Some(&0) || ptr.last() != Some(&nnz) {
+        return false;
+    }
+    // Pass 1: pointer array, each thread a share plus one element of overlap.
+    let ptr_ok_all = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    let a = ptr.len() * t / threads;
+                    let b = (ptr.len() * (t + 1) / threads + 1).min(ptr.len());
+                    let part = &ptr[a..b];
+                    !part.iter().zip(&part[1..]).fold(false, |bad, (x, y)| bad | (y < x))
+                })
+            })
+            .collect();
+        handles.into_iter().all(|h| h.join().expect("ptr thread"))
+    });
+    if !ptr_ok_all {
+        return false;
+    }
+    // Pass 2: index array by position.
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    let a = (idx.len() * t / threads) as u64;
+                    let b = (idx.len() * (t + 1) / threads) as u64;
+                    if a == b {
+                        return true;
+                    }
+                    // First slice overlapping [a, b): the last j with ptr[j] <= a.
+                    let mut j = ptr.partition_point(|&p| p <= a).saturating_sub(1);
+                    let mut ok = true;
+                    while j + 1 < ptr.len() && ptr[j] < b {
+                        let (s, e) = (ptr[j], ptr[j + 1]);
+                        let lo = s.max(a);
+                        let hi = e.min(b);
+                        if lo < hi {
+                            // Include the element before a cut inside the slice.
+                            let from = if lo > s { lo - 1 } else { lo };
+                            ok &= slice_ok(&idx[from as usize..hi as usize], inner_bound);
+                        }
+                        j += 1;
+                    }
+                    ok
+                })
+            })
+            .collect();
+        handles.into_iter().all(|h| h.join().expect("idx thread"))
+    })
+}
+
+/// One-thread pass/fail version of `validate()` with this module's folds, to
+/// tell the scan's cost from the threading's.
+pub fn validate_local(ptr: &[u64], idx: &[u64], inner_bound: u64) -> bool {
+    if !ptr_ok(ptr, idx.len() as u64) {
+        return false;
+    }
+    let mut ok = true;
+    for w in ptr.windows(2) {
+        ok &= slice_ok(&idx[w[0] as usize..w[1] as usize], inner_bound);
+    }
+    ok
+}
+
+/// Numbers the SpMV kernels work on.
+pub trait Real:
+    Element
+    + Copy
+    + Default
+    + Mul<Output = Self>
+    + AddAssign
+    + std::iter::Sum
+    + PartialEq
+    + zerocopy::FromBytes
+    + zerocopy::IntoBytes
+    + zerocopy::Immutable
+    + zerocopy::KnownLayout
+{
+    /// From `f64` (exact for the generated data).
+    fn from_f64(v: f64) -> Self;
+    /// To `f64`.
+    fn to_f64(self) -> f64;
+}
+
+impl Real for f32 {
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl Real for f64 {
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+/// The shared input vector `x` of length `n` ([`crate::data::x_at`]).
+pub fn x_vector<T: Real>(n: u64) -> Vec<T> {
+    (0..n).map(|i| T::from_f64(crate::data::x_at(i))).collect()
+}
+
+/// A dense vector in an anonymous mapping advised `MADV_HUGEPAGE`, like the
+/// arrays numpy allocates (numpy advises huge pages for every allocation of
+/// 4 MiB or more). SpMV gathers from `x` and scatters into `y` at random:
+/// with 4 KiB pages a 40 MB vector misses the TLB on almost every access,
+/// with 2 MiB pages it does not. Without this, the comparison with scipy
+/// measures page sizes, not kernels.
+pub struct HugeVec<T> {
+    map: memmap2::MmapMut,
+    len: usize,
+    _elements: std::marker::PhantomData<T>,
+}
+
+impl<T: Real> HugeVec<T> {
+    /// A copy of `values` in huge pages (where the kernel grants them).
+    ///
+    /// # Panics
+    /// When the anonymous mapping fails.
+    pub fn from_slice(values: &[T]) -> Self {
+        let bytes = std::mem::size_of_val(values);
+        let mut map = memmap2::MmapMut::map_anon(bytes.max(1)).expect("anonymous mapping");
+        #[cfg(target_os = "linux")]
+        let _ = map.advise(memmap2::Advice::HugePage);
+        map[..bytes].copy_from_slice(values.as_bytes());
+        HugeVec {
+            map,
+            len: values.len(),
+            _elements: std::marker::PhantomData,
+        }
+    }
+
+    /// `len` zeros in huge pages.
+    ///
+    /// # Panics
+    /// When the anonymous mapping fails.
+    pub fn zeroed(len: usize) -> Self {
+        Self::from_slice(&vec![T::default(); len])
+    }
+
+    /// The elements.
+    pub fn as_slice(&self) -> &[T] {
+        let bytes = self.len * std::mem::size_of::<T>();
+        <[T]>::ref_from_bytes(&self.map[..bytes]).expect("page-aligned")
+    }
+
+    /// The elements, mutable.
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        let bytes = self.len * std::mem::size_of::<T>();
+        <[T]>::mut_from_bytes(&mut self.map[..bytes]).expect("page-aligned")
+    }
+}
+
+/// `y = A·x` for a CSC matrix, column-oriented (`y[row] += v * x[col]`),
+/// over the raw slices (`col_ptr`, `row_indices`, `values`). `y` has
+/// `nrows` entries, `x` `ncols`. Stand-in for a missing `CscView::mul_vec`.
+#[inline(never)]
+pub fn spmv_csc<T: Real>(col_ptr: &[u64], rows: &[u64], values: &[T], x: &[T], y: &mut [T]) {
+    y.fill(T::default());
+    for (w, &xj) in col_ptr.windows(2).zip(x) {
+        let (s, e) = (w[0] as usize, w[1] as usize);
+        for (&r, &v) in rows[s..e].iter().zip(&values[s..e]) {
+            y[r as usize] += v * xj;
+        }
+    }
+}
+
+/// [`spmv_csc`] through the checked API only: `column(j)` per column.
+///
+/// # Panics
+/// When `column` fails (the view is validated first by the caller).
+#[inline(never)]
+pub fn spmv_csc_columns<T: Real>(a: &CscView<'_, T>, x: &[T], y: &mut [T]) {
+    y.fill(T::default());
+    for (j, &xj) in (0..a.ncols()).zip(x) {
+        for (r, &v) in a.column(j).expect("column") {
+            y[r as usize] += v * xj;
+        }
+    }
+}
+
+/// `y = M·x` for a CSR matrix `M`, row-oriented dot products, over the raw
+/// slices (`row_ptr`, `col_indices`, `values`). Used on `A.transpose()`
+/// (the CSR of Aᵀ over A's CSC bytes) to compute `Aᵀ·x`. Stand-in for a
+/// missing `CsrView::mul_vec`.
+#[inline(never)]
+pub fn spmv_csr<T: Real>(row_ptr: &[u64], cols: &[u64], values: &[T], x: &[T], y: &mut [T]) {
+    for (w, yi) in row_ptr.windows(2).zip(y.iter_mut()) {
+        let (s, e) = (w[0] as usize, w[1] as usize);
+        *yi = cols[s..e]
+            .iter()
+            .zip(&values[s..e])
+            .map(|(&c, &v)| v * x[c as usize])
+            .sum();
+    }
+}
+
+/// Sum of all values through `column(j)` for every column (the "full column
+/// iteration" benchmark).
+///
+/// # Panics
+/// When `column` fails.
+#[inline(never)]
+pub fn column_sum<T: Real>(a: &CscView<'_, T>) -> f64 {
+    let mut total = 0f64;
+    for j in 0..a.ncols() {
+        let mut col = T::default();
+        for (_, &v) in a.column(j).expect("column") {
+            col += v;
+        }
+        total += col.to_f64();
+    }
+    total
+}
+
+/// Plain sum of the values slice: the ceiling of [`column_sum`].
+#[inline(never)]
+pub fn values_sum<T: Real>(values: &[T]) -> f64 {
+    values.iter().copied().sum::<T>().to_f64()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_agree() {
+        let ptr = [0u64, 2, 2, 5];
+        let idx = [1u64, 3, 0, 2, 4];
+        for threads in 1..5 {
+            assert!(validate_threads(&ptr, &idx, 5, threads));
+            assert!(!validate_threads(&ptr, &idx, 4, threads));
+            assert!(!validate_threads(&ptr, &[1, 3, 0, 2, 2], 5, threads));
+            assert!(!validate_threads(&[0, 3, 2, 5], &idx, 5, threads));
+        }
+        // A cut inside one huge slice must still see the pair across the cut.
+        let one = [0u64, 4];
+        assert!(!validate_threads(&one, &[0, 5, 4, 6], 10, 2));
+        assert!(validate_threads(&one, &[0, 4, 5, 6], 10, 2));
+        assert!(naive_check(&ptr, &idx, 5));
+        assert!(!naive_check(&ptr, &[1, 3, 0, 2, 2], 5));
+        assert!(validate_local(&ptr, &idx, 5));
+        assert_eq!(sum_u64(&[&ptr, &idx]), sum_u64_threads(&[&ptr, &idx], 2));
+    }
+
+    #[test]
+    fn spmv_agree() {
+        // A = [[1, 0], [2, 3], [0, 4]] in CSC.
+        let ptr = [0u64, 2, 4];
+        let rows = [0u64, 1, 1, 2];
+        let vals = [1f64, 2., 3., 4.];
+        let mut y = [0f64; 3];
+        spmv_csc(&ptr, &rows, &vals, &[1., 10.], &mut y);
+        assert_eq!(y, [1., 32., 40.]);
+        // Aᵀ·x with the same bytes read as CSR of Aᵀ.
+        let mut z = [0f64; 2];
+        spmv_csr(&ptr, &rows, &vals, &[1., 10., 100.], &mut z);
+        assert_eq!(z, [21., 430.]);
+    }
+}
