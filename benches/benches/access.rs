@@ -6,12 +6,13 @@
 //!   and through `transpose()` (CSR of Aᵀ, `get(col, row)`).
 //! - `access_column_iter`: the sum of all values through `column(j)` for
 //!   every column, next to a plain sum of the values slice (the ceiling).
-//! - `spmv_f32` / `spmv_f64`: `y = A·x` column-oriented over the CscView's
-//!   slices (`csc_Ax_slices`) and through `column(j)` (`csc_Ax_column_api`),
-//!   and `y = Aᵀ·x` as row-oriented dot products over `A.transpose()`, the
-//!   CSR of Aᵀ on the same bytes (`csr_of_At_Atx_slices`). `x` and `y`
-//!   live in huge pages like numpy's arrays; `csc_Ax_slices_vec_4k_pages`
-//!   is the first kernel again with plain `Vec`s.
+//! - `spmv_f32` / `spmv_f64`: `y = A·x` with the library's
+//!   `CscView::mul_vec` (`csc_Ax_mul_vec`) and through `column(j)`
+//!   (`csc_Ax_column_api`, a local loop: the checked per-column API), and
+//!   `y = Aᵀ·x` with `CsrView::mul_vec` on `A.transpose()`, the CSR of Aᵀ
+//!   on the same bytes (`csr_of_At_Atx_mul_vec`). `x` and `y` live in huge
+//!   pages like numpy's arrays; `csc_Ax_mul_vec_vec_4k_pages` is the first
+//!   one again with plain `Vec`s.
 //!
 //! Input: the `random10` CSC of the scan benchmark (100 M non-zeros, 10 M ×
 //! 10 M), with `float32` and with `float64` values.
@@ -26,7 +27,7 @@ use std::time::Duration;
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use hurray_benches::data::{Format, MatrixSpec, Pattern, Values, TENSOR};
-use hurray_benches::kernels::{column_sum, spmv_csc, spmv_csc_columns, spmv_csr, values_sum, x_vector, HugeVec, Real};
+use hurray_benches::kernels::{column_sum, spmv_csc_columns, values_sum, x_vector, HugeVec, Real};
 use hurray_benches::{mix, Ctx};
 use hurray_reader::{CscView, MappedFile, Options};
 
@@ -127,9 +128,9 @@ fn bench_spmv<T: Real>(c: &mut Criterion, ctx: &Ctx, a: &CscView<'_, T>, name: &
     let x = HugeVec::from_slice(&x_vector::<T>(a.ncols()));
     let mut y = HugeVec::<T>::zeroed(a.nrows() as usize);
     let mut y2 = vec![T::default(); a.nrows() as usize];
-    spmv_csc(a.col_ptr(), a.row_indices(), a.values(), x.as_slice(), y.as_mut_slice());
+    a.mul_vec(x.as_slice(), y.as_mut_slice()).expect("mul_vec");
     spmv_csc_columns(a, x.as_slice(), &mut y2);
-    assert!(y.as_slice() == y2.as_slice(), "the two CSC kernels disagree");
+    assert!(y.as_slice() == y2.as_slice(), "mul_vec and the column loop disagree");
     let at = a.transpose();
     let xt = HugeVec::from_slice(&x_vector::<T>(at.ncols()));
     let mut z = HugeVec::<T>::zeroed(at.nrows() as usize);
@@ -138,35 +139,19 @@ fn bench_spmv<T: Real>(c: &mut Criterion, ctx: &Ctx, a: &CscView<'_, T>, name: &
     let mut group = c.benchmark_group(format!("spmv_{name}"));
     slow(&mut group, ctx);
     group.throughput(Throughput::Elements(a.nnz()));
-    group.bench_function("csc_Ax_slices", |b| {
-        b.iter(|| {
-            spmv_csc(
-                a.col_ptr(),
-                a.row_indices(),
-                a.values(),
-                black_box(x.as_slice()),
-                y.as_mut_slice(),
-            )
-        })
+    group.bench_function("csc_Ax_mul_vec", |b| {
+        b.iter(|| a.mul_vec(black_box(x.as_slice()), y.as_mut_slice()).expect("mul_vec"))
     });
     group.bench_function("csc_Ax_column_api", |b| {
         b.iter(|| spmv_csc_columns(a, black_box(x.as_slice()), y.as_mut_slice()))
     });
-    group.bench_function("csr_of_At_Atx_slices", |b| {
-        b.iter(|| {
-            spmv_csr(
-                at.row_ptr(),
-                at.col_indices(),
-                at.values(),
-                black_box(xt.as_slice()),
-                z.as_mut_slice(),
-            )
-        })
+    group.bench_function("csr_of_At_Atx_mul_vec", |b| {
+        b.iter(|| at.mul_vec(black_box(xt.as_slice()), z.as_mut_slice()).expect("mul_vec"))
     });
     if name == "f32" {
-        // The same kernel with x and y in plain Vecs (4 KiB pages).
-        group.bench_function("csc_Ax_slices_vec_4k_pages", |b| {
-            b.iter(|| spmv_csc(a.col_ptr(), a.row_indices(), a.values(), black_box(&x4k), &mut y2))
+        // The same product with x and y in plain Vecs (4 KiB pages).
+        group.bench_function("csc_Ax_mul_vec_vec_4k_pages", |b| {
+            b.iter(|| a.mul_vec(black_box(&x4k), &mut y2).expect("mul_vec"))
         });
     }
     group.finish();

@@ -5,7 +5,7 @@
 //! `CooStructure::validate()` on a sorted COO), in bytes of pointer + index
 //! arrays per second, next to ceilings over the same `u64` slices measured
 //! in the same run: a plain sum on one thread and on two (`thread::scope`).
-//! Also the library's `validate_parallel(2)`, a naive element-by-element
+//! Also the library's `validate_parallel(2)` (COO too), a naive element-by-element
 //! check, and a two-thread validation built from the public slices only
 //! (`kernels::validate_threads`, the stand-in written before the library
 //! had `validate_parallel`).
@@ -100,12 +100,24 @@ fn bench_coo(c: &mut Criterion, ctx: &Ctx, spec: MatrixSpec) {
     let slices = [idx];
     black_box(sum_u64(&slices));
     structure.validate().expect("generated COO is valid");
+    structure
+        .validate_parallel(2)
+        .expect("generated COO is valid (parallel)");
 
     let mut group = c.benchmark_group(format!("scan_coo_{}", spec.pattern.name()));
     configure(&mut group, ctx);
     group.throughput(Throughput::Bytes((idx.len() * 8) as u64));
     group.bench_function("validate", |b| {
         b.iter(|| tensor.coo_structure().expect("coo").validate().expect("valid"))
+    });
+    group.bench_function("validate_parallel_2threads", |b| {
+        b.iter(|| {
+            tensor
+                .coo_structure()
+                .expect("coo")
+                .validate_parallel(2)
+                .expect("valid")
+        })
     });
     group.bench_function("sum_1thread", |b| b.iter(|| sum_u64(black_box(&slices))));
     group.bench_function("sum_2threads", |b| b.iter(|| sum_u64_threads(black_box(&slices), 2)));

@@ -7,15 +7,19 @@ bytes (numpy.memmap at the printed offsets; written once, next to the .hry),
 then times, with time.perf_counter medians over --runs runs (page cache warm):
 
   - load_npz                                  (scipy returns int32 indices: it downcasts)
-  - check_format(full_check=True)             on the int64-index matrix
-  - has_canonical_format                      (cache cleared before each run)
-  - A @ x                                     (SpMV, int64 indices, x as in Rust)
-  - A.T @ x                                   (CSR of A^T, no copy in scipy either)
+  - check_format(full_check=True)             on the int64-index matrix (headline: the
+                                              same u64 bytes our scan reads), and on the
+                                              int32 one load_npz returns (extra rows)
+  - has_canonical_format                      (cache cleared before each run), both
+  - A @ x                                     (SpMV, x as in Rust), int64 and int32
+  - A.T @ x                                   (CSR of A^T over the same arrays), both
 
 and whole processes (hyperfine when installed, else --runs subprocess runs):
 
-  - hurray-inspect --validate FILE.hry  (stdout discarded)
+  - hurray-inspect --validate FILE.hry              (default threads: the machine's)
+  - hurray-inspect --validate --threads 1 FILE.hry  (stdout discarded, both)
   - python -c 'load_npz; check_format(full_check=True); has_canonical_format'
+  - python -c the same on the int64 arrays (np.load, no downcast)
 
 Merges the Rust in-process figures (--ours, from `hurray-time`) and prints
 the comparison rows; writes everything to --out as JSON.
@@ -66,13 +70,26 @@ def buffers_of(info):
 
 
 def csc64(data, indices, indptr, shape):
-    """A csc_matrix keeping int64 indices (the constructor would downcast to int32)."""
-    a = sp.csc_matrix((data, indices, indptr), shape=shape, copy=False)
+    """A csc_matrix keeping int64 indices: built empty, then given the arrays
+    (the (data, indices, indptr) constructor would scan them and downcast to
+    int32)."""
+    a = sp.csc_matrix(shape, dtype=data.dtype)
+    a.data = data
     a.indices = np.asarray(indices, dtype=np.int64)
     a.indptr = np.asarray(indptr, dtype=np.int64)
     a.check_format(full_check=False)
     assert a.indices.dtype == np.int64 and a.indptr.dtype == np.int64
     return a
+
+
+def transpose64(a):
+    """A^T as the csr_matrix over the same int64 arrays (scipy's a.T builds
+    it through the constructor, which downcasts the indices to int32)."""
+    nrows, ncols = a.shape
+    t = sp.csr_matrix((ncols, nrows), dtype=a.dtype)
+    t.data, t.indices, t.indptr = a.data, a.indices, a.indptr
+    assert t.indices.dtype == np.int64 and t.indptr.dtype == np.int64
+    return t
 
 
 def write_npz(info, npz):
@@ -173,51 +190,85 @@ def main():
         a = csc64(z["data"], z["indices"], z["indptr"], (nrows, ncols))
     del loaded
 
+    def checks(m):
+        def run():
+            m.check_format(full_check=True)
+            clear_canonical_cache(m)
+            assert m.has_canonical_format
+        return run
+
+    def canonical(m):
+        def run():
+            clear_canonical_cache(m)
+            assert m.has_canonical_format
+        return run
+
+    # Headline: int64 indices, the same bytes as our u64 arrays.
     r["check_format_full"] = timed(lambda: a.check_format(full_check=True), args.runs)
-
-    def canonical():
-        clear_canonical_cache(a)
-        assert a.has_canonical_format
-    r["has_canonical_format"] = timed(canonical, args.runs)
-
-    def both():
-        a.check_format(full_check=True)
-        clear_canonical_cache(a)
-        assert a.has_canonical_format
-    r["checks_both"] = timed(both, args.runs)
-    assert a.indices.dtype == np.int64
+    r["has_canonical_format"] = timed(canonical(a), args.runs)
+    r["checks_both"] = timed(checks(a), args.runs)
+    assert a.indices.dtype == np.int64 and a.indptr.dtype == np.int64
+    r["checks_index_dtype"] = str(a.indices.dtype)
 
     x = x_vector(ncols, dtype)
     y = a @ x
     r["spmv_Ax"] = timed(lambda: a @ x, args.runs)
     r["spmv_Ax_sum_y"] = float(np.sum(y, dtype=np.float64))
     xt = x_vector(nrows, dtype)
-    at = a.T  # csr_matrix over the same arrays
+    at = transpose64(a)  # csr_matrix over the same arrays (a.T would downcast)
     z = at @ xt
     r["spmv_Atx"] = timed(lambda: at @ xt, args.runs)
     r["spmv_Atx_sum_y"] = float(np.sum(z, dtype=np.float64))
-    del a, at, y, z
+    del a, at
+
+    # Extra rows: the int32 matrix load_npz returns (half the index bytes).
+    a32 = sp.load_npz(npz)
+    assert a32.indices.dtype == np.int32 and a32.indptr.dtype == np.int32
+    r["check_format_full_int32"] = timed(lambda: a32.check_format(full_check=True), args.runs)
+    r["has_canonical_format_int32"] = timed(canonical(a32), args.runs)
+    r["checks_both_int32"] = timed(checks(a32), args.runs)
+    r["spmv_Ax_int32"] = timed(lambda: a32 @ x, args.runs)
+    at32 = a32.T  # int32 already: no downcast to avoid
+    assert at32.indices.dtype == np.int32
+    r["spmv_Atx_int32"] = timed(lambda: at32 @ xt, args.runs)
+    r["spmv_int32_same_y"] = bool(np.array_equal(a32 @ x, y) and np.array_equal(at32 @ xt, z))
+    del a32, at32, y, z
 
     py_check = ("import scipy.sparse as sp, sys; a = sp.load_npz(sys.argv[1]); "
                 "a.check_format(full_check=True); assert a.has_canonical_format")
+    py_check64 = ("import numpy as np, scipy.sparse as sp, sys; z = np.load(sys.argv[1]); "
+                  "a = sp.csc_matrix(tuple(z['shape']), dtype=z['data'].dtype); "
+                  "a.data, a.indices, a.indptr = z['data'], z['indices'], z['indptr']; "
+                  "assert a.indices.dtype == np.int64; "
+                  "a.check_format(full_check=True); assert a.has_canonical_format")
     cmds = {
         "hurray-inspect --validate": [args.inspect, "--validate", hry],
+        "hurray-inspect --validate --threads 1": [args.inspect, "--validate", "--threads", "1", hry],
         "python load_npz + checks": [sys.executable, "-c", py_check, npz],
+        "python int64 + checks": [sys.executable, "-c", py_check64, npz],
         "python import scipy.sparse only": [sys.executable, "-c", "import scipy.sparse"],
     }
     for name, argv in cmds.items():
         subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)  # must succeed
+    r["threads_available"] = os.cpu_count()
     r["process"] = whole_process(cmds, args.process_runs, shutil.which("hyperfine"))
     r["process_commands"] = {n: shlex.join(c) for n, c in cmds.items()}
 
     med = lambda d: d["median_s"]  # noqa: E731
+    proc = lambda n: med(r["process"][n])  # noqa: E731
     ratios = {
         "validate_vs_scipy_checks": med(r["checks_both"]) / med(ours["validate"]),
+        "validate_parallel_vs_scipy_checks": med(r["checks_both"]) / med(ours["validate_parallel_2threads"]),
+        "validate_vs_scipy_checks_int32": med(r["checks_both_int32"]) / med(ours["validate"]),
         "open_to_first_value_vs_load_npz": med(r["load_npz_to_first_value"]) / med(ours["open_to_first_value"]),
-        "whole_process_validate_vs_python": med(r["process"]["python load_npz + checks"])
-        / med(r["process"]["hurray-inspect --validate"]),
+        "whole_process_validate_vs_python": proc("python load_npz + checks") / proc("hurray-inspect --validate"),
+        "whole_process_validate_1thread_vs_python": proc("python load_npz + checks")
+        / proc("hurray-inspect --validate --threads 1"),
+        "whole_process_validate_vs_python_int64": proc("python int64 + checks") / proc("hurray-inspect --validate"),
         "spmv_Ax_vs_scipy": med(r["spmv_Ax"]) / med(ours["spmv_csc_Ax"]),
         "spmv_Atx_vs_scipy": med(r["spmv_Atx"]) / med(ours["spmv_csr_of_At_Atx"]),
+        "spmv_Ax_vs_scipy_int32": med(r["spmv_Ax_int32"]) / med(ours["spmv_csc_Ax"]),
+        "spmv_Atx_vs_scipy_int32": med(r["spmv_Atx_int32"]) / med(ours["spmv_csr_of_At_Atx"]),
     }
     r["ratios"] = ratios
     r["ours"] = ours
@@ -233,18 +284,32 @@ def main():
           f".npz {r['npz_bytes']} B; numpy {np.__version__}, scipy {scipy.__version__}")
     rows = [
         ("validation", "CscStructure::validate()", med(ours["validate"]),
-         "check_format(full_check=True) + has_canonical_format", med(r["checks_both"]),
+         "check_format(full_check=True) + has_canonical_format (int64)", med(r["checks_both"]),
          ratios["validate_vs_scipy_checks"], ">= 3x"),
+        ("validation, 2 threads", "CscStructure::validate_parallel(2)", med(ours["validate_parallel_2threads"]),
+         "same two checks (int64)", med(r["checks_both"]), ratios["validate_parallel_vs_scipy_checks"], "-"),
+        ("validation vs int32", "CscStructure::validate()", med(ours["validate"]),
+         "same two checks (int32)", med(r["checks_both_int32"]), ratios["validate_vs_scipy_checks_int32"], "-"),
         ("open to first value", "open + view + first value", med(ours["open_to_first_value"]),
          "load_npz + first value", med(r["load_npz_to_first_value"]),
          ratios["open_to_first_value_vs_load_npz"], ">= 1000x"),
         ("whole-process validate", "hurray-inspect --validate",
-         med(r["process"]["hurray-inspect --validate"]), "python: load_npz + both checks",
-         med(r["process"]["python load_npz + checks"]), ratios["whole_process_validate_vs_python"], ">= 20x"),
-        ("SpMV y = A x", "CSC column kernel over the view", med(ours["spmv_csc_Ax"]), "A @ x (int64)",
-         med(r["spmv_Ax"]), ratios["spmv_Ax_vs_scipy"], "-"),
-        ("SpMV y = A^T x", "row dots over A.transpose()", med(ours["spmv_csr_of_At_Atx"]), "A.T @ x (int64)",
-         med(r["spmv_Atx"]), ratios["spmv_Atx_vs_scipy"], "-"),
+         proc("hurray-inspect --validate"), "python: load_npz + both checks",
+         proc("python load_npz + checks"), ratios["whole_process_validate_vs_python"], ">= 20x"),
+        ("whole-process validate, 1 thread", "hurray-inspect --validate --threads 1",
+         proc("hurray-inspect --validate --threads 1"), "python: load_npz + both checks",
+         proc("python load_npz + checks"), ratios["whole_process_validate_1thread_vs_python"], "-"),
+        ("whole-process validate vs int64", "hurray-inspect --validate",
+         proc("hurray-inspect --validate"), "python: np.load int64 + both checks",
+         proc("python int64 + checks"), ratios["whole_process_validate_vs_python_int64"], "-"),
+        ("SpMV y = A x", "CscView::mul_vec", med(ours["spmv_csc_Ax"]), "A @ x (int64)",
+         med(r["spmv_Ax"]), ratios["spmv_Ax_vs_scipy"], ">= 1.5x"),
+        ("SpMV y = A^T x", "CsrView::mul_vec on A.transpose()", med(ours["spmv_csr_of_At_Atx"]),
+         "A.T @ x (int64)", med(r["spmv_Atx"]), ratios["spmv_Atx_vs_scipy"], ">= 1.5x"),
+        ("SpMV y = A x vs int32", "CscView::mul_vec", med(ours["spmv_csc_Ax"]), "A @ x (int32)",
+         med(r["spmv_Ax_int32"]), ratios["spmv_Ax_vs_scipy_int32"], "-"),
+        ("SpMV y = A^T x vs int32", "CsrView::mul_vec on A.transpose()", med(ours["spmv_csr_of_At_Atx"]),
+         "A.T @ x (int32)", med(r["spmv_Atx_int32"]), ratios["spmv_Atx_vs_scipy_int32"], "-"),
     ]
     print("| what | ours | time | scipy | time | ratio (scipy / ours) | target | met |")
     print("|---|---|---:|---|---:|---:|---|---|")

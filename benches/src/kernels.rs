@@ -7,14 +7,15 @@
 //! - [`naive_check`]: a straightforward element-by-element CSC/CSR invariant
 //!   check with early exits (what the issue calls "a straightforward check").
 //! - [`validate_threads`]: a two-thread validation from the public slices,
-//!   written before the library had `validate_parallel`; kept because it
-//!   splits the index array by position (one huge column is shared).
-//! - Missing APIs: the SpMV kernels [`spmv_csc`], [`spmv_csc_columns`],
-//!   [`spmv_csr`].
+//!   written before the library had `validate_parallel` (a per-column fold,
+//!   the index array split by position); kept as a comparison.
+//! - [`spmv_csc_columns`]: `y = A·x` through the checked `column(j)` API,
+//!   next to the library's `CscView::mul_vec` (which replaced the local
+//!   slice kernels): the cost of a `Result` and a range check per column.
 
 use std::ops::{AddAssign, Mul};
 
-use hurray_reader::{CscView, Element};
+use hurray_reader::{CscView, Element, Float};
 use zerocopy::{FromBytes, IntoBytes};
 
 /// Wrapping sum of every `u64` of every slice, one thread.
@@ -173,6 +174,7 @@ pub fn validate_local(ptr: &[u64], idx: &[u64], inner_bound: u64) -> bool {
 /// Numbers the SpMV kernels work on.
 pub trait Real:
     Element
+    + Float
     + Copy
     + Default
     + Mul<Output = Self>
@@ -264,21 +266,8 @@ impl<T: Real> HugeVec<T> {
     }
 }
 
-/// `y = A·x` for a CSC matrix, column-oriented (`y[row] += v * x[col]`),
-/// over the raw slices (`col_ptr`, `row_indices`, `values`). `y` has
-/// `nrows` entries, `x` `ncols`. Stand-in for a missing `CscView::mul_vec`.
-#[inline(never)]
-pub fn spmv_csc<T: Real>(col_ptr: &[u64], rows: &[u64], values: &[T], x: &[T], y: &mut [T]) {
-    y.fill(T::default());
-    for (w, &xj) in col_ptr.windows(2).zip(x) {
-        let (s, e) = (w[0] as usize, w[1] as usize);
-        for (&r, &v) in rows[s..e].iter().zip(&values[s..e]) {
-            y[r as usize] += v * xj;
-        }
-    }
-}
-
-/// [`spmv_csc`] through the checked API only: `column(j)` per column.
+/// `y = A·x` column by column through the checked API only: `column(j)`
+/// per column (`y[row] += v * x[col]`), `y` overwritten.
 ///
 /// # Panics
 /// When `column` fails (the view is validated first by the caller).
@@ -289,22 +278,6 @@ pub fn spmv_csc_columns<T: Real>(a: &CscView<'_, T>, x: &[T], y: &mut [T]) {
         for (r, &v) in a.column(j).expect("column") {
             y[r as usize] += v * xj;
         }
-    }
-}
-
-/// `y = M·x` for a CSR matrix `M`, row-oriented dot products, over the raw
-/// slices (`row_ptr`, `col_indices`, `values`). Used on `A.transpose()`
-/// (the CSR of Aᵀ over A's CSC bytes) to compute `Aᵀ·x`. Stand-in for a
-/// missing `CsrView::mul_vec`.
-#[inline(never)]
-pub fn spmv_csr<T: Real>(row_ptr: &[u64], cols: &[u64], values: &[T], x: &[T], y: &mut [T]) {
-    for (w, yi) in row_ptr.windows(2).zip(y.iter_mut()) {
-        let (s, e) = (w[0] as usize, w[1] as usize);
-        *yi = cols[s..e]
-            .iter()
-            .zip(&values[s..e])
-            .map(|(&c, &v)| v * x[c as usize])
-            .sum();
     }
 }
 
@@ -358,16 +331,17 @@ mod tests {
 
     #[test]
     fn spmv_agree() {
-        // A = [[1, 0], [2, 3], [0, 4]] in CSC.
-        let ptr = [0u64, 2, 4];
-        let rows = [0u64, 1, 1, 2];
-        let vals = [1f64, 2., 3., 4.];
-        let mut y = [0f64; 3];
-        spmv_csc(&ptr, &rows, &vals, &[1., 10.], &mut y);
-        assert_eq!(y, [1., 32., 40.]);
-        // Aᵀ·x with the same bytes read as CSR of Aᵀ.
-        let mut z = [0f64; 2];
-        spmv_csr(&ptr, &rows, &vals, &[1., 10., 100.], &mut z);
-        assert_eq!(z, [21., 430.]);
+        // A = [[1, 0], [2, 3], [0, 4]] in CSC, written and read back.
+        let (ptr, rows, vals) = ([0u64, 2, 4], [0u64, 1, 1, 2], [1f64, 2., 3., 4.]);
+        let csc = hurray_writer::Csc::new(3, 2, &vals[..], &rows, &ptr).unwrap();
+        let mut w = hurray_writer::FileWriter::new(Vec::new(), hurray_writer::WriterOptions::default()).unwrap();
+        w.write_csc("A", &csc).unwrap();
+        let bytes = hurray_reader::AlignedBytes::from_slice(&w.finish().unwrap());
+        let file = hurray_reader::HurrayFile::parse(&bytes, hurray_reader::Options::default()).unwrap();
+        let a = file.tensor("A").unwrap().csc::<f64>().unwrap();
+        let (mut y, mut y2) = ([0f64; 3], [0f64; 3]);
+        spmv_csc_columns(&a, &[1., 10.], &mut y);
+        a.mul_vec(&[1., 10.], &mut y2).unwrap();
+        assert_eq!((y, y2), ([1., 32., 40.], [1., 32., 40.]));
     }
 }

@@ -14,9 +14,10 @@
 //! - `open_to_validated_view`: open + `csc::<T>()` (strict: scans);
 //! - `validate_parallel_2threads`: `CscStructure::validate_parallel(2)`;
 //! - `validate_2threads_local`: the benches' two-thread stand-in;
-//! - `spmv_csc_Ax`: `y = A·x` over the view's slices (x = `x_at`), x and y
-//!   in huge pages like numpy's arrays (`HugeVec`);
-//! - `spmv_csr_of_At_Atx`: `y = Aᵀ·x` over `A.transpose()`, same;
+//! - `spmv_csc_Ax`: `y = A·x` with `CscView::mul_vec` (x = `x_at`), x and
+//!   y in huge pages like numpy's arrays (`HugeVec`);
+//! - `spmv_csr_of_At_Atx`: `y = Aᵀ·x` with `CsrView::mul_vec` on
+//!   `A.transpose()`, same;
 //! - `*_vec_4k_pages`: both again with x and y in plain `Vec`s.
 //!
 //! Each SpMV also reports `sum(y)` (in f64) to cross-check with scipy.
@@ -26,7 +27,7 @@
 use std::path::{Path, PathBuf};
 
 use hurray_benches::data::TENSOR;
-use hurray_benches::kernels::{spmv_csc, spmv_csr, validate_threads, x_vector, HugeVec, Real};
+use hurray_benches::kernels::{validate_threads, x_vector, HugeVec, Real};
 use hurray_benches::timing::{sample, summary};
 use hurray_reader::{ElementType, MappedFile, Options};
 
@@ -67,34 +68,22 @@ fn time_file<T: Real>(path: &Path, runs: usize) -> serde_json::Value {
     // x and y in huge pages, as numpy allocates them (see HugeVec).
     let x = HugeVec::from_slice(&x_vector::<T>(a.ncols()));
     let mut y = HugeVec::<T>::zeroed(a.nrows() as usize);
-    let spmv = sample(1, runs, || {
-        spmv_csc(a.col_ptr(), a.row_indices(), a.values(), x.as_slice(), y.as_mut_slice())
-    });
+    let spmv = sample(1, runs, || a.mul_vec(x.as_slice(), y.as_mut_slice()).expect("mul_vec"));
     let y_sum: f64 = y.as_slice().iter().map(|v| v.to_f64()).sum();
     let at = a.transpose();
     let xt = HugeVec::from_slice(&x_vector::<T>(at.ncols()));
     let mut z = HugeVec::<T>::zeroed(at.nrows() as usize);
     let spmv_t = sample(1, runs, || {
-        spmv_csr(
-            at.row_ptr(),
-            at.col_indices(),
-            at.values(),
-            xt.as_slice(),
-            z.as_mut_slice(),
-        )
+        at.mul_vec(xt.as_slice(), z.as_mut_slice()).expect("mul_vec")
     });
     let z_sum: f64 = z.as_slice().iter().map(|v| v.to_f64()).sum();
     // The same kernels with x and y in plain Vecs (4 KiB pages).
     let x4k: Vec<T> = x_vector(a.ncols());
     let mut y4k = vec![T::default(); a.nrows() as usize];
-    let spmv_4k = sample(1, runs, || {
-        spmv_csc(a.col_ptr(), a.row_indices(), a.values(), &x4k, &mut y4k)
-    });
+    let spmv_4k = sample(1, runs, || a.mul_vec(&x4k, &mut y4k).expect("mul_vec"));
     let xt4k: Vec<T> = x_vector(at.ncols());
     let mut z4k = vec![T::default(); at.nrows() as usize];
-    let spmv_t_4k = sample(1, runs, || {
-        spmv_csr(at.row_ptr(), at.col_indices(), at.values(), &xt4k, &mut z4k)
-    });
+    let spmv_t_4k = sample(1, runs, || at.mul_vec(&xt4k, &mut z4k).expect("mul_vec"));
 
     serde_json::json!({
         "file": path,

@@ -233,23 +233,30 @@ fn access_tables(c: &BTreeMap<String, Bench>, peers: Option<&Value>) {
     }
     println!();
     println!(
-        "| SpMV (100 M nnz, 10 M × 10 M, u64 indices) | median | G nnz/s | scipy (same run, peers) | scipy / ours |"
+        "| SpMV (100 M nnz, 10 M × 10 M, u64 indices) | median | G nnz/s | scipy int64 (same run, peers) \
+         | scipy int64 / ours | scipy int32 | scipy int32 / ours |"
     );
-    println!("|---|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
     for (id, b) in c.iter().filter(|(id, _)| id.starts_with("spmv_")) {
         let rate = b.elements.map_or(f64::NAN, |n| n / b.median_ns);
-        let scipy = peers.and_then(|p| {
-            let key = match id.as_str() {
-                "spmv_f32/csc_Ax_slices" | "spmv_f32/csc_Ax_column_api" => "spmv_Ax",
-                "spmv_f32/csr_of_At_Atx_slices" => "spmv_Atx",
-                _ => return None,
-            };
-            p[key]["median_s"].as_f64()
-        });
-        let (s, r) = scipy.map_or(("–".to_string(), "–".to_string()), |s| {
-            (time(s * 1e9), format!("{:.2}x", s * 1e9 / b.median_ns))
-        });
-        println!("| `{id}` | {} | {rate:.2} | {s} | {r} |", time(b.median_ns));
+        let key = match id.as_str() {
+            "spmv_f32/csc_Ax_mul_vec" | "spmv_f32/csc_Ax_column_api" => Some("spmv_Ax"),
+            "spmv_f32/csr_of_At_Atx_mul_vec" => Some("spmv_Atx"),
+            _ => None,
+        };
+        let scipy = |suffix: &str| {
+            let s = peers
+                .zip(key)
+                .and_then(|(p, k)| p[format!("{k}{suffix}")]["median_s"].as_f64());
+            s.map_or(("–".to_string(), "–".to_string()), |s| {
+                (time(s * 1e9), format!("{:.2}x", s * 1e9 / b.median_ns))
+            })
+        };
+        let ((s64, r64), (s32, r32)) = (scipy(""), scipy("_int32"));
+        println!(
+            "| `{id}` | {} | {rate:.2} | {s64} | {r64} | {s32} | {r32} |",
+            time(b.median_ns)
+        );
     }
     println!();
 }
@@ -308,12 +315,12 @@ fn peers_table(p: &Value) {
     let process = &p["process"];
     // (what, ours, our time, scipy, scipy time, target ratio)
     type Row<'a> = (&'a str, &'a str, f64, &'a str, f64, Option<f64>);
-    let rows: [Row<'_>; 9] = [
+    let rows: [Row<'_>; 16] = [
         (
             "validation",
             "`CscStructure::validate()`",
             med(&ours["validate"]),
-            "`check_format(full_check=True)` + `has_canonical_format`",
+            "`check_format(full_check=True)` + `has_canonical_format`, int64",
             med(&p["checks_both"]),
             Some(3.0),
         ),
@@ -321,7 +328,7 @@ fn peers_table(p: &Value) {
             "validation, 2 threads",
             "`CscStructure::validate_parallel(2)`",
             med(&ours["validate_parallel_2threads"]),
-            "same two checks",
+            "same two checks, int64",
             med(&p["checks_both"]),
             None,
         ),
@@ -329,8 +336,16 @@ fn peers_table(p: &Value) {
             "validation, 2 threads (bench stand-in)",
             "`kernels::validate_threads(.., 2)`",
             med(&ours["validate_2threads_local"]),
-            "same two checks",
+            "same two checks, int64",
             med(&p["checks_both"]),
+            None,
+        ),
+        (
+            "validation (scipy int32)",
+            "`CscStructure::validate()`",
+            med(&ours["validate"]),
+            "same two checks, int32 (`load_npz`'s matrix)",
+            med(&p["checks_both_int32"]),
             None,
         ),
         (
@@ -345,17 +360,33 @@ fn peers_table(p: &Value) {
             "open to validated view",
             "open + strict `csc::<f32>()`",
             med(&ours["open_to_validated_view"]),
-            "`load_npz` + both checks",
-            med(&p["load_npz"]) + med(&p["checks_both"]),
+            "`load_npz` + both checks (int32)",
+            med(&p["load_npz"]) + med(&p["checks_both_int32"]),
             None,
         ),
         (
             "whole-process validate",
-            "`hurray-inspect --validate` (stdout discarded)",
+            "`hurray-inspect --validate` (threads: all available)",
             med(&process["hurray-inspect --validate"]),
             "`python -c` load_npz + both checks",
             med(&process["python load_npz + checks"]),
             Some(20.0),
+        ),
+        (
+            "whole-process validate, 1 thread",
+            "`hurray-inspect --validate --threads 1`",
+            med(&process["hurray-inspect --validate --threads 1"]),
+            "`python -c` load_npz + both checks",
+            med(&process["python load_npz + checks"]),
+            None,
+        ),
+        (
+            "whole-process validate (Python int64)",
+            "`hurray-inspect --validate`",
+            med(&process["hurray-inspect --validate"]),
+            "`python -c` np.load (int64, no downcast) + both checks",
+            med(&process["python int64 + checks"]),
+            None,
         ),
         (
             "(python start + import scipy.sparse)",
@@ -367,17 +398,49 @@ fn peers_table(p: &Value) {
         ),
         (
             "SpMV y = A·x",
-            "CSC column kernel over the view",
+            "`CscView::mul_vec`",
             med(&ours["spmv_csc_Ax"]),
-            "`A @ x`",
+            "`A @ x`, int64",
+            med(&p["spmv_Ax"]),
+            Some(1.5),
+        ),
+        (
+            "SpMV y = Aᵀ·x",
+            "`CsrView::mul_vec` on `A.transpose()`",
+            med(&ours["spmv_csr_of_At_Atx"]),
+            "`A.T @ x`, int64",
+            med(&p["spmv_Atx"]),
+            Some(1.5),
+        ),
+        (
+            "SpMV y = A·x (scipy int32)",
+            "`CscView::mul_vec`",
+            med(&ours["spmv_csc_Ax"]),
+            "`A @ x`, int32",
+            med(&p["spmv_Ax_int32"]),
+            None,
+        ),
+        (
+            "SpMV y = Aᵀ·x (scipy int32)",
+            "`CsrView::mul_vec` on `A.transpose()`",
+            med(&ours["spmv_csr_of_At_Atx"]),
+            "`A.T @ x`, int32",
+            med(&p["spmv_Atx_int32"]),
+            None,
+        ),
+        (
+            "SpMV y = A·x, 4 KiB pages",
+            "`CscView::mul_vec`, x and y in `Vec`s",
+            med(&ours["spmv_csc_Ax_vec_4k_pages"]),
+            "`A @ x`, int64",
             med(&p["spmv_Ax"]),
             None,
         ),
         (
-            "SpMV y = Aᵀ·x",
-            "row dots over `A.transpose()`",
-            med(&ours["spmv_csr_of_At_Atx"]),
-            "`A.T @ x`",
+            "SpMV y = Aᵀ·x, 4 KiB pages",
+            "`CsrView::mul_vec`, x and y in `Vec`s",
+            med(&ours["spmv_csr_of_At_Atx_vec_4k_pages"]),
+            "`A.T @ x`, int64",
             med(&p["spmv_Atx"]),
             None,
         ),
@@ -395,10 +458,13 @@ fn peers_table(p: &Value) {
     }
     println!();
     println!(
-        "Whole processes timed with {}. SpMV cross-check, |Σy(scipy) − Σy(ours)| / |Σy|: {:.1e} (A·x), {:.1e} (Aᵀ·x).",
+        "Whole processes timed with {} ({} CPUs available). SpMV cross-check, |Σy(scipy) − Σy(ours)| / |Σy|: \
+         {:.1e} (A·x), {:.1e} (Aᵀ·x); scipy int32 and int64 give identical y: {}.",
         process["hurray-inspect --validate"]["tool"].as_str().unwrap_or("?"),
+        p["threads_available"],
         p["sum_y_rel_diff"].as_f64().unwrap_or(f64::NAN),
         p["sum_z_rel_diff"].as_f64().unwrap_or(f64::NAN),
+        p["spmv_int32_same_y"],
     );
     println!();
 }
@@ -428,8 +494,28 @@ fn targets(c: &BTreeMap<String, Bench>, peers: Option<&Value>, results: &Path) {
     let med = |p: &Value, key: &str| p[key]["median_s"].as_f64();
     let ours = |key: &str| peers.and_then(|p| med(&p["ours"], key));
     let scipy = |key: &str| peers.and_then(|p| med(p, key));
+    // The scan against its ceilings, per input.
+    let scan = |group: &str, f: &str| c.get(&format!("scan_{group}/{f}")).map(gbps);
+    for (group, what) in [
+        ("csc_random10", "random10, ~10 per column"),
+        ("csc_short2", "short2, ~2 per column"),
+        ("csc_onecol", "onecol, one huge column"),
+        ("csr_random10", "CSR random10"),
+        ("coo_random10", "sorted COO random10"),
+    ] {
+        row(
+            &format!("{what}: validate ≥ 0.8x one-thread sum"),
+            ratio(scan(group, "validate"), scan(group, "sum_1thread")),
+            &|v| v >= 0.8,
+        );
+        row(
+            &format!("{what}: validate_parallel(2) ≥ 0.8x two-thread sum"),
+            ratio(scan(group, "validate_parallel_2threads"), scan(group, "sum_2threads")),
+            &|v| v >= 0.8,
+        );
+    }
     row(
-        "validation ≥ 3x faster than scipy check_format(full) + has_canonical_format",
+        "validation ≥ 3x faster than scipy check_format(full) + has_canonical_format (int64)",
         ratio(scipy("checks_both"), ours("validate")),
         &|v| v >= 3.0,
     );
@@ -445,12 +531,30 @@ fn targets(c: &BTreeMap<String, Bench>, peers: Option<&Value>, results: &Path) {
     );
     let process = |key: &str| peers.and_then(|p| p["process"][key]["median_s"].as_f64());
     row(
-        "whole-process validate ≥ 20x faster than the Python equivalent",
+        "whole-process validate ≥ 20x faster than the Python equivalent (default threads)",
         ratio(
             process("python load_npz + checks"),
             process("hurray-inspect --validate"),
         ),
         &|v| v >= 20.0,
+    );
+    row(
+        "(same, --threads 1)",
+        ratio(
+            process("python load_npz + checks"),
+            process("hurray-inspect --validate --threads 1"),
+        ),
+        &|v| v >= 20.0,
+    );
+    row(
+        "SpMV A·x ≥ 1.5x faster than scipy (int64)",
+        ratio(scipy("spmv_Ax"), ours("spmv_csc_Ax")),
+        &|v| v >= 1.5,
+    );
+    row(
+        "SpMV Aᵀ·x ≥ 1.5x faster than scipy (int64)",
+        ratio(scipy("spmv_Atx"), ours("spmv_csr_of_At_Atx")),
+        &|v| v >= 1.5,
     );
     let heap_equal = read_json(&results.join("heap.json")).and_then(|h| {
         let sizes = h["sizes"].as_array()?.clone();
@@ -467,13 +571,6 @@ fn targets(c: &BTreeMap<String, Bench>, peers: Option<&Value>, results: &Path) {
             met(eq)
         ),
         None => println!("| heap: equal allocations for 1 M, 10 M, 100 M nnz | not measured | – |"),
-    }
-    let scan = |f: &str| c.get(&format!("scan_csc_random10/{f}")).map(gbps);
-    if let (Some(v), Some(s1)) = (scan("validate"), scan("sum_1thread")) {
-        println!(
-            "| (reference) validate / one-thread sum, csc_random10; the issue quotes ~0.4 for a straightforward check | {:.2} | – |",
-            v / s1
-        );
     }
     println!();
 }

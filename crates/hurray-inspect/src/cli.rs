@@ -149,6 +149,16 @@ pub struct Cli {
     #[arg(long)]
     pub permissive: bool,
 
+    /// Threads for the data checks of --validate (default: the available parallelism).
+    ///
+    /// Each CSC, CSR or sorted-COO scan is cut into equal ranges checked in
+    /// parallel (small arrays use fewer threads). Verdicts and error messages do
+    /// not depend on it; --threads 1 checks on the main thread only.
+    ///
+    /// Example: hurray-inspect --validate --threads 1 weights.hry
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+
     /// Print nothing on stdout: only the exit status and, on failure, the error line.
     ///
     /// Example: hurray-inspect -q --validate weights.hry && echo valid
@@ -226,6 +236,14 @@ impl Cli {
         }
     }
 
+    /// Threads for the data checks: `--threads`, else what the machine offers.
+    pub fn threads(&self) -> usize {
+        self.threads.map_or_else(
+            || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+            usize::from,
+        )
+    }
+
     /// How the file is named in messages: the path as given, `<stdin>` for `-`.
     pub fn display_name(&self) -> String {
         match self.input() {
@@ -278,6 +296,19 @@ mod tests {
         assert!(cli.json && cli.validate && cli.permissive);
         assert_eq!(cli.input(), Input::Path(Path::new("a.hry")));
         assert_eq!(cli.action(), Action::Summary);
+    }
+
+    #[test]
+    fn threads_default_to_the_machine() {
+        let cli = Cli::try_parse_from(["hurray-inspect", "--validate", "a.hry"]).unwrap();
+        let machine = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        assert_eq!((cli.threads, cli.threads()), (None, machine));
+        let cli = Cli::try_parse_from(["hurray-inspect", "--validate", "--threads", "3", "a.hry"]).unwrap();
+        assert_eq!(cli.threads(), 3);
+        for bad in ["0", "-1", "x", "70000"] {
+            let e = Cli::try_parse_from(["hurray-inspect", "--threads", bad, "a.hry"]).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "--threads {bad}");
+        }
     }
 
     #[test]

@@ -66,7 +66,8 @@ fn run() -> anyhow::Result<ExitCode> {
         Options::permissive()
     } else {
         Options::strict()
-    };
+    }
+    .with_threads(cli.threads());
     let source = Source::open(cli.input(), options).map_err(|e| file_error(&name, e))?;
     let file = source.file().map_err(|e| file_error(&name, e))?;
     let mut progress = Progress::stderr(cli.quiet);

@@ -82,7 +82,9 @@ impl TensorInfo {
 impl<'data> Report<'data> {
     /// Reads every fact from `file`: each tensor's descriptor is resolved
     /// (`tensor_at`); with `validate`, each tensor's data is checked (shown
-    /// by `progress`) and, in strict mode, the file's padding.
+    /// by `progress`; the scans run on the threads of the file's
+    /// `Options`, progress is reported from this thread) and, in strict
+    /// mode, the file's padding.
     pub fn build(file: &HurrayFile<'data>, validate: bool, progress: &mut Progress) -> Self {
         let tensors: Vec<TensorReport<'data>> = file
             .entries()

@@ -746,6 +746,22 @@ pub enum Error {
         bound: u64,
     },
 
+    /// A vector passed to a computation (e.g. [`CscView::mul_vec`](crate::CscView::mul_vec))
+    /// has the wrong number of entries for the matrix.
+    #[error("tensor '{}': {what} has {len} entries, expected {expected_name} = {expected}", .tensor.escape_debug())]
+    LengthMismatch {
+        /// The tensor.
+        tensor: Box<str>,
+        /// Which argument: `x` or `y`.
+        what: &'static str,
+        /// Its length.
+        len: u64,
+        /// What its length must equal: `nrows` or `ncols`.
+        expected_name: &'static str,
+        /// That length.
+        expected: u64,
+    },
+
     /// An explicitly requested owned copy (e.g. [`CscView::to_csr`](crate::CscView::to_csr))
     /// is larger than the allocator can provide.
     #[error("tensor '{}': {what}: cannot allocate {bytes} bytes for the copy", .tensor.escape_debug())]
@@ -888,6 +904,7 @@ impl Error {
             | Error::Misaligned { tensor, .. }
             | Error::NotViewable { tensor, .. }
             | Error::IndexArgument { tensor, .. }
+            | Error::LengthMismatch { tensor, .. }
             | Error::AllocationFailed { tensor, .. } => Some(tensor),
             _ => None,
         }

@@ -12,7 +12,7 @@
 //! - [`HurrayFile::tensor`] reads and checks one descriptor and locates its
 //!   buffers: cost independent of the data size.
 //! - Views: [`Tensor::csc`] ([`CscView`]: `get`, `column`, `iter`,
-//!   `transpose`, `to_csr`), [`Tensor::csr`], [`Tensor::coo`],
+//!   `transpose`, `to_csr`, `mul_vec`), [`Tensor::csr`], [`Tensor::coo`],
 //!   [`Tensor::csf`], [`Tensor::dense`]; [`Buffer::as_slice`] and
 //!   [`Buffer::packed`] for raw buffers.
 //! - Strict by default ([`Options`]): a sparse view runs its storage
@@ -86,6 +86,7 @@ pub use packed::{
 };
 pub use tensor::{Tensor, MAX_COMPOSITE_DEPTH};
 pub use value::Value;
+pub use view::compressed::Float;
 pub use view::coo::{CooStructure, CooView};
 pub use view::csc::{Column, CscStructure, CscView, Entries};
 pub use view::csf::{CsfLevel, CsfStructure, CsfView};

@@ -17,7 +17,9 @@ impl<'data> Tensor<'data> {
     /// invariants (CSC, CSR, COO, CSF, block-paged), quantization parameter
     /// values, reserved `float8_e8m0` patterns, and the zero padding bits of
     /// packed types. Tensors whose data may not be interpreted (see
-    /// [`not_viewable`](Self::not_viewable)) pass trivially.
+    /// [`not_viewable`](Self::not_viewable)) pass trivially. The CSC, CSR
+    /// and COO scans run on up to [`Options::threads`](crate::Options::threads)
+    /// threads; the error is the same for any number.
     ///
     /// # Errors
     /// The first violation found, naming its position and offset.
@@ -28,6 +30,9 @@ impl<'data> Tensor<'data> {
     /// [`validate_data`](Self::validate_data), calling `progress(done,
     /// total)` — bytes of index arrays scanned so far, and in all — as the
     /// CSC/CSR scan advances (every few megabytes), for progress bars.
+    /// `progress` is always called on this thread; with several threads it
+    /// counts what all of them have scanned (this thread scans the first
+    /// range and reports as it goes), rising to `(total, total)`.
     ///
     /// # Errors
     /// As [`validate_data`](Self::validate_data).
@@ -35,10 +40,11 @@ impl<'data> Tensor<'data> {
         if self.not_viewable.is_some() {
             return Ok(());
         }
+        let threads = self.options.threads();
         match self.layout() {
-            Layout::Csc => self.csc_structure()?.inner.validate_with(progress)?,
-            Layout::Csr => self.csr_structure()?.inner.validate_with(progress)?,
-            Layout::Coo => self.coo_structure()?.validate()?,
+            Layout::Csc => self.csc_structure()?.inner.validate_with(threads, progress)?,
+            Layout::Csr => self.csr_structure()?.inner.validate_with(threads, progress)?,
+            Layout::Coo => self.coo_structure()?.validate_with(threads)?,
             Layout::Csf => self.csf_structure()?.validate()?,
             Layout::BlockPaged => self.validate_block_paged()?,
             _ => {}

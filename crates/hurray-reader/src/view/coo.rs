@@ -75,13 +75,54 @@ impl<'data> CooStructure<'data> {
     /// Verifies `layouts/coo.md` § Validity Constraints: every coordinate
     /// below its dimension, no duplicate tuples, and, when `is_sorted` is
     /// set, strictly increasing lexicographic order (NOTES.md: a false claim
-    /// is an error). A sorted tensor is checked in one pass without
-    /// allocating; an unsorted one sorts a permutation of `nnz` positions to
-    /// find duplicates (the one allocation, bounded by the file size).
+    /// is an error). A sorted tensor is checked in one branch-free pass
+    /// without allocating (rank 2: the `(row, col)` pairs compared with
+    /// wrapping subtractions; other ranks: a fold over the coordinates, no
+    /// slice comparison); the first violation is then named by a second,
+    /// exact pass. An unsorted one has its bounds checked the same way, then
+    /// sorts a permutation of `nnz` positions to find duplicates (the one
+    /// allocation, bounded by the file size).
     ///
     /// # Errors
-    /// [`Error::IndexOutOfBounds`], [`Error::CooOrder`].
+    /// [`Error::IndexOutOfBounds`] (the first coordinate out of bounds, in
+    /// storage order), else [`Error::CooOrder`] (the first entry not above
+    /// its predecessor, or a duplicate).
     pub fn validate(&self) -> Result<()> {
+        self.validate_threads(1)
+    }
+
+    /// [`validate`](Self::validate) with the one-pass check split over
+    /// `threads` threads (`std::thread::scope`, clamped to 1..=64), each
+    /// taking an equal range of entries (and the pair across its start).
+    /// Same verdict and same error as one thread; the duplicate search of
+    /// an unsorted tensor stays on one thread.
+    ///
+    /// # Errors
+    /// As [`validate`](Self::validate).
+    pub fn validate_parallel(&self, threads: usize) -> Result<()> {
+        self.validate_threads(threads)
+    }
+
+    /// The check as [`Options::threads`](crate::Options::threads) asks for
+    /// it: at most `threads` threads, fewer for small arrays.
+    pub(crate) fn validate_with(&self, threads: usize) -> Result<()> {
+        let per_thread = crate::view::compressed::MIN_PER_THREAD;
+        self.validate_threads(threads.min(self.indices.len() / per_thread).max(1))
+    }
+
+    fn validate_threads(&self, threads: usize) -> Result<()> {
+        if !self.fast_check(threads) {
+            return self.exact();
+        }
+        if self.is_sorted {
+            return Ok(());
+        }
+        self.duplicates()
+    }
+
+    /// The exact pass: the first coordinate out of bounds, then the first
+    /// entry out of order (sorted) or a duplicate (unsorted).
+    fn exact(&self) -> Result<()> {
         let rank = self.rank();
         for (k, &v) in self.indices.iter().enumerate() {
             let dim = k.checked_rem(rank).unwrap_or(0);
@@ -111,6 +152,11 @@ impl<'data> CooStructure<'data> {
             }
             return Ok(());
         }
+        self.duplicates()
+    }
+
+    /// Sorts a permutation of the entries to find two equal tuples.
+    fn duplicates(&self) -> Result<()> {
         let mut order: Vec<u64> = (0..self.nnz).collect();
         order.sort_unstable_by(|&a, &b| self.coordinates(a).cmp(&self.coordinates(b)).then(a.cmp(&b)));
         for pair in order.windows(2) {
@@ -123,13 +169,111 @@ impl<'data> CooStructure<'data> {
         Ok(())
     }
 
+    /// The fast pass on `threads` threads (entries split evenly): true when
+    /// every coordinate is below its dimension and, if `is_sorted`, every
+    /// entry is above its predecessor. False means "run the exact pass"
+    /// (also for coordinates >= 2^63, valid only in dimensions above 2^63).
+    fn fast_check(&self, threads: usize) -> bool {
+        let rank = self.rank();
+        let entries = usize::try_from(self.nnz).ok();
+        // Rank 0 (every tuple empty) and a buffer of another length: the
+        // exact pass decides.
+        if rank == 0 || entries.and_then(|n| n.checked_mul(rank)) != Some(self.indices.len()) {
+            return false;
+        }
+        let n = self.indices.len() / rank;
+        let threads = threads.clamp(1, crate::view::compressed::MAX_THREADS).min(n.max(1));
+        let share = |t: usize| {
+            (n / threads)
+                .saturating_mul(t)
+                .saturating_add((n % threads).saturating_mul(t) / threads)
+        };
+        let flags = if threads == 1 {
+            self.fast_range(0, n)
+        } else {
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = (1..threads)
+                    .map(|t| scope.spawn(move || self.fast_range(share(t), share(t.saturating_add(1)))))
+                    .collect();
+                let mut all = self.fast_range(0, share(1));
+                for worker in workers {
+                    match worker.join() {
+                        Ok(part) => all.add(part),
+                        Err(_) => all.high = u64::MAX,
+                    }
+                }
+                all
+            })
+        };
+        flags.high >> 63 == 0 && flags.bad == 0
+    }
+
+    /// Entries `from..to`: the bounds of each, and (sorted) the order of
+    /// each with its predecessor (from entry 1 on).
+    fn fast_range(&self, from: usize, to: usize) -> Flags {
+        let rank = self.rank();
+        let mut lims = [0u64; crate::descriptor::MAX_RANK as usize];
+        for (l, &n) in lims.iter_mut().zip(&self.shape) {
+            *l = n.min(1 << 63).wrapping_sub(1);
+        }
+        let lims = lims.get(..rank).unwrap_or_default();
+        let mut flags = Flags::default();
+        // Entry 0 has no predecessor: its bounds alone.
+        if from == 0 && to > 0 {
+            for (&v, &l) in self.indices.iter().zip(lims) {
+                flags.high |= v | l.wrapping_sub(v);
+            }
+        }
+        let from = from.max(1);
+        let at = |a: usize, b: usize| {
+            self.indices
+                .get(a.saturating_mul(rank)..b.saturating_mul(rank))
+                .unwrap_or_default()
+        };
+        let (previous, current) = (at(from.saturating_sub(1), to.saturating_sub(1)), at(from, to));
+        let ahead = self
+            .indices
+            .get(from.saturating_mul(rank).saturating_add(AHEAD)..)
+            .unwrap_or_default();
+        let f = match (lims, self.is_sorted) {
+            (_, false) => bounds(current, lims),
+            (&[l], true) => streamed(
+                (previous, current, ahead),
+                |lanes, p, c| order_rank1_line(lanes, p, c, l),
+                |f, p, c| order_rank1(f, p, c, l),
+            ),
+            (&[lr, lc], true) => {
+                let mut f = streamed(
+                    (previous, current, ahead),
+                    |lanes, p, c| order_rank2_line(lanes, p, c, lc),
+                    |f, p, c| order_rank2(f, p, c, lc),
+                );
+                // Rows only grow in a sorted range: the last one's bound
+                // covers them all (every row still joins `high`).
+                if let Some(&last_row) = current.len().checked_sub(2).and_then(|k| current.get(k)) {
+                    f.high |= lr.wrapping_sub(last_row);
+                }
+                f
+            }
+            (_, true) => order_rank_n(previous, current, lims),
+        };
+        flags.add(f);
+        flags
+    }
+
     /// This structure, verified.
     ///
     /// # Errors
     /// As [`validate`](Self::validate).
-    pub fn validated(mut self) -> Result<Self> {
+    pub fn validated(self) -> Result<Self> {
+        self.validated_threads(1)
+    }
+
+    /// [`validated`](Self::validated) on up to `threads` threads (fewer for
+    /// small arrays).
+    pub(crate) fn validated_threads(mut self, threads: usize) -> Result<Self> {
         if !self.scanned {
-            self.validate()?;
+            self.validate_with(threads)?;
             self.scanned = true;
         }
         Ok(self)
@@ -244,7 +388,8 @@ impl<'data> Tensor<'data> {
         })
     }
 
-    /// The COO view with values `T`; strict mode verifies the constraints first.
+    /// The COO view with values `T`; strict mode verifies the constraints
+    /// first (on up to [`Options::threads`](crate::Options::threads) threads).
     ///
     /// # Errors
     /// As [`coo_structure`](Self::coo_structure), [`Error::TypeMismatch`],
@@ -252,9 +397,290 @@ impl<'data> Tensor<'data> {
     pub fn coo<T: Element>(&self) -> Result<CooView<'data, T>> {
         let mut structure = self.coo_structure()?;
         if self.options().is_strict() {
-            structure = structure.validated()?;
+            structure = structure.validated_threads(self.options().threads())?;
         }
         let values = self.buffer(0)?.as_slice::<T>()?;
         Ok(CooView { structure, values })
+    }
+}
+
+/// What the fast pass found over a range of entries.
+#[derive(Debug, Default, Clone, Copy)]
+struct Flags {
+    /// Entries not above their predecessor.
+    bad: u64,
+    /// OR of every coordinate `v` and of `lim - v` (`lim` = the dimension,
+    /// at most 2^63, minus 1): a set top bit means a coordinate out of
+    /// bounds or one >= 2^63, for which the comparisons below are not exact.
+    high: u64,
+}
+
+impl Flags {
+    fn add(&mut self, other: Flags) {
+        self.bad = self.bad.wrapping_add(other.bad);
+        self.high |= other.high;
+    }
+}
+
+/// Unsorted: each coordinate below its dimension (`lim - v`, see [`Flags`]).
+fn bounds(current: &[u64], lims: &[u64]) -> Flags {
+    let mut f = Flags::default();
+    for entry in current.chunks_exact(lims.len().max(1)) {
+        for (&v, &l) in entry.iter().zip(lims) {
+            f.high |= v | l.wrapping_sub(v);
+        }
+    }
+    f
+}
+
+/// `u64`s per cache line.
+const LINE: usize = 8;
+
+/// How far ahead (in `u64`s) [`streamed`] touches `indices`.
+const AHEAD: usize = 1024;
+
+/// Per-lane accumulators of [`streamed`]: summed once at the end, so the
+/// compiler keeps them in vector registers.
+#[derive(Debug, Default, Clone, Copy)]
+struct Lanes {
+    bad: [u64; LINE],
+    high: [u64; LINE],
+}
+
+/// Runs `line(lanes, previous, current)` over the two (equally long)
+/// slices a cache line at a time, reading one value of `ahead` per line,
+/// then `rest(flags, previous, current)` over what is left: loads the
+/// hardware sees early, so the data streams in while the kernel works
+/// (see `compressed::elements`). The value read ahead joins `high`, where
+/// every coordinate goes anyway.
+fn streamed(
+    (previous, current, ahead): (&[u64], &[u64], &[u64]),
+    line: impl Fn(&mut Lanes, &[u64; LINE], &[u64; LINE]),
+    rest: impl Fn(&mut Flags, &[u64], &[u64]),
+) -> Flags {
+    let mut f = Flags::default();
+    let split = current.len().min(ahead.len()) / LINE * LINE;
+    let (Some((p_main, p_rest)), Some((c_main, c_rest))) =
+        (previous.split_at_checked(split), current.split_at_checked(split))
+    else {
+        rest(&mut f, previous, current);
+        return f;
+    };
+    let mut lanes = Lanes::default();
+    for ((p, c), a) in p_main
+        .chunks_exact(LINE)
+        .zip(c_main.chunks_exact(LINE))
+        .zip(ahead.chunks_exact(LINE))
+    {
+        let (Ok(p), Ok(c)) = (<&[u64; LINE]>::try_from(p), <&[u64; LINE]>::try_from(c)) else {
+            continue; // unreachable: chunks_exact
+        };
+        f.high |= a.first().copied().unwrap_or(0);
+        line(&mut lanes, p, c);
+    }
+    rest(&mut f, p_rest, c_rest);
+    f.bad = lanes.bad.iter().fold(f.bad, |s, &b| s.wrapping_add(b));
+    f.high = lanes.high.iter().fold(f.high, |s, &h| s | h);
+    f
+}
+
+/// Rank 1: each coordinate above the one before. For `a, b < 2^63`,
+/// `b <= a` exactly when `b - a - 1` (wrapping) has its top bit set.
+#[inline(always)]
+fn order_rank1(f: &mut Flags, previous: &[u64], current: &[u64], lim: u64) {
+    for (&a, &b) in previous.iter().zip(current) {
+        f.bad = f.bad.wrapping_add(b.wrapping_sub(a).wrapping_sub(1) >> 63);
+        f.high |= b | lim.wrapping_sub(b);
+    }
+}
+
+/// [`order_rank1`] over one line, into lanes.
+#[inline(always)]
+fn order_rank1_line(l: &mut Lanes, previous: &[u64; LINE], current: &[u64; LINE], lim: u64) {
+    for (((n, h), &a), &b) in l.bad.iter_mut().zip(l.high.iter_mut()).zip(previous).zip(current) {
+        *n = n.wrapping_add(b.wrapping_sub(a).wrapping_sub(1) >> 63);
+        *h |= b | lim.wrapping_sub(b);
+    }
+}
+
+/// [`order_rank2`] over one line (four entries), into lanes.
+#[inline(always)]
+fn order_rank2_line(l: &mut Lanes, previous: &[u64; LINE], current: &[u64; LINE], lc: u64) {
+    let [r0, c0, r1, c1, r2, c2, r3, c3] = *previous;
+    let [s0, d0, s1, d1, s2, d2, s3, d3] = *current;
+    let pairs = [
+        ((r0, c0), (s0, d0)),
+        ((r1, c1), (s1, d1)),
+        ((r2, c2), (s2, d2)),
+        ((r3, c3), (s3, d3)),
+    ];
+    for ((n, h), ((r, c), (s, d))) in l.bad.iter_mut().zip(l.high.iter_mut()).zip(pairs) {
+        let t = s.wrapping_sub(r);
+        let u = d.wrapping_sub(c).wrapping_sub(1);
+        *n = n.wrapping_add(t.wrapping_sub(u >> 63) >> 63);
+        *h |= s | d | lc.wrapping_sub(d);
+    }
+}
+
+/// Rank 2: `(r1, c1)` above `(r0, c0)`, i.e. `r1·2^64 + c1 - 1` not below
+/// `r0·2^64 + c0` — a 128-bit subtraction done in two halves: with
+/// `u = c1 - c0 - 1` and `t = r1 - r0` (wrapping, all values below 2^63),
+/// the low half borrows when `u < 0`, and the pair is out of order when
+/// `t - borrow < 0`: the top bit of `t - (u >> 63)`. No compare, no branch.
+/// The columns' bounds are checked here, the rows' by the caller.
+#[inline(always)]
+fn order_rank2(f: &mut Flags, previous: &[u64], current: &[u64], lc: u64) {
+    for (p, c) in previous.chunks_exact(2).zip(current.chunks_exact(2)) {
+        let (&[r0, c0], &[r1, c1]) = (p, c) else {
+            continue;
+        };
+        let t = r1.wrapping_sub(r0);
+        let u = c1.wrapping_sub(c0).wrapping_sub(1);
+        f.bad = f.bad.wrapping_add(t.wrapping_sub(u >> 63) >> 63);
+        f.high |= r1 | c1 | lc.wrapping_sub(c1);
+    }
+}
+
+/// Any rank: the lexicographic comparison as a fold over the coordinates,
+/// in top-bit arithmetic (values below 2^63): `ok` gets set at a
+/// coordinate that grows (`a - b < 0`) while none before it decreased
+/// (`rising`, cleared by `b - a < 0`); the first coordinate that differs
+/// decides, and equal tuples leave `ok` clear.
+fn order_rank_n(previous: &[u64], current: &[u64], lims: &[u64]) -> Flags {
+    let rank = lims.len().max(1);
+    let mut f = Flags::default();
+    for (p, c) in previous.chunks_exact(rank).zip(current.chunks_exact(rank)) {
+        let (mut ok, mut rising) = (0u64, u64::MAX);
+        for ((&a, &b), &l) in p.iter().zip(c).zip(lims) {
+            ok |= rising & a.wrapping_sub(b);
+            rising &= !b.wrapping_sub(a);
+            f.high |= b | l.wrapping_sub(b);
+        }
+        f.bad = f.bad.wrapping_add(!ok >> 63);
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn coo<'a>(shape: &[u64], indices: &'a [u64], sorted: bool) -> CooStructure<'a> {
+        let rank = shape.len().max(1);
+        CooStructure {
+            tensor: "T",
+            shape: shape.to_vec(),
+            nnz: to_u64(indices.len() / rank),
+            indices,
+            indices_offset: 4096,
+            is_sorted: sorted,
+            scanned: false,
+        }
+    }
+
+    /// The rules, written the plain way: every coordinate below its
+    /// dimension, and (sorted) each tuple above the one before.
+    fn reference(c: &CooStructure<'_>) -> (bool, bool) {
+        let rank = c.rank();
+        let bounds = c
+            .indices
+            .chunks(rank.max(1))
+            .all(|t| t.iter().zip(&c.shape).all(|(v, n)| v < n));
+        let tuples: Vec<&[u64]> = c.indices.chunks(rank.max(1)).collect();
+        let order = tuples.windows(2).all(|w| w[0] < w[1]);
+        (bounds, bounds && order)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(3000))]
+        #[test]
+        fn fast_check_agrees_with_the_rules(
+            shape in proptest::collection::vec(
+                proptest::prop_oneof![4 => 0u64..6, 1 => proptest::prelude::Just(1u64 << 63), 1 => proptest::prelude::Just(u64::MAX)],
+                1..5,
+            ),
+            raw in proptest::collection::vec(0u64..7, 0..120),
+            make_sorted in proptest::prelude::any::<bool>(),
+            damage in proptest::option::of((0usize..120, proptest::prop_oneof![0u64..8, proptest::prelude::any::<u64>()])),
+            threads in 1usize..5,
+        ) {
+            let rank = shape.len();
+            let mut tuples: Vec<Vec<u64>> = raw.chunks_exact(rank).map(<[u64]>::to_vec).collect();
+            if make_sorted {
+                tuples.sort();
+                tuples.dedup();
+            }
+            let mut indices: Vec<u64> = tuples.concat();
+            if let Some((at, v)) = damage {
+                let n = indices.len().max(1);
+                if let Some(x) = indices.get_mut(at % n) { *x = v; }
+            }
+            let c = coo(&shape, &indices, true);
+            let (bounds, order) = reference(&c);
+            // Exact for coordinates below 2^63; with larger ones (valid
+            // only in dimensions above 2^63) the fast pass defers.
+            let huge = indices.iter().any(|&v| v >> 63 != 0);
+            let unsorted = coo(&shape, &indices, false);
+            for t in [1, threads, 7] {
+                proptest::prop_assert_eq!(c.fast_check(t), order && !huge);
+                proptest::prop_assert_eq!(unsorted.fast_check(t), bounds && !huge);
+            }
+            // The error does not depend on the threads, and is the exact pass's.
+            let exact = c.exact();
+            proptest::prop_assert_eq!(exact.is_ok(), order);
+            proptest::prop_assert_eq!(&c.validate(), &exact);
+            proptest::prop_assert_eq!(&c.validate_parallel(threads), &exact);
+            proptest::prop_assert_eq!(&unsorted.validate_parallel(threads), &unsorted.exact());
+        }
+    }
+
+    #[test]
+    fn errors_name_the_first_violation() {
+        // (0,1) (0,1): a duplicate at entry 1 of a 3 x 4 sorted matrix.
+        let e = coo(&[3, 4], &[0, 1, 0, 1, 2, 0], true).validate().unwrap_err();
+        assert_eq!(
+            e,
+            Error::CooOrder {
+                tensor: "T".into(),
+                position: 1,
+                offset: 4096 + 16,
+                what: "entries are not in strictly increasing lexicographic order although is_sorted = 1",
+                rule: rule::COO_VALIDITY,
+            }
+        );
+        // A column out of bounds wins over the order, whatever comes first.
+        let e = coo(&[3, 4], &[1, 1, 0, 1, 2, 4], true)
+            .validate_parallel(2)
+            .unwrap_err();
+        assert!(matches!(
+            e,
+            Error::IndexOutOfBounds {
+                position: 5,
+                value: 4,
+                bound: 4,
+                ..
+            }
+        ));
+        // Rank 3: (0,2,1) then (0,1,9) decreases at the second coordinate.
+        let e = coo(&[2, 3, 10], &[0, 2, 1, 0, 1, 9], true).validate().unwrap_err();
+        assert!(matches!(
+            e,
+            Error::CooOrder {
+                position: 1,
+                offset: 4120,
+                ..
+            }
+        ));
+        assert!(coo(&[2, 3, 10], &[0, 1, 9, 0, 2, 1, 1, 0, 0], true).validate().is_ok());
+        // Unsorted: the duplicate (2,0) is found by sorting.
+        let e = coo(&[3, 4], &[2, 0, 0, 3, 2, 0], false).validate().unwrap_err();
+        assert!(matches!(
+            e,
+            Error::CooOrder {
+                position: 2,
+                what: "duplicate coordinates",
+                ..
+            }
+        ));
     }
 }

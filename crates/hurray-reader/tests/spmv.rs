@@ -1,0 +1,236 @@
+//! `CscView::mul_vec` (y = A·x) and `CsrView::mul_vec` (row dot products;
+//! on `transpose()`, Aᵀ·x): exact values on the worked example, agreement
+//! with a dense product on a larger matrix in `f32` and `f64`, the length
+//! errors, and an unscanned damaged view that errors instead of answering.
+
+use hurray_reader::{AlignedBytes, Error, HurrayFile, Options};
+use hurray_writer::{Csc, Csr, FileWriter, WriterOptions};
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry");
+
+/// The worked example, dense (4 × 5).
+const DENSE: [[f32; 5]; 4] = [
+    [1.0, 0.0, 0.0, 2.0, 0.0],
+    [0.0, 0.0, 3.0, 0.0, 0.0],
+    [0.0, 4.0, 0.0, 0.0, 5.0],
+    [0.0, 0.0, 0.0, 0.0, 0.0],
+];
+
+#[test]
+fn worked_example_products() {
+    let bytes = AlignedBytes::read(FIXTURE).unwrap();
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+
+    // A·[1, 2, 3, 4, 5] = [1·1 + 2·4, 3·3, 4·2 + 5·5, 0].
+    let mut y = [f32::NAN; 4]; // overwritten, not accumulated into
+    a.mul_vec(&[1.0, 2.0, 3.0, 4.0, 5.0], &mut y).unwrap();
+    assert_eq!(y, [9.0, 9.0, 33.0, 0.0]);
+    a.mul_vec(&[0.0, 0.0, 0.0, 0.0, 1.0], &mut y).unwrap();
+    assert_eq!(y, [0.0, 0.0, 5.0, 0.0]); // column 4
+
+    // Aᵀ·[1, 2, 3, 4] over the same bytes (CSR of Aᵀ).
+    let at = a.transpose();
+    let mut z = [f32::NAN; 5];
+    at.mul_vec(&[1.0, 2.0, 3.0, 4.0], &mut z).unwrap();
+    assert_eq!(z, [1.0, 12.0, 6.0, 2.0, 15.0]);
+
+    // The dense products agree for every unit vector.
+    for j in 0..5 {
+        let mut x = [0f32; 5];
+        x[j] = 1.0;
+        a.mul_vec(&x, &mut y).unwrap();
+        let column: Vec<f32> = DENSE.iter().map(|row| row[j]).collect();
+        assert_eq!(y.to_vec(), column, "A·e{j}");
+    }
+    for i in 0..4 {
+        let mut x = [0f32; 4];
+        x[i] = 1.0;
+        at.mul_vec(&x, &mut z).unwrap();
+        assert_eq!(z, DENSE[i], "Aᵀ·e{i}");
+    }
+}
+
+#[test]
+fn wrong_lengths_are_errors_and_write_nothing() {
+    let bytes = AlignedBytes::read(FIXTURE).unwrap();
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    let mut y = [7f32; 4];
+    let e = a.mul_vec(&[1.0; 4], &mut y).unwrap_err();
+    assert_eq!(
+        e,
+        Error::LengthMismatch {
+            tensor: "A".into(),
+            what: "x",
+            len: 4,
+            expected_name: "ncols",
+            expected: 5,
+        }
+    );
+    assert_eq!(e.to_string(), "tensor 'A': x has 4 entries, expected ncols = 5");
+    let mut short = [7f32; 3];
+    let e = a.mul_vec(&[1.0; 5], &mut short).unwrap_err();
+    assert!(matches!(
+        e,
+        Error::LengthMismatch {
+            what: "y",
+            len: 3,
+            expected: 4,
+            ..
+        }
+    ));
+    assert_eq!(short, [7.0; 3]);
+    let mut z = [7f32; 4];
+    let e = a.transpose().mul_vec(&[1.0; 4], &mut z).unwrap_err();
+    assert!(matches!(
+        e,
+        Error::LengthMismatch {
+            what: "y",
+            len: 4,
+            expected_name: "nrows",
+            expected: 5,
+            ..
+        }
+    ));
+    assert_eq!(z, [7.0; 4]);
+    assert_eq!(y, [7.0; 4]);
+}
+
+/// A deterministic matrix of small integers (exact in f32 sums), as CSC
+/// and as CSR, and its dense form.
+struct Matrix {
+    nrows: usize,
+    ncols: usize,
+    csc: (Vec<u64>, Vec<u64>, Vec<f64>),
+    csr: (Vec<u64>, Vec<u64>, Vec<f64>),
+    dense: Vec<Vec<f64>>,
+}
+
+fn matrix(nrows: usize, ncols: usize) -> Matrix {
+    let mut dense = vec![vec![0f64; ncols]; nrows];
+    let mut h = 0x2545_f491_4f6c_dd1du64;
+    for row in dense.iter_mut() {
+        for v in row.iter_mut() {
+            h ^= h << 13;
+            h ^= h >> 7;
+            h ^= h << 17;
+            if h.is_multiple_of(7) {
+                *v = (h >> 40) as f64 % 9.0 - 4.0;
+            }
+        }
+    }
+    let compress = |outer: usize, inner: usize, at: &dyn Fn(usize, usize) -> f64| {
+        let (mut ptr, mut idx, mut val) = (vec![0u64], Vec::new(), Vec::new());
+        for o in 0..outer {
+            for i in 0..inner {
+                let v = at(o, i);
+                if v != 0.0 {
+                    idx.push(i as u64);
+                    val.push(v);
+                }
+            }
+            ptr.push(idx.len() as u64);
+        }
+        (ptr, idx, val)
+    };
+    Matrix {
+        nrows,
+        ncols,
+        csc: compress(ncols, nrows, &|j, i| dense[i][j]),
+        csr: compress(nrows, ncols, &|i, j| dense[i][j]),
+        dense,
+    }
+}
+
+#[test]
+fn larger_matrix_agrees_with_the_dense_product() {
+    let m = matrix(300, 170);
+    let csc_f32: Vec<f32> = m.csc.2.iter().map(|&v| v as f32).collect();
+    let csr_f32: Vec<f32> = m.csr.2.iter().map(|&v| v as f32).collect();
+    let mut w = FileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+    let (nr, nc) = (m.nrows as u64, m.ncols as u64);
+    w.write_csc("csc64", &Csc::new(nr, nc, &m.csc.2, &m.csc.1, &m.csc.0).unwrap())
+        .unwrap();
+    w.write_csc("csc32", &Csc::new(nr, nc, &csc_f32, &m.csc.1, &m.csc.0).unwrap())
+        .unwrap();
+    w.write_csr("csr64", &Csr::new(nr, nc, &m.csr.2, &m.csr.1, &m.csr.0).unwrap())
+        .unwrap();
+    w.write_csr("csr32", &Csr::new(nr, nc, &csr_f32, &m.csr.1, &m.csr.0).unwrap())
+        .unwrap();
+    let bytes = AlignedBytes::from_slice(&w.finish().unwrap());
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+
+    let x: Vec<f64> = (0..m.ncols).map(|j| (j % 11) as f64 - 5.0).collect();
+    let xt: Vec<f64> = (0..m.nrows).map(|i| (i % 7) as f64 - 3.0).collect();
+    let ax: Vec<f64> = m
+        .dense
+        .iter()
+        .map(|row| row.iter().zip(&x).map(|(a, b)| a * b).sum())
+        .collect();
+    let atx: Vec<f64> = (0..m.ncols)
+        .map(|j| m.dense.iter().zip(&xt).map(|(row, b)| row[j] * b).sum())
+        .collect();
+    assert!(ax.iter().any(|&v| v != 0.0) && atx.iter().any(|&v| v != 0.0));
+
+    let mut y = vec![0f64; m.nrows];
+    let mut z = vec![0f64; m.ncols];
+    let csc = file.tensor("csc64").unwrap().csc::<f64>().unwrap();
+    csc.mul_vec(&x, &mut y).unwrap();
+    assert_eq!(y, ax);
+    csc.transpose().mul_vec(&xt, &mut z).unwrap();
+    assert_eq!(z, atx);
+    let csr = file.tensor("csr64").unwrap().csr::<f64>().unwrap();
+    csr.mul_vec(&x, &mut y).unwrap();
+    assert_eq!(y, ax);
+    csr.transpose().mul_vec(&xt, &mut z).unwrap(); // CSC of Aᵀ: scatter
+    assert_eq!(z, atx);
+
+    let to32 = |v: &[f64]| v.iter().map(|&a| a as f32).collect::<Vec<f32>>();
+    let (x32, xt32) = (to32(&x), to32(&xt));
+    let mut y32 = vec![0f32; m.nrows];
+    let mut z32 = vec![0f32; m.ncols];
+    let csc = file.tensor("csc32").unwrap().csc::<f32>().unwrap();
+    csc.mul_vec(&x32, &mut y32).unwrap();
+    assert_eq!(y32, to32(&ax));
+    csc.transpose().mul_vec(&xt32, &mut z32).unwrap();
+    assert_eq!(z32, to32(&atx));
+    let csr = file.tensor("csr32").unwrap().csr::<f32>().unwrap();
+    csr.mul_vec(&x32, &mut y32).unwrap();
+    assert_eq!(y32, to32(&ax));
+}
+
+#[test]
+fn unscanned_damaged_view_errors_instead_of_answering() {
+    // Column 1's row is out of bounds (4 >= nrows = 4) in an unscanned view.
+    let bytes = AlignedBytes::read(FIXTURE).unwrap();
+    let mut raw = bytes.to_vec();
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let rows_at = file.tensor("A").unwrap().buffer(1).unwrap().file_offset() as usize;
+    raw[rows_at + 8..rows_at + 16].copy_from_slice(&4u64.to_le_bytes());
+    let damaged = AlignedBytes::from_slice(&raw);
+    let file = HurrayFile::parse(&damaged, Options::permissive()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    assert!(!a.is_validated());
+    let mut y = [0f32; 4];
+    let e = a.mul_vec(&[1.0; 5], &mut y).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::IndexOutOfBounds {
+                position: 1,
+                value: 4,
+                bound: 4,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let mut z = [0f32; 5];
+    assert!(a.transpose().mul_vec(&[1.0; 4], &mut z).is_err());
+    // Undamaged and unscanned: the product is checked first, then right.
+    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let a = file.tensor("A").unwrap().csc_unscanned::<f32>().unwrap();
+    a.mul_vec(&[1.0, 2.0, 3.0, 4.0, 5.0], &mut y).unwrap();
+    assert_eq!(y, [9.0, 9.0, 33.0, 0.0]);
+}
