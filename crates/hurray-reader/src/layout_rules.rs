@@ -427,7 +427,16 @@ pub(crate) fn strided_bytes(t: &Tensor<'_>, et: ElementType, shape: &[u64], stri
     if count(shape) == Some(0) {
         return Ok((0, byte_offset));
     }
-    let (min, max) = offset_range(shape, strides.iter().map(|s| s.get()));
+    let too_large = || {
+        overflow(
+            t,
+            Field::new("strides"),
+            d.offsets().layout_fields,
+            "strided buffer size",
+            rule::STRIDED,
+        )
+    };
+    let (min, max) = offset_range(shape, strides.iter().map(|s| s.get())).ok_or_else(too_large)?;
     let scope = || Scope::tensor(t.name());
     let bad = |value: u64, expected: &'static str| Error::Invalid {
         scope: scope(),
@@ -437,10 +446,12 @@ pub(crate) fn strided_bytes(t: &Tensor<'_>, et: ElementType, shape: &[u64], stri
         expected,
         rule: rule::STRIDED,
     };
-    let (lowest_byte, end_byte): (i128, i128) = match (et.byte_width(), et.bit_width()) {
+    // i128 holds any offset range of a shape whose product fits u64, but
+    // not necessarily that range times the element width: checked.
+    let (lowest_byte, end_byte): (Option<i128>, Option<i128>) = match (et.byte_width(), et.bit_width()) {
         (Some(w), _) => {
             let w = i128::from(w);
-            (min * w, (max + 1) * w)
+            (min.checked_mul(w), max.checked_add(1).and_then(|m| m.checked_mul(w)))
         }
         (None, 6) => {
             if min < 0 {
@@ -449,14 +460,15 @@ pub(crate) fn strided_bytes(t: &Tensor<'_>, et: ElementType, shape: &[u64], stri
                     "non-negative strides for 6-bit types (group addressing)",
                 ));
             }
-            let groups = (max + 1 + 3) / 4;
-            (0, groups * 3)
+            let groups = max.checked_add(1 + 3).map(|m| m / 4);
+            (Some(0), groups.and_then(|g| g.checked_mul(3)))
         }
         (None, bits) => {
             let per_byte = i128::from(8 / bits.max(1));
-            (min.div_euclid(per_byte), max.div_euclid(per_byte) + 1)
+            (Some(min.div_euclid(per_byte)), max.div_euclid(per_byte).checked_add(1))
         }
     };
+    let (lowest_byte, end_byte) = lowest_byte.zip(end_byte).ok_or_else(too_large)?;
     let base = i128::from(byte_offset);
     if base + lowest_byte < 0 {
         return Err(bad(
@@ -464,33 +476,32 @@ pub(crate) fn strided_bytes(t: &Tensor<'_>, et: ElementType, shape: &[u64], stri
             "large enough that every element lies at or after byte 0",
         ));
     }
-    let bytes = u64::try_from(base + end_byte).map_err(|_| {
-        overflow(
-            t,
-            Field::new("strides"),
-            d.offsets().layout_fields,
-            "strided buffer size",
-            rule::STRIDED,
-        )
-    })?;
-    let span = u64::try_from(max - min + 1).unwrap_or(u64::MAX);
+    let bytes = base
+        .checked_add(end_byte)
+        .and_then(|b| u64::try_from(b).ok())
+        .ok_or_else(too_large)?;
+    let span = max
+        .checked_sub(min)
+        .and_then(|s| s.checked_add(1))
+        .and_then(|s| u64::try_from(s).ok())
+        .unwrap_or(u64::MAX);
     Ok((span, bytes))
 }
 
 /// Lowest and highest linear offsets reached by `sum(i_k * stride_k)` over
 /// the shape (non-empty), in `i128` so no product can overflow.
-fn offset_range(shape: &[u64], strides: impl Iterator<Item = i64>) -> (i128, i128) {
+fn offset_range(shape: &[u64], strides: impl Iterator<Item = i64>) -> Option<(i128, i128)> {
     let mut min = 0i128;
     let mut max = 0i128;
     for (&n, s) in shape.iter().zip(strides) {
-        let reach = i128::from(s) * (i128::from(n) - 1);
+        let reach = i128::from(s).checked_mul(i128::from(n) - 1)?;
         if reach < 0 {
-            min += reach;
+            min = min.checked_add(reach)?;
         } else {
-            max += reach;
+            max = max.checked_add(reach)?;
         }
     }
-    (min, max)
+    Some((min, max))
 }
 
 /// Elements a tiled buffer holds (`layouts/tiled.md` § Boundary Padding):
@@ -524,7 +535,7 @@ pub(crate) fn tiled_elements(t: &Tensor<'_>, shape: &[u64], levels: &[TiledLevel
     };
     let slots = match level.outer_strides {
         Some(strides) if count(&tiles) != Some(0) => {
-            let (min, max) = offset_range(&tiles, strides.iter().map(|s| s.get()));
+            let (min, max) = offset_range(&tiles, strides.iter().map(|s| s.get())).ok_or_else(|| tiled_overflow(t))?;
             if min < 0 {
                 return Err(Error::Invalid {
                     scope: Scope::tensor(t.name()),
@@ -535,7 +546,9 @@ pub(crate) fn tiled_elements(t: &Tensor<'_>, shape: &[u64], levels: &[TiledLevel
                     rule: rule::TILED,
                 });
             }
-            u64::try_from(max + 1).map_err(|_| tiled_overflow(t))?
+            max.checked_add(1)
+                .and_then(|m| u64::try_from(m).ok())
+                .ok_or_else(|| tiled_overflow(t))?
         }
         _ => count(&tiles).ok_or_else(|| tiled_overflow(t))?,
     };

@@ -1,0 +1,48 @@
+//! A file cut short before it is opened (a copy interrupted, a download
+//! that stopped) is rejected cleanly through [`MappedFile`], with the same
+//! error as through [`AlignedBytes`]. (Truncation *while* mapped is the
+//! hazard documented on `MappedFile`: it cannot be detected, only avoided
+//! by reading into memory.)
+
+use std::path::Path;
+
+use hurray_reader::{AlignedBytes, Error, HurrayFile, MappedFile, Options};
+
+#[test]
+fn a_file_truncated_before_opening_is_rejected() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/csc_worked_example.hry");
+    let full = std::fs::read(&fixture).unwrap();
+    let len = full.len() as u64;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.hry");
+    for cut in [0, 1, 63, 64, 103, 104, 4096, len - 40, len - 8, len - 1] {
+        std::fs::write(&path, &full).unwrap();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(cut)
+            .unwrap();
+
+        let mapped = MappedFile::open(&path, Options::strict()).unwrap();
+        assert_eq!(mapped.bytes().len() as u64, cut);
+        let err = mapped.file().unwrap_err();
+        if cut < 104 {
+            assert!(
+                matches!(err, Error::FileTooSmall { size, minimum: 104 } if size == cut),
+                "cut {cut}: {err:?}"
+            );
+        } else {
+            // The last 40 bytes are no longer the trailer: its magic is
+            // gone (none of these cuts ends on "HRRY").
+            assert!(
+                matches!(&err, Error::BadMagic { field, offset, .. }
+                    if field.name == "trailer_magic" && *offset == cut - 4),
+                "cut {cut}: {err:?}"
+            );
+        }
+        let copy = AlignedBytes::read(&path).unwrap();
+        let same = HurrayFile::parse(&copy, Options::strict()).unwrap_err();
+        assert_eq!(err.to_string(), same.to_string(), "cut {cut}");
+    }
+}
