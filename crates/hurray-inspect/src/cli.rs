@@ -78,10 +78,11 @@ pub struct Cli {
     /// row, COO and CSF in storage order, dense tensors in logical row-major
     /// order, each with its coordinates.
     ///
-    /// Reads only those entries (and the pointers leading to them).
+    /// Reads only those entries (and the pointers leading to them). At most
+    /// 1048576 (they are held in memory); --dump streams every value.
     ///
     /// Example: hurray-inspect weights.hry --tensor A --head 10
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=crate::detail::MAX_LISTED))]
     pub head: Option<u64>,
 
     /// Print one element, at comma-separated coordinates (one per dimension).
@@ -142,8 +143,9 @@ pub struct Cli {
     /// Open in permissive mode: accept what the spec lets a reader accept.
     ///
     /// Unknown type, layout and quantization tags are kept (their data is not
-    /// interpreted), sparse invariant scans and the padding check are skipped.
-    /// Bounds and alignment checks stay on.
+    /// interpreted) and unknown trailing descriptor bytes skipped. Bounds,
+    /// alignment and sizes are still checked; --validate still runs the
+    /// sparse invariant scans, but skips the padding check.
     ///
     /// Example: hurray-inspect --permissive --validate newer.hry
     #[arg(long)]
@@ -180,10 +182,13 @@ impl FromStr for Coords {
         s.split(',')
             .map(|part| {
                 let part = part.trim();
-                part.parse::<u64>().map_err(|_| {
-                    format!(
+                part.parse::<u64>().map_err(|e| match e.kind() {
+                    std::num::IntErrorKind::PosOverflow => {
+                        format!("coordinate `{part}` is larger than any dimension can be (2^64 - 1)")
+                    }
+                    _ => format!(
                         "`{part}` is not a coordinate: expected non-negative integers separated by commas, e.g. 2,1"
-                    )
+                    ),
                 })
             })
             .collect::<Result<Vec<u64>, String>>()
@@ -351,5 +356,9 @@ mod tests {
         let c: Coords = "2,1".parse().unwrap();
         assert_eq!(c.to_string(), "2,1");
         assert!("".parse::<Coords>().unwrap().0.is_empty());
+        let e = "99999999999999999999,0".parse::<Coords>().unwrap_err();
+        assert!(e.contains("larger than any dimension"), "{e}");
+        let e = "-1,0".parse::<Coords>().unwrap_err();
+        assert!(e.contains("`-1` is not a coordinate"), "{e}");
     }
 }

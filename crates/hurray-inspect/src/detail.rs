@@ -31,6 +31,16 @@ impl From<Error> for Failure {
 
 type Result<T> = std::result::Result<T, Failure>;
 
+/// `name` escaped for one line, its first 64 characters at most.
+fn short_name(name: &str) -> String {
+    const MAX: usize = 64;
+    let escaped = name.escape_debug().to_string();
+    match escaped.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}... ({} bytes)", escaped.get(..cut).unwrap_or_default(), name.len()),
+        None => escaped,
+    }
+}
+
 /// The tensor the per-tensor commands act on: the one named by `--tensor`,
 /// or the file's only tensor.
 ///
@@ -44,7 +54,7 @@ pub fn pick_tensor<'data>(file: &HurrayFile<'data>, name: Option<&str>, flag: &s
             .entries()
             .iter()
             .take(SHOWN)
-            .map(|e| e.name().escape_debug().to_string())
+            .map(|e| short_name(e.name()))
             .collect();
         if file.len() > SHOWN {
             shown.push(format!("... ({} in all)", file.len()));
@@ -239,6 +249,10 @@ impl Order {
         }
     }
 }
+
+/// Most entries `--head`, `--column` and `--row` list: they are collected
+/// before printing (~200 bytes each); `--dump` streams any number.
+pub const MAX_LISTED: u64 = 1 << 20;
 
 /// One element: its logical coordinates, its position in buffer 0 and its value.
 #[derive(Debug, Clone, PartialEq)]
@@ -476,7 +490,8 @@ pub fn head<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, n: u64) -> Resul
     })
 }
 
-/// `--column J` (CSC) or `--row I` (CSR): every stored entry of one slice.
+/// `--column J` (CSC) or `--row I` (CSR): the stored entries of one slice,
+/// at most [`MAX_LISTED`] (the slice's `positions` give the full range).
 ///
 /// # Errors
 /// [`Failure::Usage`] for the other layouts and an index out of range; the
@@ -515,8 +530,9 @@ pub fn slice<'data>(t: &Tensor<'data>, kind: &'static str, index: u64) -> Result
         let s = t.csr_structure()?;
         (Order::Row, s.row_range(index)?, s.col_indices())
     };
-    let mut entries = Vec::with_capacity(range.len());
-    for p in range.clone() {
+    let listed = range.len().min(usize::try_from(MAX_LISTED).unwrap_or(usize::MAX));
+    let mut entries = Vec::with_capacity(listed);
+    for p in range.clone().take(listed) {
         let i = *inner
             .get(p)
             .ok_or_else(|| internal(t, &format!("index {p} cannot be read")))?;
@@ -594,4 +610,16 @@ pub fn get<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, index: &[u64]) ->
 pub fn shape_text(shape: &[u64]) -> String {
     let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
     format!("[{}]", dims.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_name;
+
+    #[test]
+    fn long_names_are_cut_for_error_lines() {
+        assert_eq!(short_name("a\0b"), "a\\0b");
+        let long = "é".repeat(100);
+        assert_eq!(short_name(&long), format!("{}... (200 bytes)", "é".repeat(64)));
+    }
 }

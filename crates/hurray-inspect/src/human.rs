@@ -390,6 +390,17 @@ pub fn render_entries(e: &Entries<'_>, out: &mut impl Write) -> io::Result<()> {
             values::human(entry.value, e.header.dtype)
         )?;
     }
+    if let Some(slice) = &e.slice {
+        let count = slice.positions.end.saturating_sub(slice.positions.start);
+        let rest = count.saturating_sub(u64::try_from(shown).unwrap_or(u64::MAX));
+        if rest > 0 {
+            writeln!(
+                out,
+                "  ... and {} not listed (--dump lists every value)",
+                count_of(rest, one, many)
+            )?;
+        }
+    }
     Ok(())
 }
 
@@ -766,6 +777,26 @@ Tensors (2):
         assert_eq!(
             text(|o| render_entries(&e, o)),
             "B: float32 csr [2, 2], nnz 3\nRow 1: 2 stored entries (positions 1..3):\n  (1, 0)  4.0\n  (1, 1)  5.0\n"
+        );
+    }
+
+    #[test]
+    fn a_slice_longer_than_the_listing_says_how_many_more() {
+        let e = Entries {
+            header: header("B", Layout::Csr, vec![2, 9], Some(9)),
+            order: Order::Row,
+            entries: vec![entry(vec![1, 0], 2, 4.0)],
+            total: 9,
+            slice: Some(crate::detail::Slice {
+                kind: "row",
+                index: 1,
+                positions: 2..9,
+            }),
+        };
+        assert_eq!(
+            text(|o| render_entries(&e, o)),
+            "B: float32 csr [2, 9], nnz 9\nRow 1: 7 stored entries (positions 2..9):\n  (1, 0)  4.0\n  \
+             ... and 6 stored entries not listed (--dump lists every value)\n"
         );
     }
 

@@ -2,8 +2,9 @@
 //! copy for standard input and other streams (a pipe cannot be mapped).
 
 use std::fs::File;
+use std::io::Read;
 
-use hurray_reader::{AlignedBytes, HurrayFile, MappedFile, Options};
+use hurray_reader::{AlignedBytes, HurrayFile, MappedFile, Options, FILE_MAGIC};
 
 use crate::cli::Input;
 
@@ -20,16 +21,13 @@ impl Source {
     /// The library's [`hurray_reader::Error::Io`] (it names the path).
     pub fn open(input: Input<'_>, options: Options) -> hurray_reader::Result<Self> {
         match input {
-            Input::Stdin => Ok(Source::Memory(
-                AlignedBytes::from_reader(std::io::stdin().lock())?,
-                options,
-            )),
+            Input::Stdin => Ok(Source::Memory(read_stream(std::io::stdin().lock())?, options)),
             Input::Path(path) => {
                 // A FIFO or device (e.g. `<(cat f.hry)`, `/dev/stdin`) cannot be mapped.
                 let is_stream = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
                 if is_stream {
                     if let Ok(stream) = File::open(path) {
-                        return Ok(Source::Memory(AlignedBytes::from_reader(stream)?, options));
+                        return Ok(Source::Memory(read_stream(stream)?, options));
                     }
                 }
                 // The library opens and maps the file, and names the path in its errors.
@@ -48,4 +46,23 @@ impl Source {
             Source::Memory(bytes, options) => HurrayFile::parse(bytes, *options),
         }
     }
+}
+
+/// Bytes read before deciding whether a stream can be a Hurray file: the
+/// smallest file (64-byte header and 40-byte trailer).
+const PROBE: u64 = 104;
+
+/// Reads a stream into memory; when its first bytes are not a Hurray header
+/// (`/dev/zero`, a stray pipe) only those are kept, so the parse fails on
+/// the magic at once instead of after reading an endless stream.
+///
+/// # Errors
+/// The library's [`hurray_reader::Error::Io`] when the stream cannot be read.
+fn read_stream(mut stream: impl Read) -> hurray_reader::Result<AlignedBytes> {
+    let mut first = Vec::new();
+    let probed = (&mut stream).take(PROBE).read_to_end(&mut first);
+    if probed.is_ok() && !first.starts_with(FILE_MAGIC) {
+        return Ok(AlignedBytes::from_slice(&first));
+    }
+    AlignedBytes::from_reader(first.as_slice().chain(stream))
 }

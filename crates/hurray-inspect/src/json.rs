@@ -372,7 +372,12 @@ pub fn render_lookup(l: &Lookup<'_>, out: &mut impl Write) -> io::Result<()> {
         index: &l.index,
         stored: l.value.is_some(),
         position: l.position,
-        value: Json(l.value.unwrap_or(hurray_reader::Value::UInt(0))),
+        // An implicit zero in the tensor's own type: `false`, `0`, `0.0`, `[0.0, 0.0]`.
+        value: Json(l.value.unwrap_or_else(|| {
+            l.header
+                .dtype
+                .map_or(hurray_reader::Value::UInt(0), hurray_reader::Value::zero)
+        })),
     };
     write_pretty(out, &json)?;
     writeln!(out)
@@ -487,6 +492,32 @@ mod tests {
         let mut out = Vec::new();
         render(report, &mut out).unwrap();
         serde_json::from_slice(&out).unwrap()
+    }
+
+    #[test]
+    fn an_implicit_zero_has_the_tensor_dtype() {
+        let zero = |dtype| {
+            let l = Lookup {
+                header: crate::detail::Header {
+                    name: "A",
+                    dtype,
+                    layout: Layout::Csc,
+                    shape: vec![2, 2],
+                    nnz: Some(0),
+                },
+                index: vec![1, 1],
+                position: None,
+                value: None,
+            };
+            let mut out = Vec::new();
+            render_lookup(&l, &mut out).unwrap();
+            serde_json::from_slice::<Value>(&out).unwrap()["value"].clone()
+        };
+        assert_eq!(zero(Some(ElementType::Bool)), json!(false));
+        assert_eq!(zero(Some(ElementType::Int32)), json!(0));
+        assert_eq!(zero(Some(ElementType::Float32)), json!(0.0));
+        assert_eq!(zero(Some(ElementType::Complex64)), json!([0.0, 0.0]));
+        assert_eq!(zero(None), json!(0));
     }
 
     fn report<'a>(kv: Vec<(&'a str, KvValue<'a>)>, tensors: Vec<TensorReport<'a>>) -> Report<'a> {

@@ -443,6 +443,22 @@ fn usage_errors_exit_2() {
     assert_eq!(bin().output().unwrap().status.code(), Some(2));
 }
 
+/// `--head` collects its entries before printing, so it is bounded.
+#[test]
+fn head_is_bounded() {
+    let fixture = path(&fixtures_dir(), "csc_worked_example.hry");
+    let out = bin().arg(&fixture).args(["--head", "1048577"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("1048577 is not in 0..=1048576"),
+        "{}",
+        stderr(&out)
+    );
+    let out = bin().arg(&fixture).args(["--head", "1048576"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("First 5 of 5 stored entries"), "{}", stdout(&out));
+}
+
 #[test]
 fn help_shows_an_example_per_flag() {
     let out = bin().arg("--help").output().unwrap();
@@ -456,4 +472,33 @@ fn help_shows_an_example_per_flag() {
     ] {
         assert!(help.contains(example), "no `{example}` in --help:\n{help}");
     }
+}
+
+/// A stream that does not start like a Hurray file is rejected after its
+/// first bytes, not read to the end (`/dev/zero` never ends).
+#[cfg(unix)]
+#[test]
+fn endless_stream_is_rejected_on_its_magic() {
+    let out = bin()
+        .arg("/dev/zero")
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "error: /dev/zero: magic at offset 0: expected HRRYFILE (file-format.md § File Header)\n"
+    );
+}
+
+#[test]
+fn a_directory_is_named_as_such() {
+    let dir = fixtures_dir();
+    let out = bin().arg(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).ends_with(": cannot map: is a directory\n"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -149,7 +149,7 @@ fn worked_example_head_get_column_dump_json() {
     );
     assert_same(
         &ok_json(&["--json", "--get", "3,1"], &file),
-        &with(json!({"index": [3, 1], "stored": false, "position": null, "value": 0})),
+        &with(json!({"index": [3, 1], "stored": false, "position": null, "value": 0.0})),
         "--get 3,1",
     );
     let out = inspect(&["--get", "3,1"], &file);
@@ -329,7 +329,7 @@ fn check_every_cell(file: &Path, t: &Value) {
             None => {
                 assert_eq!(v["stored"], false, "{at}");
                 assert_eq!(v["position"], Value::Null, "{at}");
-                assert_eq!(v["value"], 0, "{at}");
+                assert_same(&v["value"], &want, &at); // the zero of the dtype
                 assert_eq!(want.as_f64(), Some(0.0), "{at}: the manifest's dense view");
             }
         }
@@ -518,7 +518,7 @@ fn empty_tensors() {
     assert!(message.contains("shape [0, 5]"), "{message}");
     assert_usage_error(&inspect(&["--tensor", "csc_5x0", "--column", "0"], &file), &file);
     let v = ok_json(&["--json", "--tensor", "csc_3x4_nnz0", "--get", "2,3"], &file);
-    assert_eq!((&v["stored"], &v["value"]), (&json!(false), &json!(0)));
+    assert_eq!((&v["stored"], &v["value"]), (&json!(false), &json!(0.0)));
 }
 
 // ---------------------------------------------------------------------------

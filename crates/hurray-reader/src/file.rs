@@ -8,7 +8,8 @@ use crate::error::{rule, Error, Field, Result, Scope};
 use crate::kv::{self, KvEntry};
 use crate::raw;
 
-const FILE_MAGIC: &[u8; 8] = b"HRRYFILE";
+/// The 8 bytes every Hurray file starts with (`file-format.md` § File Header).
+pub const FILE_MAGIC: &[u8; 8] = b"HRRYFILE";
 const TRAILER_MAGIC: &[u8; 4] = b"HRRY";
 const HEADER_LEN: u64 = 64;
 const TRAILER_LEN: u64 = 40;

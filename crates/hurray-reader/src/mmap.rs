@@ -49,10 +49,15 @@ impl MappedFile {
     /// Maps the file at `path` read-only.
     ///
     /// # Errors
-    /// [`Error::Io`] if the file cannot be opened or mapped.
+    /// [`Error::Io`] if the file cannot be opened or mapped (a directory:
+    /// kind `IsADirectory`).
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Self> {
         let path = path.as_ref();
         let file = File::open(path).map_err(|e| io_error(path, "cannot open", &e))?;
+        if file.metadata().is_ok_and(|m| m.is_dir()) {
+            let e = std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory");
+            return Err(io_error(path, "cannot map", &e));
+        }
         // SAFETY: `Mmap::map` is unsafe because the mapped bytes change (or
         // vanish, raising SIGBUS) if the file is modified or truncated while
         // mapped. The mapping is read-only and this crate never writes
