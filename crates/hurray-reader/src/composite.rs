@@ -66,12 +66,14 @@ pub(crate) fn check(head: &Tensor<'_>, f: &raw::CompositeFields, members: &[Tens
         ));
     }
     if rule_tag == OVERLAY && members.is_empty() {
-        return Err(invalid(
-            "member_count",
-            4,
-            0,
-            "at least 1 for an overlay (it needs a base)",
-        ));
+        return Err(Error::Invalid {
+            scope: scope(),
+            field: Field::new("member_count"),
+            offset: o + 4,
+            value: 0,
+            expected: "at least 1 for an overlay (it needs a base)",
+            rule: rule::COMPOSITE_VALIDATION,
+        });
     }
     if head.has_flag(flags::HAS_COMPOSITE_MEMBER) {
         return Err(invalid(

@@ -400,7 +400,7 @@ fn parse_from<'data>(
             offset: offset + 10,
             value: u64::from(flags),
             expected: "HAS_EXTENSION_TYPE set exactly when type_tag is in 0xF0-0xFE",
-            rule: rule::EXTENSION_TYPE,
+            rule: rule::FLAGS,
         });
     }
     let mut element_type = match element_class {
@@ -751,7 +751,7 @@ fn parse_scheme<'data>(
                 &f.reserved,
                 Field::new("per-tensor _reserved"),
                 offset + 12,
-                rule::QUANT,
+                "quantization/per-tensor-affine.md § Validity Constraints",
                 scope(),
             )?;
             QuantScheme::PerTensorAffine(f)
@@ -762,7 +762,7 @@ fn parse_scheme<'data>(
                 &f.reserved,
                 Field::new("per-channel _reserved"),
                 offset + 17,
-                rule::QUANT,
+                "quantization/per-channel-affine.md § Validity Constraints",
                 scope(),
             )?;
             QuantScheme::PerChannelAffine(f)
@@ -773,7 +773,7 @@ fn parse_scheme<'data>(
                 &f.reserved,
                 Field::new("per-block _reserved"),
                 offset + 21,
-                rule::QUANT,
+                "quantization/per-block-affine.md § Binary Encoding",
                 scope(),
             )?;
             QuantScheme::PerBlockAffine(f)

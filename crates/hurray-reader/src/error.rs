@@ -436,7 +436,7 @@ pub enum Error {
     },
 
     /// The index's `data_length` differs from what the buffer table implies.
-    #[error("tensor '{}': data_length at offset {offset}: the index says {index_value}, the buffer table spans {expected} bytes (file-format.md § Index Section, NOTES.md 'data_length')", .tensor.escape_debug())]
+    #[error("tensor '{}': data_length at offset {offset}: the index says {index_value}, the buffer table spans {expected} bytes (file-format.md § Index Section; NOTES.md 'data_length')", .tensor.escape_debug())]
     DataLengthMismatch {
         /// The tensor.
         tensor: Box<str>,
@@ -513,7 +513,7 @@ pub enum Error {
     },
 
     /// A buffer's file offset is not a multiple of its declared alignment.
-    #[error("tensor '{}': buffer[{buffer}].alignment at offset {offset}: declares {alignment} but the buffer starts at file offset {file_offset} (buffer-protocol.md § Alignment, NOTES.md 'Declared alignment vs delivered')", .tensor.escape_debug())]
+    #[error("tensor '{}': buffer[{buffer}].alignment at offset {offset}: declares {alignment} but the buffer starts at file offset {file_offset} (buffer-protocol.md § Alignment; NOTES.md 'Declared alignment vs delivered')", .tensor.escape_debug())]
     AlignmentNotDelivered {
         /// The tensor.
         tensor: Box<str>,
@@ -915,12 +915,14 @@ impl Error {
 pub(crate) mod rule {
     pub const FILE_HEADER: &str = "file-format.md § File Header";
     pub const FILE_FLAGS: &str = "file-format.md § File Flags";
+    pub const KV_FLAG: &str = "file-format.md § File Flags; NOTES.md 'HAS_KV_METADATA'";
     pub const TRAILER: &str = "file-format.md § Trailer";
     pub const INDEX: &str = "file-format.md § Index Section";
     pub const KV: &str = "file-format.md § KV Metadata Section";
     pub const KV_TYPES: &str = "file-format.md § KV Value Types";
     pub const TENSOR_REGION: &str = "file-format.md § Tensor Region";
     pub const DESCRIPTOR_PLACEMENT: &str = "file-format.md § Descriptor Placement";
+    pub const DATA_PLACEMENT: &str = "file-format.md § Data Buffer Placement";
     pub const LAYOUT_ORDER: &str =
         "file-format.md § File Layout; NOTES.md 'Padding after a tensor's last buffer' and 'Overlapping regions'";
     pub const FIXED_HEADER: &str = "metadata.md § Fixed Header";
@@ -944,6 +946,8 @@ pub(crate) mod rule {
     pub const EXTENSION_TYPE: &str = "metadata.md § Extension Type Section";
     pub const COMPOSITE_MEMBER: &str = "metadata.md § Composite Member Section";
     pub const COMPOSITE_HEAD: &str = "layouts/composite.md § Head Layout-Specific Fields";
+    pub const COMPOSITE_HEAD_DESCRIPTOR: &str = "layouts/composite.md § Head Descriptor";
+    pub const COMPOSITE_VALIDATION: &str = "layouts/composite.md § Validation";
     pub const CSC_DESCRIPTION: &str = "layouts/csc.md § Description";
     pub const CSC_BUFFERS: &str = "layouts/csc.md § Buffer Table";
     pub const CSC_FIELDS: &str = "layouts/csc.md § Additional Descriptor Fields";

@@ -488,7 +488,7 @@ impl<'data> HurrayFile<'data> {
                     end: data_end.unwrap_or(u64::MAX),
                     lower,
                     upper,
-                    rule: rule::INDEX,
+                    rule: rule::TENSOR_REGION,
                 });
             }
             if d_end > data_start {
@@ -543,7 +543,7 @@ impl<'data> HurrayFile<'data> {
                 "{aligned}, the first data_buffer_alignment ({dba}) boundary after the descriptor's end {d_end}"
             )
             .into(),
-            rule: rule::TENSOR_REGION,
+            rule: rule::DATA_PLACEMENT,
         })
     }
 
@@ -717,7 +717,7 @@ fn check_trailer(h: &raw::FileHeader, t: &raw::Trailer, offset: u64) -> Result<(
             offset: offset + 28,
             value: u64::from(t.index_crc32c.get()),
             expected: "0 when HAS_INDEX_CRC32C is clear",
-            rule: rule::TRAILER,
+            rule: rule::FILE_FLAGS,
         });
     }
     if t.index_length.get() < 8 {
@@ -738,7 +738,7 @@ fn check_trailer(h: &raw::FileHeader, t: &raw::Trailer, offset: u64) -> Result<(
             offset: offset + 16,
             value: 0,
             expected: "a KV section when HAS_KV_METADATA is set",
-            rule: rule::FILE_FLAGS,
+            rule: rule::KV_FLAG,
         });
     }
     Ok(())

@@ -17,6 +17,18 @@ const PER_BLOCK: &str = "quantization/per-block-affine.md § Validity Constraint
 const NF4: &str = "quantization/nf4.md § Validity Constraints";
 const MXFP: &str = "quantization/mxfp.md § Validity Constraints";
 
+/// Where a scheme states the sizes of its parameter buffers (the scheme's
+/// § Referenced Buffer(s)), given its § Validity Constraints rule.
+fn referenced_buffers(rule: &'static str) -> &'static str {
+    match rule {
+        PER_CHANNEL => "quantization/per-channel-affine.md § Referenced Buffers",
+        PER_BLOCK => "quantization/per-block-affine.md § Referenced Buffers",
+        NF4 => "quantization/nf4.md § Referenced Buffer",
+        MXFP => "quantization/mxfp.md § Referenced Buffer",
+        other => other,
+    }
+}
+
 /// Index sentinel for "no zero-point buffer".
 const NO_BUFFER: u32 = u32::MAX;
 
@@ -384,7 +396,7 @@ impl Axis {
                 element_type: Some(ElementType::Int32),
                 len: entries,
                 bytes: zero_bytes,
-                rule: self.rule,
+                rule: referenced_buffers(self.rule),
             };
             if let Some(slot) = plans.get_mut(zero_i) {
                 *slot = zero_plan;
@@ -399,7 +411,7 @@ impl Axis {
                 rule: rule::QUANT_PLACEMENT,
             }
         } else {
-            scale_plan(self.scale_type, entries, scale_bytes, self.rule)
+            scale_plan(self.scale_type, entries, scale_bytes, referenced_buffers(self.rule))
         };
         if let Some(slot) = plans.get_mut(scale_i) {
             *slot = scale;

@@ -536,6 +536,7 @@ impl<'data> Tensor<'data> {
                     Layout::Csr => rule::CSR_BUFFERS,
                     Layout::Coo => rule::COO_BUFFERS,
                     Layout::Csf => rule::CSF_BUFFERS,
+                    Layout::Composite => rule::COMPOSITE_HEAD_DESCRIPTOR,
                     _ => rule::BUFFER_TABLE,
                 },
             });
@@ -607,12 +608,7 @@ impl<'data> Tensor<'data> {
             } else {
                 "at most the byte size of buffer 0"
             },
-            rule: match d.layout {
-                Layout::Csc => rule::CSC_SIZE,
-                Layout::Csr => rule::CSR_SIZE,
-                Layout::Coo => rule::COO_SIZE,
-                _ => rule::BYTE_OFFSET,
-            },
+            rule: rule::BYTE_OFFSET,
         })
     }
 

@@ -3,6 +3,11 @@
 //! every file breaks exactly one rule, and `manifest.json` says at which
 //! stage a strict reader must reject it and with which error.
 //!
+//! The error must also cite the rule the file breaks: the spec reference at
+//! the end of its message (the `rule` of the variant) equals the manifest's
+//! `spec`, or begins with it and goes on with a separator (`;`, `:`, `,`,
+//! a space) — e.g. a NOTES.md decision appended to the spec section.
+//!
 //! Stages: `open` (`HurrayFile::parse` fails), `tensor` (`file.tensor(name)`
 //! fails), `data` (`tensor.validate_data()` fails), `file` (only
 //! `file.validate()` fails). Entries carrying `known_gap` document a place
@@ -60,6 +65,57 @@ fn variant(e: &Error) -> String {
     debug.split([' ', '{', '(']).next().unwrap_or_default().to_owned()
 }
 
+/// The rule an error cites: the parenthesised reference that ends its
+/// message, e.g. `layouts/csc.md § Storage Invariants (3)` (nested
+/// parentheses kept).
+fn cited_rule(e: &Error) -> Option<String> {
+    let text = e.to_string();
+    let body = text.strip_suffix(')')?;
+    let mut depth = 1usize;
+    for (i, ch) in body.char_indices().rev() {
+        match ch {
+            ')' => depth += 1,
+            '(' => {
+                depth -= 1;
+                if depth == 0 {
+                    return body.get(i + 1..).map(str::to_owned);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether the cited rule is the manifest's `spec`, or that reference
+/// followed by more text after a separator.
+fn cites(rule: &str, spec: &str) -> bool {
+    match rule.strip_prefix(spec) {
+        Some(rest) => rest.is_empty() || rest.starts_with([';', ':', ',', ' ']),
+        None => false,
+    }
+}
+
+#[test]
+fn cited_rule_keeps_nested_parentheses() {
+    let e = Error::PtrFirst {
+        tensor: "A".into(),
+        array: "col_ptr",
+        offset: 12288,
+        value: 1,
+        rule: "layouts/csc.md § Storage Invariants (1)",
+    };
+    assert_eq!(
+        cited_rule(&e).as_deref(),
+        Some("layouts/csc.md § Storage Invariants (1)")
+    );
+    assert!(cites(
+        "file-format.md § Index Section; NOTES.md 'data_length'",
+        "file-format.md § Index Section"
+    ));
+    assert!(!cites("metadata.md § Buffer Tables", "metadata.md § Buffer Table"));
+}
+
 #[test]
 fn every_invalid_file_is_rejected_as_the_manifest_says() {
     let text = std::fs::read_to_string(dir().join("manifest.json")).expect("fixtures/invalid/manifest.json");
@@ -75,6 +131,7 @@ fn every_invalid_file_is_rejected_as_the_manifest_says() {
         let stage = entry["stage"].as_str().expect("stage");
         let want_variant = entry["expect_variant"].as_str().expect("expect_variant");
         let want_field = entry["expect_field"].as_str().expect("expect_field");
+        let want_spec = entry["spec"].as_str().expect("spec");
         let offending = entry["offending_tensor"].as_str();
         let gap = entry["known_gap"].as_str();
         let bytes = AlignedBytes::read(dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -98,6 +155,11 @@ fn every_invalid_file_is_rejected_as_the_manifest_says() {
                 }
                 if !text.contains(want_field) {
                     problems.push(format!("the message does not contain '{want_field}'"));
+                }
+                match cited_rule(e) {
+                    Some(rule) if cites(&rule, want_spec) => {}
+                    Some(rule) => problems.push(format!("the error cites '{rule}', the manifest '{want_spec}'")),
+                    None => problems.push(format!("the error cites no rule, the manifest '{want_spec}'")),
                 }
                 if problems.is_empty() {
                     Ok(())

@@ -430,6 +430,11 @@ fn files(parts: (Tn, Tn, Tn)) -> Vec<u8> {
 // ---------------------------------------------------------------------------
 // The manifest.
 
+/// The rule for regions out of file order, overlapping, or with a gap that is
+/// neither allowed padding (the reader's `rule::LAYOUT_ORDER`).
+const LAYOUT_ORDER: &str =
+    "file-format.md § File Layout; NOTES.md 'Padding after a tensor's last buffer' and 'Overlapping regions'";
+
 struct Case {
     file: String,
     rule: String,
@@ -758,7 +763,7 @@ fn container(c: &mut Corpus) {
     c.add(
         "trailer_index_offset_misaligned",
         "index_offset is not a multiple of 8",
-        trl,
+        "file-format.md § Index Section",
         "open",
         "Invalid",
         "index_offset",
@@ -771,7 +776,7 @@ fn container(c: &mut Corpus) {
     c.add(
         "trailer_index_length_below_8",
         "index_length is smaller than the 8-byte entry count",
-        trl,
+        "file-format.md § Index Section",
         "open",
         "Invalid",
         "index_length",
@@ -782,7 +787,7 @@ fn container(c: &mut Corpus) {
     c.add(
         "trailer_index_gap_before_trailer",
         "the index does not end where the trailer starts (8 bytes between them)",
-        trl,
+        LAYOUT_ORDER,
         "open",
         "Layout",
         "index_length",
@@ -796,7 +801,7 @@ fn container(c: &mut Corpus) {
 fn index(c: &mut Corpus) {
     let idx = "file-format.md § Index Section";
     let place = "file-format.md § Data Buffer Placement";
-    let layout = "file-format.md § File Layout; NOTES.md 'Overlapping regions'";
+    let region = "file-format.md § Tensor Region";
     let b = write(
         raw_opts(RawFileFields {
             index_entry_count: Some(1000),
@@ -907,7 +912,7 @@ fn index(c: &mut Corpus) {
     c.add(
         "index_descriptor_offset_in_header",
         "descriptor_offset lies inside the header, outside the tensor area",
-        "file-format.md § Tensor Region",
+        region,
         "open",
         "OutOfRange",
         "descriptor_offset",
@@ -917,7 +922,7 @@ fn index(c: &mut Corpus) {
     c.add(
         "index_data_length_past_area",
         "data_offset + data_length runs past the tensor area",
-        "file-format.md § Tensor Region",
+        region,
         "open",
         "OutOfRange",
         "data_length",
@@ -932,7 +937,7 @@ fn index(c: &mut Corpus) {
     c.add(
         "index_descriptor_overlaps_data",
         "the descriptor (4088..4149) overlaps its own data region at 4096",
-        idx,
+        region,
         "open",
         "Layout",
         "descriptor_length",
@@ -970,7 +975,7 @@ fn index(c: &mut Corpus) {
     c.add(
         "index_gap_between_regions",
         "16 bytes between two tensors: neither padding to 8 nor padding to data_buffer_alignment",
-        layout,
+        LAYOUT_ORDER,
         "open",
         "Layout",
         "descriptor_offset",
@@ -984,7 +989,7 @@ fn index(c: &mut Corpus) {
     c.add(
         "index_regions_overlap",
         "a's data region (data_length 4104) overlaps b's descriptor at 8192",
-        layout,
+        LAYOUT_ORDER,
         "open",
         "Layout",
         "descriptor_offset",
@@ -1280,7 +1285,7 @@ fn descriptor(c: &mut Corpus) {
     c.add(
         "descriptor_rank_65",
         "rank 65 exceeds the maximum 64",
-        fixed,
+        "data-model.md § Rank",
         "tensor",
         "Invalid",
         "rank",
@@ -1343,7 +1348,7 @@ fn handles(c: &mut Corpus) {
         c.add(
             &format!("handle_alignment_{a}"),
             &format!("buffer alignment {a}: must be a power of two >= 64 for a non-empty buffer"),
-            "buffer-protocol.md § Alignment",
+            h,
             "tensor",
             "Invalid",
             "buffer[0].alignment",
@@ -1440,7 +1445,7 @@ fn handles(c: &mut Corpus) {
     c.add(
         "handle_data_length_too_short",
         "the index's data_length (8) is shorter than buffer[0] (16): the buffer runs past the data region",
-        "file-format.md § Index Section; NOTES.md 'data_length'",
+        "file-format.md § Data Buffer Placement; § Index Section (data_length)",
         "tensor",
         "OutOfRange",
         "buffer[0].byte_size",
@@ -1604,7 +1609,7 @@ fn dense_layouts(c: &mut Corpus) {
     c.add(
         "tiled_nine_levels",
         "9 nested tiling levels (the maximum is 8)",
-        "layouts/tiled.md § Recursive Tiling",
+        "layouts/tiled.md § Additional Descriptor Fields",
         "tensor",
         "Invalid",
         "inner_layout",
@@ -1633,7 +1638,7 @@ fn dense_layouts(c: &mut Corpus) {
     c.add(
         "morton_bits_sum_64",
         "sum of morton_bits is 64: the buffer would need 2^64 elements",
-        mrule,
+        "layouts/morton.md § Buffer Size",
         "tensor",
         "Overflow",
         "morton_bits",
@@ -2088,7 +2093,7 @@ fn block_paged(c: &mut Corpus) {
     c.add(
         "paged_byte_offset",
         "byte_offset 4 (must be 0)",
-        "layouts/block-paged.md § byte_offset",
+        "memory-layout.md § byte_offset",
         "tensor",
         "Invalid",
         "byte_offset",
@@ -2141,7 +2146,7 @@ fn composite(c: &mut Corpus) {
     add(
         "composite_head_buffer_count_1",
         "a composite head has a buffer (buffer_count must be 0)",
-        head_rule,
+        "layouts/composite.md § Head Descriptor",
         "Invalid",
         "buffer_count",
         files((h, m0, m1)),
@@ -2215,7 +2220,7 @@ fn composite(c: &mut Corpus) {
     add(
         "composite_torn",
         "the head declares 3 members but only 2 tensors follow",
-        "layouts/composite.md § Torn composite",
+        "file-format.md § Composite Tensors",
         "TornComposite",
         "member_count",
         files((partition_head(3), m0, m1)),
@@ -2351,12 +2356,11 @@ fn quantization(c: &mut Corpus) {
             single(quantized(p)),
         );
     }
-    let ptr = "quantization/per-tensor-affine.md § Binary Encoding";
     let ptv = "quantization/per-tensor-affine.md § Validity Constraints";
     c.add(
         "quant_scheme_version_2",
         "per-tensor scheme_version 2 (must be 1)",
-        &q("Version Compatibility"),
+        &q("Descriptor Header"),
         "tensor",
         "UnsupportedVersion",
         "scheme_version",
@@ -2365,7 +2369,7 @@ fn quantization(c: &mut Corpus) {
     c.add(
         "quant_reserved_flag_bits",
         "per-tensor flags bit 15 is set (no flags are defined)",
-        ptr,
+        &q("Descriptor Header"),
         "tensor",
         "Reserved",
         "flags",
@@ -2396,7 +2400,7 @@ fn quantization(c: &mut Corpus) {
     c.add(
         "quant_per_tensor_reserved",
         "the per-tensor _reserved bytes are not zero",
-        ptr,
+        ptv,
         "tensor",
         "Reserved",
         "_reserved",
@@ -2583,7 +2587,7 @@ fn quantization(c: &mut Corpus) {
     c.add(
         "quant_mxfp_scale_ff",
         "an MXFP scale byte is 0xFF (NaN, reserved)",
-        "quantization/mxfp.md § Referenced Buffer",
+        "element-types.md § Float8 Variants",
         "data",
         "Invalid",
         "scale",
@@ -2605,7 +2609,7 @@ fn sections(c: &mut Corpus) {
     c.add(
         "shard_dynamic_parent",
         "parent_shape[0] is the dynamic sentinel",
-        shard,
+        "data-model.md § Dynamic Dimensions",
         "tensor",
         "DynamicDimension",
         "parent_shape[0]",
@@ -2623,7 +2627,7 @@ fn sections(c: &mut Corpus) {
     c.add(
         "shard_on_block_paged",
         "a shard section on a block-paged tensor",
-        shard,
+        "layouts/block-paged.md § Sharding",
         "tensor",
         "Invalid",
         "HAS_SHARD",
