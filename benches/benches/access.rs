@@ -12,7 +12,10 @@
 //!   `y = Aᵀ·x` with `CsrView::mul_vec` on `A.transpose()`, the CSR of Aᵀ
 //!   on the same bytes (`csr_of_At_Atx_mul_vec`). `x` and `y` live in huge
 //!   pages like numpy's arrays; `csc_Ax_mul_vec_vec_4k_pages` is the first
-//!   one again with plain `Vec`s.
+//!   one again with plain `Vec`s. `csc_Ax_direct_scatter` is the direct
+//!   scatter (`kernels::spmv_csc_direct`), the path `mul_vec` takes for a
+//!   `y` within the L2 cache; on these inputs `mul_vec` uses propagation
+//!   blocking, and the two results are checked equal bit for bit.
 //!
 //! Input: the `random10` CSC of the scan benchmark (100 M non-zeros, 10 M ×
 //! 10 M), with `float32` and with `float64` values.
@@ -27,7 +30,7 @@ use std::time::Duration;
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use hurray_benches::data::{Format, MatrixSpec, Pattern, Values, TENSOR};
-use hurray_benches::kernels::{column_sum, spmv_csc_columns, values_sum, x_vector, HugeVec, Real};
+use hurray_benches::kernels::{column_sum, spmv_csc_columns, spmv_csc_direct, values_sum, x_vector, HugeVec, Real};
 use hurray_benches::{mix, Ctx};
 use hurray_reader::{CscView, MappedFile, Options};
 
@@ -131,6 +134,9 @@ fn bench_spmv<T: Real>(c: &mut Criterion, ctx: &Ctx, a: &CscView<'_, T>, name: &
     a.mul_vec(x.as_slice(), y.as_mut_slice()).expect("mul_vec");
     spmv_csc_columns(a, x.as_slice(), &mut y2);
     assert!(y.as_slice() == y2.as_slice(), "mul_vec and the column loop disagree");
+    spmv_csc_direct(a, x.as_slice(), &mut y2);
+    let bits = |v: &[T]| v.iter().map(|a| a.to_f64().to_bits()).collect::<Vec<u64>>();
+    assert!(bits(y.as_slice()) == bits(&y2), "mul_vec and the direct scatter differ");
     let at = a.transpose();
     let xt = HugeVec::from_slice(&x_vector::<T>(at.ncols()));
     let mut z = HugeVec::<T>::zeroed(at.nrows() as usize);
@@ -141,6 +147,9 @@ fn bench_spmv<T: Real>(c: &mut Criterion, ctx: &Ctx, a: &CscView<'_, T>, name: &
     group.throughput(Throughput::Elements(a.nnz()));
     group.bench_function("csc_Ax_mul_vec", |b| {
         b.iter(|| a.mul_vec(black_box(x.as_slice()), y.as_mut_slice()).expect("mul_vec"))
+    });
+    group.bench_function("csc_Ax_direct_scatter", |b| {
+        b.iter(|| spmv_csc_direct(a, black_box(x.as_slice()), y.as_mut_slice()))
     });
     group.bench_function("csc_Ax_column_api", |b| {
         b.iter(|| spmv_csc_columns(a, black_box(x.as_slice()), y.as_mut_slice()))

@@ -12,6 +12,10 @@
 //! - [`spmv_csc_columns`]: `y = A·x` through the checked `column(j)` API,
 //!   next to the library's `CscView::mul_vec` (which replaced the local
 //!   slice kernels): the cost of a `Result` and a range check per column.
+//! - [`spmv_csc_direct`]: `y = A·x` by the direct scatter, a copy of the
+//!   path `CscView::mul_vec` takes for a `y` that fits in the L2 cache, to
+//!   time it (and compare its result bit for bit) on the large inputs where
+//!   `mul_vec` uses propagation blocking.
 
 use std::ops::{AddAssign, Mul};
 
@@ -277,6 +281,28 @@ pub fn spmv_csc_columns<T: Real>(a: &CscView<'_, T>, x: &[T], y: &mut [T]) {
     for (j, &xj) in (0..a.ncols()).zip(x) {
         for (r, &v) in a.column(j).expect("column") {
             y[r as usize] += v * xj;
+        }
+    }
+}
+
+/// `y = A·x` by the direct scatter, `y[row] += v · x[col]` column by column
+/// at random positions of `y`, `y` overwritten: the same loop as the
+/// library's `Compressed::scatter_direct` (what `CscView::mul_vec` runs for
+/// a `y` within the L2 cache, and the loop of scipy's `csc_matvec`).
+#[inline(never)]
+pub fn spmv_csc_direct<T: Real>(a: &CscView<'_, T>, x: &[T], y: &mut [T]) {
+    y.fill(T::default());
+    let (ptr, idx, values) = (a.col_ptr(), a.row_indices(), a.values());
+    for (w, &xj) in ptr.windows(2).zip(x) {
+        let &[start, end] = w else { continue };
+        let range = usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(0);
+        let (Some(rows), Some(vals)) = (idx.get(range.clone()), values.get(range)) else {
+            continue;
+        };
+        for (&r, &v) in rows.iter().zip(vals) {
+            if let Some(yr) = y.get_mut(usize::try_from(r).unwrap_or(usize::MAX)) {
+                *yr += v * xj;
+            }
         }
     }
 }

@@ -16,6 +16,10 @@
 //! - `validate_2threads_local`: the benches' two-thread stand-in;
 //! - `spmv_csc_Ax`: `y = A·x` with `CscView::mul_vec` (x = `x_at`), x and
 //!   y in huge pages like numpy's arrays (`HugeVec`);
+//! - `spmv_csc_Ax_direct`: the same product by the direct scatter
+//!   (`kernels::spmv_csc_direct`, the path `mul_vec` takes for a `y` within
+//!   the L2 cache; here `mul_vec` uses propagation blocking), and
+//!   `spmv_csc_Ax_direct_same_bits`: whether the two `y` are equal bit for bit;
 //! - `spmv_csr_of_At_Atx`: `y = Aᵀ·x` with `CsrView::mul_vec` on
 //!   `A.transpose()`, same;
 //! - `*_vec_4k_pages`: both again with x and y in plain `Vec`s.
@@ -27,7 +31,7 @@
 use std::path::{Path, PathBuf};
 
 use hurray_benches::data::TENSOR;
-use hurray_benches::kernels::{validate_threads, x_vector, HugeVec, Real};
+use hurray_benches::kernels::{spmv_csc_direct, validate_threads, x_vector, HugeVec, Real};
 use hurray_benches::timing::{sample, summary};
 use hurray_reader::{ElementType, MappedFile, Options};
 
@@ -70,6 +74,11 @@ fn time_file<T: Real>(path: &Path, runs: usize) -> serde_json::Value {
     let mut y = HugeVec::<T>::zeroed(a.nrows() as usize);
     let spmv = sample(1, runs, || a.mul_vec(x.as_slice(), y.as_mut_slice()).expect("mul_vec"));
     let y_sum: f64 = y.as_slice().iter().map(|v| v.to_f64()).sum();
+    let mut y_direct = HugeVec::<T>::zeroed(a.nrows() as usize);
+    let spmv_direct = sample(1, runs, || spmv_csc_direct(&a, x.as_slice(), y_direct.as_mut_slice()));
+    let bits = |v: &[T]| v.iter().map(|a| a.to_f64().to_bits()).collect::<Vec<u64>>();
+    let direct_same_bits = bits(y.as_slice()) == bits(y_direct.as_slice());
+    drop(y_direct);
     let at = a.transpose();
     let xt = HugeVec::from_slice(&x_vector::<T>(at.ncols()));
     let mut z = HugeVec::<T>::zeroed(at.nrows() as usize);
@@ -99,6 +108,8 @@ fn time_file<T: Real>(path: &Path, runs: usize) -> serde_json::Value {
         "open_to_validated_view": summary(&open_to_validated_view),
         "spmv_csc_Ax": summary(&spmv),
         "spmv_csc_Ax_sum_y": y_sum,
+        "spmv_csc_Ax_direct": summary(&spmv_direct),
+        "spmv_csc_Ax_direct_same_bits": direct_same_bits,
         "spmv_csr_of_At_Atx": summary(&spmv_t),
         "spmv_csr_of_At_Atx_sum_y": z_sum,
         "spmv_csc_Ax_vec_4k_pages": summary(&spmv_4k),

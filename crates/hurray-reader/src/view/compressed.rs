@@ -67,6 +67,136 @@ mod private {
     impl Sealed for f64 {}
 }
 
+/// How [`Compressed::scatter_blocked`] cuts `y`: blocks of `2^shift` rows,
+/// one bin of up to `2^bin_shift` contributions per block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Blocking {
+    /// log2 of the rows per block of `y`; at most 32 (offsets are `u32`).
+    pub(crate) shift: u32,
+    /// log2 of the contributions a bin holds before it is applied to its
+    /// block.
+    pub(crate) bin_shift: u32,
+}
+
+impl Blocking {
+    /// `y` up to this size (bytes) is scattered into directly: it stays in
+    /// the L2 cache (2 MiB per core on the machine of `docs/performance.md`).
+    pub(crate) const DIRECT_MAX_Y_BYTES: usize = 2 << 20;
+    /// Below this many non-zeros the direct scatter's cache misses cost
+    /// less than setting up the bins.
+    pub(crate) const MIN_NNZ: u64 = 1 << 16;
+    /// Smallest block of `y` (bytes): a quarter of that L2.
+    pub(crate) const MIN_BLOCK_BYTES: usize = 512 << 10;
+    /// At most this many bins while blocks are at most
+    /// [`MAX_BLOCK_BYTES`](Self::MAX_BLOCK_BYTES): each bin is a stream of
+    /// writes, and with many more of them the writes stop streaming (77
+    /// bins of 512 KiB were about 1.5x slower than 39 of 1 MiB on the
+    /// 10 M-row benchmark).
+    pub(crate) const MAX_BINS: usize = 40;
+    /// Largest block of `y` (bytes) chosen to keep the bins under
+    /// [`MAX_BINS`](Self::MAX_BINS), half that L2 (blocks of 2 MiB, the
+    /// whole L2, were slower); a larger `y` gets more bins.
+    pub(crate) const MAX_BLOCK_BYTES: usize = 1 << 20;
+    /// At most this many bins in any case (larger blocks beyond).
+    pub(crate) const MAX_ANY_BINS: usize = 1024;
+    /// Bound of the scratch of all bins together (bytes).
+    pub(crate) const SCRATCH_BYTES: usize = 32 << 20;
+    /// A bin is applied after at least one contribution per this many
+    /// bytes of its block (16: reading and writing back the block costs
+    /// at most 32 bytes per contribution). With `f32` and the 10 M-row
+    /// benchmark that is 2^16 contributions per 1 MiB block (20 MiB of
+    /// bins); `f64` would need 80 MiB there (its bin entries are 16 bytes,
+    /// its blocks twice as many bytes) and takes the direct scatter, which
+    /// measured faster than the blocked one with 40 MiB of bins.
+    pub(crate) const BLOCK_BYTES_PER_ENTRY: usize = 16;
+    /// A bin holds at least 2^MIN_BIN_SHIFT contributions (when the bound
+    /// allows), so applying one amortises reading its block.
+    const MIN_BIN_SHIFT: u32 = 10;
+
+    /// The blocking for `y = M·x` with `rows` entries in `y`, `nnz` stored
+    /// elements and `T` of `width` bytes, or `None` for the direct scatter
+    /// (`y` fits in L2, few non-zeros, `y` too large to cut into at most
+    /// [`MAX_ANY_BINS`](Self::MAX_ANY_BINS) blocks of at most 2^32 rows, or
+    /// too large for bins within the bound to hold one contribution per
+    /// [`BLOCK_BYTES_PER_ENTRY`](Self::BLOCK_BYTES_PER_ENTRY) bytes of a
+    /// block).
+    /// The scratch (`scratch_bytes`) is at most
+    /// [`SCRATCH_BYTES`](Self::SCRATCH_BYTES), whatever `nnz`.
+    pub(crate) fn plan(rows: usize, nnz: u64, width: usize) -> Option<Blocking> {
+        let y_bytes = rows.checked_mul(width)?;
+        if y_bytes <= Self::DIRECT_MAX_Y_BYTES || nnz < Self::MIN_NNZ {
+            return None;
+        }
+        let rows_in = |bytes: usize| (bytes / width.max(1)).max(1).ilog2();
+        // log2 of the smallest power of two >= rows / bins.
+        let for_bins = |bins: usize| rows.div_ceil(bins).max(1).next_power_of_two().ilog2();
+        let (min_shift, max_shift) = (rows_in(Self::MIN_BLOCK_BYTES), rows_in(Self::MAX_BLOCK_BYTES));
+        let mut shift = min_shift.max(for_bins(Self::MAX_BINS));
+        if shift > max_shift {
+            shift = max_shift.max(for_bins(Self::MAX_ANY_BINS));
+        }
+        if shift > 32 {
+            return None;
+        }
+        let bins = rows.div_ceil(1usize.checked_shl(shift)?);
+        let room = Self::SCRATCH_BYTES / Self::entry_bytes(width).checked_mul(bins)?.max(1);
+        // Enough for an even share of the non-zeros (then no bin fills up
+        // early unless the rows are skewed), within the bound.
+        let share = usize::try_from(nnz / crate::cursor::to_u64(bins).max(1)).unwrap_or(usize::MAX);
+        let want = share
+            .max(1)
+            .checked_next_power_of_two()
+            .map_or(usize::BITS - 1, usize::ilog2);
+        let bin_shift = want.max(Self::MIN_BIN_SHIFT).min(room.max(1).ilog2());
+        // Each application of a bin reads its block and writes it back: at
+        // most BLOCK_BYTES_PER_ENTRY bytes of y per contribution, or the
+        // direct scatter (a cache line per non-zero) is as good.
+        let per_visit = share.clamp(1, 1usize.checked_shl(bin_shift)?);
+        let block_bytes = 1usize.checked_shl(shift)?.saturating_mul(width);
+        if per_visit.saturating_mul(Self::BLOCK_BYTES_PER_ENTRY) < block_bytes {
+            return None;
+        }
+        Some(Blocking { shift, bin_shift })
+    }
+
+    /// Bytes of one bin entry `(u32, T)` for `T` of `width` bytes.
+    fn entry_bytes(width: usize) -> usize {
+        // (u32, f32): 8 bytes; (u32, f64): 16 (padded).
+        width.max(4).saturating_mul(2)
+    }
+
+    /// Bytes of the bins [`Compressed::scatter_blocked`] allocates for
+    /// `rows` entries of `y` and `T` of `width` bytes (plus one `usize`
+    /// per bin).
+    #[cfg(test)]
+    pub(crate) fn scratch_bytes(&self, rows: usize, width: usize) -> usize {
+        let bins = 1usize.checked_shl(self.shift).map_or(1, |block| rows.div_ceil(block));
+        bins.saturating_mul(1usize.checked_shl(self.bin_shift).unwrap_or(usize::MAX))
+            .saturating_mul(Self::entry_bytes(width))
+    }
+}
+
+/// Adds one bin's contributions to its block of `y` (block `b`: rows
+/// `b·2^shift ..`), in order. The block is read once first, one value per
+/// cache line in address order, so that the hardware prefetcher brings it
+/// into the cache at streaming speed before the random additions.
+#[inline(never)]
+fn apply<T: Float>(entries: &[(u32, T)], y: &mut [T], b: usize, shift: u32) {
+    let start = b.checked_shl(shift).unwrap_or(usize::MAX);
+    let end = start
+        .saturating_add(1usize.checked_shl(shift).unwrap_or(usize::MAX))
+        .min(y.len());
+    let Some(block) = y.get_mut(start..end) else { return };
+    let line = (64 / std::mem::size_of::<T>()).max(1);
+    // The sum is only there to make the reads happen.
+    std::hint::black_box(block.iter().step_by(line).fold(T::default(), |a, &v| a + v));
+    for &(offset, p) in entries {
+        if let Some(yr) = block.get_mut(usize::try_from(offset).unwrap_or(usize::MAX)) {
+            *yr = *yr + p;
+        }
+    }
+}
+
 /// Pointer and index arrays of a compressed sparse matrix, borrowed.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Compressed<'data> {
@@ -372,11 +502,25 @@ impl<'data> Compressed<'data> {
     }
 
     /// `y = M·x` for this structure read as CSC (`y[idx[k]] += v[k] · x[j]`
-    /// over slice `j`), `y` overwritten: one pass over `ptr`, `idx` and
-    /// `values`, a gather-free scatter into `y`. The caller has checked the
-    /// lengths and the invariants; an index past `y` is skipped, never a
-    /// panic.
+    /// over slice `j`), `y` overwritten. When `y` is larger than the L2
+    /// cache (see [`Blocking::plan`]) the contributions go through
+    /// [`scatter_blocked`](Self::scatter_blocked), otherwise (or when its
+    /// scratch cannot be allocated) straight into `y`
+    /// ([`scatter_direct`](Self::scatter_direct)). Both add the same
+    /// products to each `y[i]` in the same order: the results are equal
+    /// bit for bit. The caller has checked the lengths and the invariants;
+    /// an index past `y` is skipped, never a panic.
     pub(crate) fn scatter<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
+        let done = Blocking::plan(y.len(), self.nnz, std::mem::size_of::<T>())
+            .is_some_and(|blocking| self.scatter_blocked(values, x, y, blocking));
+        if !done {
+            self.scatter_direct(values, x, y);
+        }
+    }
+
+    /// The direct scatter: one pass over `ptr`, `idx` and `values`,
+    /// `y[idx[k]] += v[k] · x[j]` at random positions of `y`.
+    pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
         y.fill(T::default());
         for (w, &xj) in self.ptr.windows(2).zip(x) {
             let &[start, end] = w else { continue };
@@ -387,6 +531,98 @@ impl<'data> Compressed<'data> {
             for (&r, &v) in rows.iter().zip(vals) {
                 if let Some(yr) = y.get_mut(usize::try_from(r).unwrap_or(usize::MAX)) {
                     *yr = *yr + v * xj;
+                }
+            }
+        }
+    }
+
+    /// The scatter with propagation blocking (Beamer, Asanović, Patterson,
+    /// "Reducing PageRank Communication via Propagation Blocking", IPDPS
+    /// 2017). `y` is cut into blocks of `2^shift` rows, each small enough
+    /// to stay in the L2 cache, with one bin per block. One pass over
+    /// `ptr`, `idx` and `values` (in storage order) appends each
+    /// contribution `(row - block start, v · x[j])` to its row's bin; a bin
+    /// that reaches `2^bin_shift` entries is applied to its block of `y`, in
+    /// order, and emptied; the remaining bins are applied at the end. The
+    /// bins are written sequentially and each application hits one block
+    /// of `y` that fits in L2, instead of a cache miss per non-zero.
+    ///
+    /// Every row belongs to exactly one bin and a bin is applied in the
+    /// order its entries were appended, so each `y[i]` receives the same
+    /// products (computed the same way, `v · x[j]` in `T`) in the same
+    /// order as in [`scatter_direct`](Self::scatter_direct): equal bit for
+    /// bit. Scratch: `2^bin_shift` `(u32, T)` pairs and a `usize` per bin;
+    /// returns `false`, with `y` untouched, when it cannot be allocated or
+    /// the blocking does not fit (`shift` over 32).
+    pub(crate) fn scatter_blocked<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], blocking: Blocking) -> bool {
+        let Blocking { shift, bin_shift } = blocking;
+        let block_rows = 1usize.checked_shl(shift).filter(|_| shift <= 32);
+        let bin_len = 1usize.checked_shl(bin_shift);
+        let (Some(block_rows), Some(bin_len)) = (block_rows, bin_len) else {
+            return false;
+        };
+        let bins = y.len().div_ceil(block_rows);
+        let Some(len) = bins.checked_mul(bin_len) else {
+            return false;
+        };
+        let mut heads: Vec<usize> = Vec::new();
+        let mut entries: Vec<(u32, T)> = Vec::new();
+        if heads.try_reserve_exact(bins).is_err() || entries.try_reserve_exact(len).is_err() {
+            return false;
+        }
+        // heads[b]: where bin b's next contribution goes, from b·bin_len.
+        heads.extend((0..bins).map(|b| b.wrapping_mul(bin_len)));
+        entries.resize(len, (0, T::default()));
+        y.fill(T::default());
+        self.bin(values, x, y, &mut heads, &mut entries, blocking);
+        for (b, &next) in heads.iter().enumerate() {
+            if let Some(pending) = entries.get(b.wrapping_mul(bin_len)..next) {
+                apply(pending, y, b, shift);
+            }
+        }
+        true
+    }
+
+    /// The pass of [`scatter_blocked`](Self::scatter_blocked) over the
+    /// stored elements: bin `b` is `entries[b·2^bin_shift ..][..2^bin_shift]`
+    /// and its next contribution goes to `entries[heads[b]]`; a full bin is
+    /// applied and emptied. (Separate slices as arguments: the compiler
+    /// knows that the stores into `entries` do not change `heads`.)
+    fn bin<T: Float>(
+        &self,
+        values: &[T],
+        x: &[T],
+        y: &mut [T],
+        heads: &mut [usize],
+        entries: &mut [(u32, T)],
+        Blocking { shift, bin_shift }: Blocking,
+    ) {
+        // The offset of a row in its block: its low `shift` bits, < 2^32.
+        let mask = u64::from(u32::MAX.checked_shr(32u32.saturating_sub(shift)).unwrap_or(0));
+        let bin_len = 1usize.checked_shl(bin_shift).unwrap_or(usize::MAX);
+        let last = bin_len.wrapping_sub(1);
+        for (w, &xj) in self.ptr.windows(2).zip(x) {
+            let &[start, end] = w else { continue };
+            let range = usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(0);
+            let (Some(rows), Some(vals)) = (self.idx.get(range.clone()), values.get(range)) else {
+                continue;
+            };
+            for (&r, &v) in rows.iter().zip(vals) {
+                let b = usize::try_from(r.wrapping_shr(shift)).unwrap_or(usize::MAX);
+                let Some(head) = heads.get_mut(b) else { continue };
+                let offset = u32::try_from(r & mask).unwrap_or(u32::MAX);
+                if let Some(entry) = entries.get_mut(*head) {
+                    *entry = (offset, v * xj);
+                }
+                *head = head.wrapping_add(1);
+                // The bin starts at a multiple of bin_len: full when the
+                // next position is the next multiple.
+                if *head & last == 0 {
+                    let from = head.wrapping_sub(bin_len);
+                    if let Some(full) = entries.get(from..*head) {
+                        apply(full, y, b, shift);
+                    }
+                    *head = from;
                 }
             }
         }
@@ -969,6 +1205,177 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// A value from random bits with a spread of magnitudes (exponents
+    /// -20..20, both signs), so that adding in another order would change
+    /// the rounding.
+    fn spread(bits: u64) -> f64 {
+        let mantissa = 1.0 + (bits & 0xFFFF_FFFF) as f64 / 4_294_967_296.0;
+        let exponent = ((bits >> 32) % 41) as i32 - 20;
+        let sign = if bits >> 63 == 1 { -1.0 } else { 1.0 };
+        sign * mantissa * 2f64.powi(exponent)
+    }
+
+    /// Runs the blocked scatter with `blocking` and the direct one, both
+    /// into a `y` full of garbage, and compares the bits.
+    fn blocked_equals_direct<T: Float + std::fmt::Debug>(
+        c: &Compressed<'_>,
+        values: &[T],
+        x: &[T],
+        nrows: usize,
+        blocking: Blocking,
+        bits: impl Fn(T) -> u64,
+        garbage: T,
+    ) -> Result<(), String> {
+        let mut direct = vec![garbage; nrows];
+        c.scatter_direct(values, x, &mut direct);
+        let mut blocked = vec![garbage; nrows];
+        if !c.scatter_blocked(values, x, &mut blocked, blocking) {
+            return Err(format!("{blocking:?} refused"));
+        }
+        let d: Vec<u64> = direct.iter().map(|&v| bits(v)).collect();
+        let b: Vec<u64> = blocked.iter().map(|&v| bits(v)).collect();
+        if d != b {
+            return Err(format!("{blocking:?}: direct {direct:?} blocked {blocked:?}"));
+        }
+        // And `scatter`, whichever path it takes, agrees too.
+        let mut chosen = vec![garbage; nrows];
+        c.scatter(values, x, &mut chosen);
+        if chosen.iter().map(|&v| bits(v)).collect::<Vec<u64>>() != d {
+            return Err("scatter differs from scatter_direct".into());
+        }
+        Ok(())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
+        /// Propagation blocking gives the direct scatter's result bit for
+        /// bit, for any block size and bin length: empty columns, nnz = 0,
+        /// nrows = 1, repeated rows in a column (many contributions to one
+        /// row), rows past `nrows` (skipped by both), bins that fill up
+        /// many times.
+        #[test]
+        fn blocked_scatter_equals_direct(
+            lengths in proptest::collection::vec(
+                proptest::prop_oneof![3 => proptest::prelude::Just(0u64), 8 => 0u64..12, 1 => 0u64..200],
+                0..40,
+            ),
+            nrows in proptest::prop_oneof![1usize..4, 1usize..70, 500usize..700],
+            rows in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..64),
+            seeds in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..64),
+            past in 0u64..3,
+            shift in 0u32..8,
+            bin_shift in proptest::prop_oneof![0u32..3, 3u32..7, proptest::prelude::Just(10u32)],
+        ) {
+            let mut ptr = vec![0u64];
+            for l in &lengths {
+                let last = *ptr.last().unwrap();
+                ptr.push(last + l);
+            }
+            let nnz = *ptr.last().unwrap() as usize;
+            // Rows below nrows + past (past > 0: some out of range); not
+            // sorted (a hot row repeats): the scatters must not care.
+            let bound = nrows as u64 + past;
+            let idx: Vec<u64> = (0..nnz).map(|k| rows[k % rows.len()].wrapping_add(k as u64) % bound).collect();
+            let values: Vec<f64> = (0..nnz).map(|k| spread(seeds[k % seeds.len()].rotate_left(k as u32))).collect();
+            let x: Vec<f64> = (0..lengths.len()).map(|j| spread(seeds[j % seeds.len()] ^ (j as u64) << 7)).collect();
+            let c = Compressed { nnz: nnz as u64, ..csc(&ptr, &idx, nrows as u64) };
+            let blocking = Blocking { shift, bin_shift };
+            let r = blocked_equals_direct(&c, &values, &x, nrows, blocking, f64::to_bits, f64::NAN);
+            proptest::prop_assert!(r.is_ok(), "f64: {:?}", r);
+            let values: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+            let x: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+            let r = blocked_equals_direct(&c, &values, &x, nrows, blocking, |v: f32| u64::from(v.to_bits()), f32::NAN);
+            proptest::prop_assert!(r.is_ok(), "f32: {:?}", r);
+        }
+
+        /// The plan: direct for a `y` that fits in L2 or few non-zeros;
+        /// otherwise blocks of at least `MIN_BLOCK_BYTES`, at most
+        /// `MAX_BINS` bins unless that takes blocks over `MAX_BLOCK_BYTES`,
+        /// never more than `MAX_ANY_BINS`, offsets that fit in `u32`, and a
+        /// scratch within `SCRATCH_BYTES` whatever `nnz`.
+        #[test]
+        fn plan_bounds_the_scratch(
+            rows in proptest::prop_oneof![0usize..1 << 24, proptest::prelude::any::<usize>()],
+            nnz in proptest::prop_oneof![0u64..1 << 30, proptest::prelude::any::<u64>()],
+            wide in proptest::prelude::any::<bool>(),
+        ) {
+            let width = if wide { 8 } else { 4 };
+            let plan = Blocking::plan(rows, nnz, width);
+            let small = rows.checked_mul(width).is_some_and(|b| b <= Blocking::DIRECT_MAX_Y_BYTES);
+            if small || nnz < Blocking::MIN_NNZ {
+                proptest::prop_assert_eq!(plan, None);
+            }
+            if let Some(b) = plan {
+                proptest::prop_assert!(b.shift <= 32 && b.bin_shift < usize::BITS);
+                proptest::prop_assert!((1usize << b.shift) * width >= Blocking::MIN_BLOCK_BYTES);
+                let bins = rows.div_ceil(1 << b.shift);
+                proptest::prop_assert!(bins <= Blocking::MAX_ANY_BINS);
+                // Few bins, or blocks of at most MAX_BLOCK_BYTES.
+                proptest::prop_assert!(
+                    bins <= Blocking::MAX_BINS || (1usize << b.shift) * width <= Blocking::MAX_BLOCK_BYTES
+                        || bins > Blocking::MAX_ANY_BINS / 2
+                );
+                proptest::prop_assert!(b.scratch_bytes(rows, width) <= Blocking::SCRATCH_BYTES);
+                let share = (nnz / bins as u64).clamp(1, 1 << b.bin_shift) as usize;
+                proptest::prop_assert!(share * Blocking::BLOCK_BYTES_PER_ENTRY >= (1usize << b.shift) * width);
+            }
+        }
+    }
+
+    /// The benchmark's shape (10 M rows, 100 M non-zeros) and the tiny
+    /// edge cases of the plan.
+    #[test]
+    fn plan_examples() {
+        // 10 M rows of f32: 40 MB of y, blocks of 1 MiB (2^18 rows), 39
+        // bins of 2^16 entries (20 MiB).
+        let b = Blocking::plan(9_998_917, 100_000_000, 4).unwrap();
+        assert_eq!((b.shift, b.bin_shift), (18, 16));
+        assert_eq!(b.scratch_bytes(9_998_917, 4), 39 << 19);
+        // f64: 77 blocks of 1 MiB and bins of 2^14 16-byte entries would
+        // read and write 128 bytes of y per entry: direct.
+        assert_eq!(Blocking::plan(9_998_917, 100_000_000, 8), None);
+        // 1 M rows of f64: 16 blocks of 512 KiB, 2^16 entries each.
+        let b = Blocking::plan(1 << 20, 10_000_000, 8).unwrap();
+        assert_eq!((b.shift, b.bin_shift), (16, 17));
+        // 16 M rows of f32 (64 MiB): 64 blocks of 1 MiB, 2^16 entries each
+        // (the most the bound allows); 17 M rows: direct.
+        let b = Blocking::plan(1 << 24, 1 << 30, 4).unwrap();
+        assert_eq!((b.shift, b.bin_shift), (18, 16));
+        assert_eq!(b.scratch_bytes(1 << 24, 4), 32 << 20);
+        assert_eq!(Blocking::plan(17 << 20, 1 << 30, 4), None);
+        // Fewer non-zeros than a quarter of the rows: direct.
+        assert!(Blocking::plan(1 << 22, 1 << 20, 4).is_some());
+        assert_eq!(Blocking::plan(1 << 22, (1 << 20) - 1, 4), None);
+        // y of exactly 2 MiB: direct; one more row: blocked.
+        assert_eq!(Blocking::plan(1 << 19, 1 << 20, 4), None);
+        assert!(Blocking::plan((1 << 19) + 1, 1 << 20, 4).is_some());
+        assert_eq!(Blocking::plan(1 << 30, Blocking::MIN_NNZ - 1, 4), None);
+        // A y too large to cut into 1024 blocks of 2^32 rows: direct.
+        assert_eq!(Blocking::plan(usize::MAX / 8, u64::MAX, 4), None);
+        // A blocking past 32 bits is refused, y untouched.
+        let c = csc(&[0, 1], &[0], 1);
+        let mut y = [5f32];
+        assert!(!c.scatter_blocked(
+            &[1f32],
+            &[1f32],
+            &mut y,
+            Blocking {
+                shift: 33,
+                bin_shift: 2
+            }
+        ));
+        assert!(!c.scatter_blocked(
+            &[1f32],
+            &[1f32],
+            &mut y,
+            Blocking {
+                shift: 2,
+                bin_shift: 64
+            }
+        ));
+        assert_eq!(y, [5.0]);
     }
 
     #[test]
