@@ -6,15 +6,9 @@ use hurray_writer::{
     BufferData, ElementType, FileWriter, RawDescriptor, RawTensor, Statistics, TensorDescriptor, WriterOptions,
 };
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry");
-
-/// The dense form of the worked example (rows 0..4, columns 0..5).
-const DENSE: [[f32; 5]; 4] = [
-    [1.0, 0.0, 0.0, 2.0, 0.0],
-    [0.0, 0.0, 3.0, 0.0, 0.0],
-    [0.0, 4.0, 0.0, 0.0, 5.0],
-    [0.0, 0.0, 0.0, 0.0, 0.0],
-];
+#[path = "support/worked_example.rs"]
+mod worked_example;
+use worked_example::{DENSE, FIXTURE};
 
 fn worked_example() -> AlignedBytes {
     AlignedBytes::read(FIXTURE).expect("fixtures/csc_worked_example.hry")

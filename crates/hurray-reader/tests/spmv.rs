@@ -8,15 +8,9 @@
 use hurray_reader::{AlignedBytes, Error, HurrayFile, Options};
 use hurray_writer::{Csc, Csr, FileWriter, WriterOptions};
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry");
-
-/// The worked example, dense (4 × 5).
-const DENSE: [[f32; 5]; 4] = [
-    [1.0, 0.0, 0.0, 2.0, 0.0],
-    [0.0, 0.0, 3.0, 0.0, 0.0],
-    [0.0, 4.0, 0.0, 0.0, 5.0],
-    [0.0, 0.0, 0.0, 0.0, 0.0],
-];
+#[path = "support/worked_example.rs"]
+mod worked_example;
+use worked_example::{DENSE, FIXTURE};
 
 #[test]
 fn worked_example_products() {
