@@ -25,7 +25,7 @@ Examples:
   hurray-inspect --validate model.hry
   # Any command's output as JSON (schemas: docs/cli.md)
   hurray-inspect --json model.hry | jq '.tensors[] | {name, shape, nnz}'
-  # Accept what the spec lets a reader accept (unknown tags, no invariant scans)
+  # Accept what the spec lets a reader accept (unknown tags kept, their data not read)
   hurray-inspect --permissive odd.hry
   # No output, only the exit status (and the error line on failure)
   hurray-inspect -q --validate model.hry
@@ -143,9 +143,9 @@ pub struct Cli {
     /// Open in permissive mode: accept what the spec lets a reader accept.
     ///
     /// Unknown type, layout and quantization tags are kept (their data is not
-    /// interpreted) and unknown trailing descriptor bytes skipped. Bounds,
-    /// alignment and sizes are still checked; --validate still runs the
-    /// sparse invariant scans, but skips the padding check.
+    /// interpreted) and unknown trailing descriptor bytes skipped. Bounds and
+    /// alignment are still checked; --validate still runs the sparse
+    /// invariant scans, but skips the padding check.
     ///
     /// Example: hurray-inspect --permissive --validate newer.hry
     #[arg(long)]
