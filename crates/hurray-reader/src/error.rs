@@ -544,7 +544,7 @@ pub enum Error {
     },
 
     /// A pointer array's last entry is not the stored count (`nnz`, ...).
-    #[error("tensor '{}': {array}[{position}] at offset {offset}: is {value}, must equal {expected_name} = {expected} ({rule})", .tensor.escape_debug())]
+    #[error("tensor '{}': {array}[{position}] at offset {offset}: is {value}, must be {expected_name} = {expected} ({rule})", .tensor.escape_debug())]
     PtrLast {
         /// The tensor.
         tensor: Box<str>,
@@ -556,9 +556,10 @@ pub enum Error {
         offset: u64,
         /// The value found.
         value: u64,
-        /// What it must equal (`nnz`, `n_L`, ...).
+        /// What it must be (`nnz`, `n_L`, ...; `at most nnz` for a pointer
+        /// an unscanned view reads on its way to one slice).
         expected_name: &'static str,
-        /// The required value.
+        /// The required value (or bound).
         expected: u64,
         /// The rule.
         rule: &'static str,

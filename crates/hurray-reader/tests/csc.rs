@@ -543,6 +543,41 @@ fn permissive_views_never_answer_wrongly() {
 }
 
 #[test]
+fn unscanned_lookups_name_the_pointer_they_read() {
+    // col_ptr[0] = 1: a lookup in column 0 names col_ptr[0], not col_ptr[1].
+    let mut p = parts();
+    p.col_ptr[0] = 1;
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    assert!(matches!(a.get(0, 0), Err(Error::PtrFirst { value: 1, .. })));
+    // col_ptr[2] beyond nnz: a lookup in column 1 reports the bound.
+    let mut p = parts();
+    p.col_ptr[2] = u64::MAX;
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    let e = a.column(1).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::PtrLast {
+                position: 2,
+                value: u64::MAX,
+                expected: 5,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .contains("is 18446744073709551615, must be at most nnz = 5"),
+        "{e}"
+    );
+}
+
+#[test]
 fn parse_over_a_misaligned_slice_is_an_error_not_a_panic() {
     // The file's bytes one byte past an 8-aligned start: every u64 buffer is
     // misaligned in memory although correctly placed in the file.

@@ -817,7 +817,16 @@ impl<'data> Compressed<'data> {
                     rule: self.names.inv2,
                 });
             }
-            if end > self.nnz || (j == 0 && start != 0) {
+            if j == 0 && start != 0 {
+                return Err(Error::PtrFirst {
+                    tensor: self.tensor.into(),
+                    array: self.names.ptr,
+                    offset: self.ptr_offset,
+                    value: start,
+                    rule: self.names.inv1,
+                });
+            }
+            if end > self.nnz {
                 return Err(Error::PtrLast {
                     tensor: self.tensor.into(),
                     array: self.names.ptr,
