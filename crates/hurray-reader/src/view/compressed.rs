@@ -518,16 +518,23 @@ impl<'data> Compressed<'data> {
         }
     }
 
+    /// Each outer slice's indices and values, in order, for the products;
+    /// `None` for a slice whose pointers fall outside the arrays (possible
+    /// only in data that was never validated).
+    fn slices<'s, T>(&'s self, values: &'s [T]) -> impl Iterator<Item = Option<(&'s [u64], &'s [T])>> + 's {
+        self.ptr.windows(2).map(move |w| {
+            let &[start, end] = w else { return None };
+            let range = usize::try_from(start).ok()?..usize::try_from(end).ok()?;
+            Some((self.idx.get(range.clone())?, values.get(range)?))
+        })
+    }
+
     /// The direct scatter: one pass over `ptr`, `idx` and `values`,
     /// `y[idx[k]] += v[k] · x[j]` at random positions of `y`.
     pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
         y.fill(T::default());
-        for (w, &xj) in self.ptr.windows(2).zip(x) {
-            let &[start, end] = w else { continue };
-            let range = usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(0);
-            let (Some(rows), Some(vals)) = (self.idx.get(range.clone()), values.get(range)) else {
-                continue;
-            };
+        for (slice, &xj) in self.slices(values).zip(x) {
+            let Some((rows, vals)) = slice else { continue };
             for (&r, &v) in rows.iter().zip(vals) {
                 if let Some(yr) = y.get_mut(usize::try_from(r).unwrap_or(usize::MAX)) {
                     *yr = *yr + v * xj;
@@ -601,12 +608,8 @@ impl<'data> Compressed<'data> {
         let mask = u64::from(u32::MAX.checked_shr(32u32.saturating_sub(shift)).unwrap_or(0));
         let bin_len = 1usize.checked_shl(bin_shift).unwrap_or(usize::MAX);
         let last = bin_len.wrapping_sub(1);
-        for (w, &xj) in self.ptr.windows(2).zip(x) {
-            let &[start, end] = w else { continue };
-            let range = usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(0);
-            let (Some(rows), Some(vals)) = (self.idx.get(range.clone()), values.get(range)) else {
-                continue;
-            };
+        for (slice, &xj) in self.slices(values).zip(x) {
+            let Some((rows, vals)) = slice else { continue };
             for (&r, &v) in rows.iter().zip(vals) {
                 let b = usize::try_from(r.wrapping_shr(shift)).unwrap_or(usize::MAX);
                 let Some(head) = heads.get_mut(b) else { continue };
@@ -632,10 +635,8 @@ impl<'data> Compressed<'data> {
     /// of slice `i` with `x`, summed in storage order. Same preconditions as
     /// [`scatter`](Self::scatter); an index past `x` reads 0.
     pub(crate) fn dots<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
-        for (w, yi) in self.ptr.windows(2).zip(y.iter_mut()) {
-            let &[start, end] = w else { continue };
-            let range = usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(0);
-            let (Some(cols), Some(vals)) = (self.idx.get(range.clone()), values.get(range)) else {
+        for (slice, yi) in self.slices(values).zip(y.iter_mut()) {
+            let Some((cols, vals)) = slice else {
                 *yi = T::default();
                 continue;
             };
