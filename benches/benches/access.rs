@@ -5,7 +5,8 @@
 //!   validated view, on an unscanned one (each lookup checks its column),
 //!   and through `transpose()` (CSR of Aᵀ, `get(col, row)`).
 //! - `access_column_iter`: the sum of all values through `column(j)` for
-//!   every column, next to a plain sum of the values slice (the ceiling).
+//!   every column and through `columns()`, next to a plain sum of the
+//!   values slice (the ceiling).
 //! - `spmv_f32` / `spmv_f64`: `y = A·x` with the library's
 //!   `CscView::mul_vec` (`csc_Ax_mul_vec`) and through `column(j)`
 //!   (`csc_Ax_column_api`, a local loop: the checked per-column API), and
@@ -30,7 +31,9 @@ use std::time::Duration;
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use hurray_benches::data::{Format, MatrixSpec, Pattern, Values, TENSOR};
-use hurray_benches::kernels::{column_sum, spmv_csc_columns, spmv_csc_direct, values_sum, x_vector, HugeVec, Real};
+use hurray_benches::kernels::{
+    column_sum, columns_sum, spmv_csc_columns, spmv_csc_direct, values_sum, x_vector, HugeVec, Real,
+};
 use hurray_benches::{mix, Ctx};
 use hurray_reader::{CscView, MappedFile, Options};
 
@@ -111,12 +114,14 @@ fn bench_get(c: &mut Criterion, ctx: &Ctx, a: &CscView<'_, f32>, unscanned: &Csc
 fn bench_columns(c: &mut Criterion, ctx: &Ctx, a: &CscView<'_, f32>, unscanned: &CscView<'_, f32>) {
     let expected = values_sum(a.values());
     assert!((column_sum(a) - expected).abs() <= 1e-6 * a.nnz() as f64 + 1e-3);
+    assert_eq!(columns_sum(a).to_bits(), column_sum(a).to_bits());
     let mut group = c.benchmark_group("access_column_iter");
     slow(&mut group, ctx);
     group.throughput(Throughput::Elements(a.nnz()));
     group.bench_function("column_iter_sum_validated_view", |b| {
         b.iter(|| column_sum(black_box(a)))
     });
+    group.bench_function("columns_sum_validated_view", |b| b.iter(|| columns_sum(black_box(a))));
     group.bench_function("column_iter_sum_unscanned_view", |b| {
         b.iter(|| column_sum(black_box(unscanned)))
     });

@@ -292,13 +292,7 @@ pub fn spmv_csc_columns<T: Real>(a: &CscView<'_, T>, x: &[T], y: &mut [T]) {
 #[inline(never)]
 pub fn spmv_csc_direct<T: Real>(a: &CscView<'_, T>, x: &[T], y: &mut [T]) {
     y.fill(T::default());
-    let (ptr, idx, values) = (a.col_ptr(), a.row_indices(), a.values());
-    for (w, &xj) in ptr.windows(2).zip(x) {
-        let &[start, end] = w else { continue };
-        let range = usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(0);
-        let (Some(rows), Some(vals)) = (idx.get(range.clone()), values.get(range)) else {
-            continue;
-        };
+    for ((_, rows, vals), &xj) in a.columns().expect("columns").zip(x) {
         for (&r, &v) in rows.iter().zip(vals) {
             if let Some(yr) = y.get_mut(usize::try_from(r).unwrap_or(usize::MAX)) {
                 *yr += v * xj;
@@ -318,6 +312,24 @@ pub fn column_sum<T: Real>(a: &CscView<'_, T>) -> f64 {
     for j in 0..a.ncols() {
         let mut col = T::default();
         for (_, &v) in a.column(j).expect("column") {
+            col += v;
+        }
+        total += col.to_f64();
+    }
+    total
+}
+
+/// [`column_sum`] through `CscView::columns()`: the same per-column sums,
+/// with no `Result` and no check per column.
+///
+/// # Panics
+/// When `columns` fails.
+#[inline(never)]
+pub fn columns_sum<T: Real>(a: &CscView<'_, T>) -> f64 {
+    let mut total = 0f64;
+    for (_, _, values) in a.columns().expect("columns") {
+        let mut col = T::default();
+        for &v in values {
             col += v;
         }
         total += col.to_f64();

@@ -190,6 +190,12 @@ fn check_views(a: &CscView<'_, f32>, col_ptr: &[u64], row_indices: &[u64]) {
         .collect();
     let iterated: Vec<(u64, u64, f32)> = a.iter().unwrap().map(|(r, c, &v)| (r, c, v)).collect();
     assert_eq!(iterated, entries);
+    let from_columns: Vec<(u64, u64, f32)> = a
+        .columns()
+        .unwrap()
+        .flat_map(|(j, rows, values)| rows.iter().zip(values).map(move |(&r, &v)| (r, j, v)))
+        .collect();
+    assert_eq!(from_columns, entries);
     if nrows <= 1 << 16 {
         let csr = a.to_csr().unwrap();
         let mut by_row = entries.clone();

@@ -86,7 +86,7 @@ pub use packed::{
 };
 pub use tensor::{Tensor, MAX_COMPOSITE_DEPTH};
 pub use value::Value;
-pub use view::compressed::Float;
+pub use view::compressed::{Float, Slices};
 pub use view::coo::{CooStructure, CooView};
 pub use view::csc::{Column, CscStructure, CscView, Entries};
 pub use view::csf::{CsfLevel, CsfStructure, CsfView};

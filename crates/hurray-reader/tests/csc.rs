@@ -75,6 +75,66 @@ fn worked_example_columns() {
 }
 
 #[test]
+fn worked_example_columns_without_a_result_per_column() {
+    let bytes = worked_example();
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    let columns = a.columns().unwrap();
+    assert_eq!(columns.len(), 5);
+    let got: Vec<(u64, Vec<u64>, Vec<f32>)> = columns.map(|(j, r, v)| (j, r.to_vec(), v.to_vec())).collect();
+    assert_eq!(
+        got,
+        [
+            (0, vec![0], vec![1.0]),
+            (1, vec![2], vec![4.0]),
+            (2, vec![1], vec![3.0]),
+            (3, vec![0], vec![2.0]),
+            (4, vec![2], vec![5.0]),
+        ]
+    );
+    // Borrowed from the file: column 4's rows are row_indices[4..5].
+    let (_, rows, values) = a.columns().unwrap().last().unwrap();
+    assert_eq!(rows.as_ptr(), a.row_indices()[4..].as_ptr());
+    assert_eq!(values.as_ptr(), a.values()[4..].as_ptr());
+    // The rows of Aᵀ are the columns of A, the same slices.
+    let rows_of_at: Vec<_> = a.transpose().rows().unwrap().collect();
+    let columns_of_a: Vec<_> = a.columns().unwrap().collect();
+    assert_eq!(rows_of_at, columns_of_a);
+}
+
+#[test]
+fn columns_of_an_empty_column_and_of_a_damaged_view() {
+    // Column 2 empty: col_ptr = [0, 1, 2, 2, 3, 5], rows [0, 2, 0, 1, 2].
+    let mut p = parts();
+    p.col_ptr = vec![0, 1, 2, 2, 3, 5];
+    p.row_indices = vec![0, 2, 0, 1, 2];
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    let lengths: Vec<(u64, usize)> = a.columns().unwrap().map(|(j, r, _)| (j, r.len())).collect();
+    assert_eq!(lengths, [(0, 1), (1, 1), (2, 0), (3, 1), (4, 2)]);
+    let (_, rows, values) = a.columns().unwrap().nth(4).unwrap();
+    assert_eq!((rows, values), (&[1u64, 2][..], &[2.0f32, 5.0][..]));
+    // An unvalidated (permissive) view is scanned first: a damaged one is
+    // refused with the scan's error, never iterated.
+    let mut p = parts();
+    p.col_ptr = vec![0, 2, 2, 3, 4, 5];
+    p.row_indices = vec![2, 0, 1, 0, 2];
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    assert!(matches!(
+        a.columns(),
+        Err(Error::NotIncreasing {
+            slice_index: 0,
+            position: 1,
+            ..
+        })
+    ));
+    assert!(matches!(a.transpose().rows(), Err(Error::NotIncreasing { .. })));
+}
+
+#[test]
 fn worked_example_transpose_is_csr_of_the_transpose() {
     let bytes = worked_example();
     let file = HurrayFile::parse(&bytes, Options::default()).unwrap();

@@ -481,6 +481,15 @@ fn check_csc<T: Val>(file: &HurrayFile<'_>, m: &Matrix<T>) -> Result<(), TestCas
         let range = a.structure().column_range(j).ctx("column_range")?;
         prop_assert_eq!(range, csc.ptr[j as usize] as usize..csc.ptr[j as usize + 1] as usize);
     }
+    // columns(): every column, empty ones too, the same as column(j).
+    let columns = a.columns().ctx("columns")?;
+    prop_assert_eq!(columns.len() as u64, m.ncols);
+    for (k, (j, rows, values)) in columns.enumerate() {
+        prop_assert_eq!(j, k as u64);
+        let got: Vec<(u64, u64)> = rows.iter().zip(values).map(|(&r, v)| (r, v.bits())).collect();
+        let want: Vec<(u64, u64)> = a.column(j).ctx("column")?.map(|(r, v)| (r, v.bits())).collect();
+        prop_assert_eq!(got, want, "columns() item {}", j);
+    }
     prop_assert!(a.column(m.ncols).is_err());
 
     // iter(): column by column.
@@ -561,6 +570,15 @@ fn check_csr<T: Val>(file: &HurrayFile<'_>, m: &Matrix<T>) -> Result<(), TestCas
         prop_assert_eq!(row.len(), expected.len());
         let got: Vec<(u64, u64)> = row.map(|(c, v)| (c, v.bits())).collect();
         prop_assert_eq!(got, expected, "row {}", i);
+    }
+    // rows(): every row, empty ones too, the same as row(i).
+    let rows = a.rows().ctx("rows")?;
+    prop_assert_eq!(rows.len() as u64, m.nrows);
+    for (k, (i, cols, values)) in rows.enumerate() {
+        prop_assert_eq!(i, k as u64);
+        let got: Vec<(u64, u64)> = cols.iter().zip(values).map(|(&c, v)| (c, v.bits())).collect();
+        let want: Vec<(u64, u64)> = a.row(i).ctx("row")?.map(|(c, v)| (c, v.bits())).collect();
+        prop_assert_eq!(got, want, "rows() item {}", i);
     }
     prop_assert!(a.row(m.nrows).is_err());
     let got: Vec<(u64, u64, u64)> = a.iter().ctx("csr iter")?.map(|(r, c, v)| (r, c, v.bits())).collect();

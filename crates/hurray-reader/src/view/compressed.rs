@@ -518,23 +518,11 @@ impl<'data> Compressed<'data> {
         }
     }
 
-    /// Each outer slice's indices and values, in order, for the products;
-    /// `None` for a slice whose pointers fall outside the arrays (possible
-    /// only in data that was never validated).
-    fn slices<'s, T>(&'s self, values: &'s [T]) -> impl Iterator<Item = Option<(&'s [u64], &'s [T])>> + 's {
-        self.ptr.windows(2).map(move |w| {
-            let &[start, end] = w else { return None };
-            let range = usize::try_from(start).ok()?..usize::try_from(end).ok()?;
-            Some((self.idx.get(range.clone())?, values.get(range)?))
-        })
-    }
-
     /// The direct scatter: one pass over `ptr`, `idx` and `values`,
     /// `y[idx[k]] += v[k] · x[j]` at random positions of `y`.
     pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
         y.fill(T::default());
-        for (slice, &xj) in self.slices(values).zip(x) {
-            let Some((rows, vals)) = slice else { continue };
+        for ((_, rows, vals), &xj) in Slices::new(self, values).zip(x) {
             for (&r, &v) in rows.iter().zip(vals) {
                 if let Some(yr) = y.get_mut(usize::try_from(r).unwrap_or(usize::MAX)) {
                     *yr = *yr + v * xj;
@@ -608,8 +596,7 @@ impl<'data> Compressed<'data> {
         let mask = u64::from(u32::MAX.checked_shr(32u32.saturating_sub(shift)).unwrap_or(0));
         let bin_len = 1usize.checked_shl(bin_shift).unwrap_or(usize::MAX);
         let last = bin_len.wrapping_sub(1);
-        for (slice, &xj) in self.slices(values).zip(x) {
-            let Some((rows, vals)) = slice else { continue };
+        for ((_, rows, vals), &xj) in Slices::new(self, values).zip(x) {
             for (&r, &v) in rows.iter().zip(vals) {
                 let b = usize::try_from(r.wrapping_shr(shift)).unwrap_or(usize::MAX);
                 let Some(head) = heads.get_mut(b) else { continue };
@@ -635,11 +622,7 @@ impl<'data> Compressed<'data> {
     /// of slice `i` with `x`, summed in storage order. Same preconditions as
     /// [`scatter`](Self::scatter); an index past `x` reads 0.
     pub(crate) fn dots<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
-        for (slice, yi) in self.slices(values).zip(y.iter_mut()) {
-            let Some((cols, vals)) = slice else {
-                *yi = T::default();
-                continue;
-            };
+        for ((_, cols, vals), yi) in Slices::new(self, values).zip(y.iter_mut()) {
             *yi = cols.iter().zip(vals).fold(T::default(), |acc, (&c, &v)| {
                 acc + v * x
                     .get(usize::try_from(c).unwrap_or(usize::MAX))
@@ -867,6 +850,61 @@ impl<'data> Compressed<'data> {
         Ok(slice.binary_search(&inner).ok().map(|k| start + k))
     }
 }
+
+/// The outer slices of a compressed matrix, in order: the columns of a CSC
+/// view ([`CscView::columns`](crate::CscView::columns)) or the rows of a
+/// CSR view ([`CsrView::rows`](crate::CsrView::rows)). Each item is
+/// `(j, indices, values)`: `j` the column (row) number, `indices` its row
+/// (column) indices, ascending, and `values` its values, both borrowed
+/// from the file with `ptr[j + 1] - ptr[j]` entries (`layouts/csc.md` §
+/// Column Iteration). No check and no `Result` per slice: the view was
+/// validated before the iterator was made. One item per slice, empty
+/// slices included (`ncols` items for CSC, `nrows` for CSR).
+#[derive(Debug, Clone)]
+pub struct Slices<'data, T> {
+    pointers: std::slice::Windows<'data, u64>,
+    indices: &'data [u64],
+    values: &'data [T],
+    next: u64,
+}
+
+impl<'data, T> Slices<'data, T> {
+    /// Over `values` and the arrays of `c`, whose invariants the caller
+    /// has verified. (Were they broken, a slice whose pointers fall
+    /// outside the arrays would come out empty: never a panic.)
+    pub(crate) fn new(c: &Compressed<'data>, values: &'data [T]) -> Self {
+        Slices {
+            pointers: c.ptr.windows(2),
+            indices: c.idx,
+            values,
+            next: 0,
+        }
+    }
+}
+
+impl<'data, T> Iterator for Slices<'data, T> {
+    type Item = (u64, &'data [u64], &'data [T]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let &[start, end] = self.pointers.next()? else {
+            return None; // unreachable: windows of two
+        };
+        let j = self.next;
+        self.next = j.saturating_add(1);
+        let range = usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(0);
+        Some((
+            j,
+            self.indices.get(range.clone()).unwrap_or_default(),
+            self.values.get(range).unwrap_or_default(),
+        ))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.pointers.size_hint()
+    }
+}
+
+impl<T> ExactSizeIterator for Slices<'_, T> {}
 
 /// Threads a scan may use; more are clamped.
 pub(crate) const MAX_THREADS: usize = 64;

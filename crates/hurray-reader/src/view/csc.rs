@@ -5,7 +5,7 @@ use crate::element_type::Element;
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::tensor::Tensor;
-use crate::view::compressed::{Compressed, Float, CSC, CSR};
+use crate::view::compressed::{Compressed, Float, Slices, CSC, CSR};
 use crate::view::csr::{CsrMatrix, CsrStructure, CsrView};
 
 /// The sparsity structure of a CSC matrix — `col_ptr` and `row_indices` —
@@ -245,6 +245,33 @@ impl<'data, T: Element> CscView<'data, T> {
             rows: self.row_indices().get(range.clone()).unwrap_or_default().iter(),
             values: self.values.get(range).unwrap_or_default().iter(),
         })
+    }
+
+    /// Every column in order as `(j, rows, values)`: `rows` is
+    /// `row_indices[col_ptr[j]..col_ptr[j + 1]]` (ascending) and `values`
+    /// the same range of [`values`](Self::values), both borrowed from the
+    /// file (`layouts/csc.md` § Column Iteration). `ncols` items, empty
+    /// columns included. Unlike [`column`](Self::column) there is no
+    /// `Result` and no check per column: on an unvalidated view the
+    /// invariants are verified first (one scan), then never again.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let bytes = hurray_reader::AlignedBytes::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry"))?;
+    /// # let file = hurray_reader::HurrayFile::parse(&bytes, hurray_reader::Options::default())?;
+    /// let a = file.tensor("A")?.csc::<f32>()?; // 4 × 5, 5 stored
+    /// let sums: Vec<f32> = a.columns()?.map(|(_, _, values)| values.iter().sum()).collect();
+    /// assert_eq!(sums, [1.0, 4.0, 3.0, 2.0, 5.0]);
+    /// let (j, rows, values) = a.columns()?.nth(4).ok_or("no column 4")?;
+    /// assert_eq!((j, rows, values), (4, &[2][..], &[5.0][..]));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// On an unvalidated view, as [`validate`](Self::validate).
+    pub fn columns(&self) -> Result<Slices<'data, T>> {
+        let view = self.validated()?;
+        Ok(Slices::new(&view.structure.inner, view.values))
     }
 
     /// Every stored element as `(row, col, &value)`, column by column. On an

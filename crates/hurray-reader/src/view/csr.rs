@@ -4,7 +4,7 @@ use crate::element_type::Element;
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::tensor::Tensor;
-use crate::view::compressed::{Compressed, Float, CSC, CSR};
+use crate::view::compressed::{Compressed, Float, Slices, CSC, CSR};
 use crate::view::csc::{CscStructure, CscView};
 
 /// The sparsity structure of a CSR matrix — `row_ptr` and `col_indices`.
@@ -214,6 +214,21 @@ impl<'data, T: Element> CsrView<'data, T> {
         let cols = self.col_indices().get(range.clone()).unwrap_or_default();
         let vals = self.values.get(range).unwrap_or_default();
         Ok(cols.iter().copied().zip(vals))
+    }
+
+    /// Every row in order as `(i, cols, values)`: `cols` is
+    /// `col_indices[row_ptr[i]..row_ptr[i + 1]]` (ascending) and `values`
+    /// the same range of [`values`](Self::values), both borrowed from the
+    /// file. `nrows` items, empty rows included; no `Result` and no check
+    /// per row (on an unvalidated view the invariants are verified first,
+    /// one scan). On [`CscView::transpose`] these are the columns of the
+    /// CSC matrix.
+    ///
+    /// # Errors
+    /// On an unvalidated view, as [`validate`](Self::validate).
+    pub fn rows(&self) -> Result<Slices<'data, T>> {
+        let view = self.validated()?;
+        Ok(Slices::new(&view.structure.inner, view.values))
     }
 
     /// Every stored element as `(row, col, &value)`, row by row. On an
