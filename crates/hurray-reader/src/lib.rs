@@ -11,7 +11,7 @@
 //!   file (read its hazard section); [`AlignedBytes`] reads one into memory.
 //! - [`HurrayFile::tensor`] reads and checks one descriptor and locates its
 //!   buffers: cost independent of the data size.
-//! - Views: [`Tensor::csc`] ([`CscView`]: `get`, `column`, `iter`,
+//! - Views: [`Tensor::csc`] ([`CscView`]: `get`, `column`, `columns`, `iter`,
 //!   `transpose`, `to_csr`, `mul_vec`), [`Tensor::csr`], [`Tensor::coo`],
 //!   [`Tensor::csf`], [`Tensor::dense`]; [`Buffer::as_slice`] and
 //!   [`Buffer::packed`] for raw buffers.

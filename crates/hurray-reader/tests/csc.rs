@@ -93,13 +93,21 @@ fn worked_example_columns_without_a_result_per_column() {
         ]
     );
     // Borrowed from the file: column 4's rows are row_indices[4..5].
-    let (_, rows, values) = a.columns().unwrap().last().unwrap();
+    let (_, rows, values) = a.columns().unwrap().next_back().unwrap();
     assert_eq!(rows.as_ptr(), a.row_indices()[4..].as_ptr());
     assert_eq!(values.as_ptr(), a.values()[4..].as_ptr());
     // The rows of Aᵀ are the columns of A, the same slices.
     let rows_of_at: Vec<_> = a.transpose().rows().unwrap().collect();
     let columns_of_a: Vec<_> = a.columns().unwrap().collect();
     assert_eq!(rows_of_at, columns_of_a);
+    // From the back, and from both ends: each column once, numbered right.
+    let mut backwards: Vec<_> = a.columns().unwrap().rev().collect();
+    backwards.reverse();
+    assert_eq!(backwards, columns_of_a);
+    let mut both = a.columns().unwrap();
+    let (first, last) = (both.next().unwrap(), both.next_back().unwrap());
+    assert_eq!((first.0, last.0, both.len()), (0, 4, 3));
+    assert_eq!(both.map(|(j, _, _)| j).collect::<Vec<_>>(), [1, 2, 3]);
 }
 
 #[test]

@@ -481,7 +481,16 @@ fn check_csc<T: Val>(file: &HurrayFile<'_>, m: &Matrix<T>) -> Result<(), TestCas
         let range = a.structure().column_range(j).ctx("column_range")?;
         prop_assert_eq!(range, csc.ptr[j as usize] as usize..csc.ptr[j as usize + 1] as usize);
     }
-    // columns(): every column, empty ones too, the same as column(j).
+    // columns(): every column, empty ones too, the same as column(j), and
+    // the same from the back.
+    let forward: Vec<_> = a.columns().ctx("columns")?.collect();
+    let mut backward: Vec<_> = a.columns().ctx("columns")?.rev().collect();
+    backward.reverse();
+    prop_assert_eq!(forward.len(), backward.len());
+    prop_assert!(forward
+        .iter()
+        .zip(&backward)
+        .all(|(f, b)| f.0 == b.0 && f.1 == b.1 && bits(f.2) == bits(b.2)));
     let columns = a.columns().ctx("columns")?;
     prop_assert_eq!(columns.len() as u64, m.ncols);
     for (k, (j, rows, values)) in columns.enumerate() {

@@ -857,9 +857,10 @@ impl<'data> Compressed<'data> {
 /// `(j, indices, values)`: `j` the column (row) number, `indices` its row
 /// (column) indices, ascending, and `values` its values, both borrowed
 /// from the file with `ptr[j + 1] - ptr[j]` entries (`layouts/csc.md` §
-/// Column Iteration). No check and no `Result` per slice: the view was
-/// validated before the iterator was made. One item per slice, empty
-/// slices included (`ncols` items for CSC, `nrows` for CSR).
+/// Column Iteration, `layouts/csr.md` § Row Iteration). No check and no
+/// `Result` per slice: the view was validated before the iterator was
+/// made. One item per slice, empty slices included (`ncols` items for CSC,
+/// `nrows` for CSR), from either end.
 #[derive(Debug, Clone)]
 pub struct Slices<'data, T> {
     pointers: std::slice::Windows<'data, u64>,
@@ -882,15 +883,12 @@ impl<'data, T> Slices<'data, T> {
     }
 }
 
-impl<'data, T> Iterator for Slices<'data, T> {
-    type Item = (u64, &'data [u64], &'data [T]);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let &[start, end] = self.pointers.next()? else {
+impl<'data, T> Slices<'data, T> {
+    /// Slice `j` between pointers `start` and `end`.
+    fn item(&self, j: u64, w: &[u64]) -> Option<(u64, &'data [u64], &'data [T])> {
+        let &[start, end] = w else {
             return None; // unreachable: windows of two
         };
-        let j = self.next;
-        self.next = j.saturating_add(1);
         let range = usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(0);
         Some((
             j,
@@ -898,13 +896,35 @@ impl<'data, T> Iterator for Slices<'data, T> {
             self.values.get(range).unwrap_or_default(),
         ))
     }
+}
+
+impl<'data, T> Iterator for Slices<'data, T> {
+    type Item = (u64, &'data [u64], &'data [T]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let w = self.pointers.next()?;
+        let j = self.next;
+        self.next = j.saturating_add(1);
+        self.item(j, w)
+    }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.pointers.size_hint()
     }
 }
 
+impl<T> DoubleEndedIterator for Slices<'_, T> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let w = self.pointers.next_back()?;
+        // The slices not yet yielded are next..next + len; this was the last.
+        let j = self.next.saturating_add(to_u64(self.pointers.len()));
+        self.item(j, w)
+    }
+}
+
 impl<T> ExactSizeIterator for Slices<'_, T> {}
+
+impl<T> std::iter::FusedIterator for Slices<'_, T> {}
 
 /// Threads a scan may use; more are clamped.
 pub(crate) const MAX_THREADS: usize = 64;

@@ -253,7 +253,8 @@ impl<'data, T: Element> CscView<'data, T> {
     /// file (`layouts/csc.md` § Column Iteration). `ncols` items, empty
     /// columns included. Unlike [`column`](Self::column) there is no
     /// `Result` and no check per column: on an unvalidated view the
-    /// invariants are verified first (one scan), then never again.
+    /// invariants are verified first, on every call (take
+    /// [`validated`](Self::validated) once to skip it).
     ///
     /// ```
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -219,10 +219,11 @@ impl<'data, T: Element> CsrView<'data, T> {
     /// Every row in order as `(i, cols, values)`: `cols` is
     /// `col_indices[row_ptr[i]..row_ptr[i + 1]]` (ascending) and `values`
     /// the same range of [`values`](Self::values), both borrowed from the
-    /// file. `nrows` items, empty rows included; no `Result` and no check
-    /// per row (on an unvalidated view the invariants are verified first,
-    /// one scan). On [`CscView::transpose`] these are the columns of the
-    /// CSC matrix.
+    /// file (`layouts/csr.md` § Row Iteration). `nrows` items, empty rows
+    /// included; no `Result` and no check per row: on an unvalidated view
+    /// the invariants are verified first, on every call (take
+    /// [`validated`](Self::validated) once to skip it). On
+    /// [`CscView::transpose`] these are the columns of the CSC matrix.
     ///
     /// # Errors
     /// On an unvalidated view, as [`validate`](Self::validate).
