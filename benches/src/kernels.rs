@@ -292,7 +292,13 @@ pub fn spmv_csc_columns<T: Real>(a: &CscView<'_, T>, x: &[T], y: &mut [T]) {
 #[inline(never)]
 pub fn spmv_csc_direct<T: Real>(a: &CscView<'_, T>, x: &[T], y: &mut [T]) {
     y.fill(T::default());
-    for ((_, rows, vals), &xj) in a.columns().expect("columns").zip(x) {
+    let (ptr, idx, values) = (a.col_ptr(), a.row_indices(), a.values());
+    for (w, &xj) in ptr.windows(2).zip(x) {
+        let &[start, end] = w else { continue };
+        let range = usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(0);
+        let (Some(rows), Some(vals)) = (idx.get(range.clone()), values.get(range)) else {
+            continue;
+        };
         for (&r, &v) in rows.iter().zip(vals) {
             if let Some(yr) = y.get_mut(usize::try_from(r).unwrap_or(usize::MAX)) {
                 *yr += v * xj;

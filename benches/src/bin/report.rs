@@ -258,7 +258,7 @@ fn scan_table(c: &BTreeMap<String, Bench>, record: f64) {
         print!("Ceiling check: every input's one-thread sum within 0.8 of the fastest ({best:.1} GB/s).");
     } else {
         let names: Vec<&str> = slowed.iter().map(|g| g.trim_start_matches("scan_")).collect();
-        println!(
+        print!(
             "Ceiling check: the one-thread sum of {} ran below 0.8 of the fastest ({best:.1} GB/s): the memory \
              path was slower during those groups, so their ratios are not judged against the targets; rerun.",
             names.join(", ")

@@ -518,11 +518,23 @@ impl<'data> Compressed<'data> {
         }
     }
 
+    /// Each outer slice's indices and values, in order, for the products
+    /// (see [`slice_pair`]). A `map` over `ptr.windows(2)`, not [`Slices`]:
+    /// zipped with `x` or `y`, the standard adapters index both sides
+    /// directly, which the dot products need (measured: `dots` 8–13%
+    /// slower through `Slices`).
+    fn slices<'s, T>(&'s self, values: &'s [T]) -> impl Iterator<Item = (&'s [u64], &'s [T])> + 's {
+        self.ptr.windows(2).map(move |w| match *w {
+            [start, end] => slice_pair(self.idx, values, start, end),
+            _ => (&[][..], &[][..]), // unreachable: windows of two
+        })
+    }
+
     /// The direct scatter: one pass over `ptr`, `idx` and `values`,
     /// `y[idx[k]] += v[k] · x[j]` at random positions of `y`.
     pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
         y.fill(T::default());
-        for ((_, rows, vals), &xj) in Slices::new(self, values).zip(x) {
+        for ((rows, vals), &xj) in self.slices(values).zip(x) {
             for (&r, &v) in rows.iter().zip(vals) {
                 if let Some(yr) = y.get_mut(usize::try_from(r).unwrap_or(usize::MAX)) {
                     *yr = *yr + v * xj;
@@ -596,7 +608,7 @@ impl<'data> Compressed<'data> {
         let mask = u64::from(u32::MAX.checked_shr(32u32.saturating_sub(shift)).unwrap_or(0));
         let bin_len = 1usize.checked_shl(bin_shift).unwrap_or(usize::MAX);
         let last = bin_len.wrapping_sub(1);
-        for ((_, rows, vals), &xj) in Slices::new(self, values).zip(x) {
+        for ((rows, vals), &xj) in self.slices(values).zip(x) {
             for (&r, &v) in rows.iter().zip(vals) {
                 let b = usize::try_from(r.wrapping_shr(shift)).unwrap_or(usize::MAX);
                 let Some(head) = heads.get_mut(b) else { continue };
@@ -622,7 +634,7 @@ impl<'data> Compressed<'data> {
     /// of slice `i` with `x`, summed in storage order. Same preconditions as
     /// [`scatter`](Self::scatter); an index past `x` reads 0.
     pub(crate) fn dots<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
-        for ((_, cols, vals), yi) in Slices::new(self, values).zip(y.iter_mut()) {
+        for ((cols, vals), yi) in self.slices(values).zip(y.iter_mut()) {
             *yi = cols.iter().zip(vals).fold(T::default(), |acc, (&c, &v)| {
                 acc + v * x
                     .get(usize::try_from(c).unwrap_or(usize::MAX))
@@ -884,17 +896,24 @@ impl<'data, T> Slices<'data, T> {
 }
 
 impl<'data, T> Slices<'data, T> {
-    /// Slice `j` between pointers `start` and `end`.
+    /// Slice `j` between the pointers `w`.
     fn item(&self, j: u64, w: &[u64]) -> Option<(u64, &'data [u64], &'data [T])> {
         let &[start, end] = w else {
             return None; // unreachable: windows of two
         };
-        let range = usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(0);
-        Some((
-            j,
-            self.indices.get(range.clone()).unwrap_or_default(),
-            self.values.get(range).unwrap_or_default(),
-        ))
+        let (indices, values) = slice_pair(self.indices, self.values, start, end);
+        Some((j, indices, values))
+    }
+}
+
+/// `indices[start..end]` and `values[start..end]`; both empty when the
+/// range is reversed or falls outside either (possible only in data that
+/// was never validated).
+fn slice_pair<'s, T>(indices: &'s [u64], values: &'s [T], start: u64, end: u64) -> (&'s [u64], &'s [T]) {
+    let range = usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(0);
+    match (indices.get(range.clone()), values.get(range)) {
+        (Some(i), Some(v)) => (i, v),
+        _ => (&[], &[]),
     }
 }
 
