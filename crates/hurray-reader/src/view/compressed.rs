@@ -524,10 +524,7 @@ impl<'data> Compressed<'data> {
     /// directly, which the dot products need (measured: `dots` 8–13%
     /// slower through `Slices`).
     fn slices<'s, T>(&'s self, values: &'s [T]) -> impl Iterator<Item = (&'s [u64], &'s [T])> + 's {
-        self.ptr.windows(2).map(move |w| match *w {
-            [start, end] => slice_pair(self.idx, values, start, end),
-            _ => (&[][..], &[][..]), // unreachable: windows of two
-        })
+        self.ptr.windows(2).map(move |w| slice_pair(self.idx, values, w))
     }
 
     /// The direct scatter: one pass over `ptr`, `idx` and `values`,
@@ -893,23 +890,21 @@ impl<'data, T> Slices<'data, T> {
             next: 0,
         }
     }
-}
 
-impl<'data, T> Slices<'data, T> {
     /// Slice `j` between the pointers `w`.
-    fn item(&self, j: u64, w: &[u64]) -> Option<(u64, &'data [u64], &'data [T])> {
-        let &[start, end] = w else {
-            return None; // unreachable: windows of two
-        };
-        let (indices, values) = slice_pair(self.indices, self.values, start, end);
-        Some((j, indices, values))
+    fn item(&self, j: u64, w: &[u64]) -> (u64, &'data [u64], &'data [T]) {
+        let (indices, values) = slice_pair(self.indices, self.values, w);
+        (j, indices, values)
     }
 }
 
-/// `indices[start..end]` and `values[start..end]`; both empty when the
-/// range is reversed or falls outside either (possible only in data that
-/// was never validated).
-fn slice_pair<'s, T>(indices: &'s [u64], values: &'s [T], start: u64, end: u64) -> (&'s [u64], &'s [T]) {
+/// `indices[start..end]` and `values[start..end]` for the two pointers
+/// `w = [start, end]`; both empty when the range is reversed or falls
+/// outside either (possible only in data that was never validated).
+fn slice_pair<'s, T>(indices: &'s [u64], values: &'s [T], w: &[u64]) -> (&'s [u64], &'s [T]) {
+    let &[start, end] = w else {
+        return (&[], &[]); // unreachable: windows of two
+    };
     let range = usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(0);
     match (indices.get(range.clone()), values.get(range)) {
         (Some(i), Some(v)) => (i, v),
@@ -924,7 +919,7 @@ impl<'data, T> Iterator for Slices<'data, T> {
         let w = self.pointers.next()?;
         let j = self.next;
         self.next = j.saturating_add(1);
-        self.item(j, w)
+        Some(self.item(j, w))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -937,7 +932,7 @@ impl<T> DoubleEndedIterator for Slices<'_, T> {
         let w = self.pointers.next_back()?;
         // The slices not yet yielded are next..next + len; this was the last.
         let j = self.next.saturating_add(to_u64(self.pointers.len()));
-        self.item(j, w)
+        Some(self.item(j, w))
     }
 }
 

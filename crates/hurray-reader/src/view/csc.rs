@@ -281,8 +281,12 @@ impl<'data, T: Element> CscView<'data, T> {
     /// # Errors
     /// On an unvalidated view, as [`validate`](Self::validate).
     pub fn iter(&self) -> Result<Entries<'data, T>> {
-        let view = self.validated()?;
-        Ok(Entries { view, col: 0, pos: 0 })
+        Ok(Entries {
+            columns: self.columns()?,
+            col: 0,
+            rows: [].iter(),
+            values: [].iter(),
+        })
     }
 
     /// The CSR view of Aᵀ over the same slices, no copy: `nrows` and `ncols`
@@ -460,31 +464,27 @@ impl<'data, T> Iterator for Column<'data, T> {
 
 impl<T> ExactSizeIterator for Column<'_, T> {}
 
-/// Every stored element of a validated CSC view, `(row, col, &value)`.
+/// Every stored element of a validated CSC view, `(row, col, &value)`,
+/// column by column ([`CscView::columns`], flattened).
 #[derive(Debug, Clone)]
 pub struct Entries<'data, T> {
-    view: CscView<'data, T>,
+    columns: Slices<'data, T>,
+    /// The column `rows` and `values` belong to.
     col: u64,
-    pos: usize,
+    rows: std::slice::Iter<'data, u64>,
+    values: std::slice::Iter<'data, T>,
 }
 
-impl<'data, T: Element> Iterator for Entries<'data, T> {
+impl<'data, T> Iterator for Entries<'data, T> {
     type Item = (u64, u64, &'data T);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let ptr = self.view.col_ptr();
         loop {
-            let end = usize::try_from(self.col)
-                .ok()
-                .and_then(|c| ptr.get(c + 1))
-                .and_then(|&e| usize::try_from(e).ok())?;
-            if self.pos < end {
-                let row = *self.view.row_indices().get(self.pos)?;
-                let value = self.view.values.get(self.pos)?;
-                self.pos += 1;
+            if let (Some(&row), Some(value)) = (self.rows.next(), self.values.next()) {
                 return Some((row, self.col, value));
             }
-            self.col += 1;
+            let (col, rows, values) = self.columns.next()?;
+            (self.col, self.rows, self.values) = (col, rows.iter(), values.iter());
         }
     }
 }

@@ -238,20 +238,9 @@ impl<'data, T: Element> CsrView<'data, T> {
     /// # Errors
     /// On an unvalidated view, as [`validate`](Self::validate).
     pub fn iter(&self) -> Result<impl Iterator<Item = (u64, u64, &'data T)> + 'data> {
-        let view = self.validated()?;
-        let rows = view.row_ptr().len().saturating_sub(1);
-        Ok((0..rows).flat_map(move |i| {
-            let i = crate::cursor::to_u64(i);
-            view.structure
-                .row_range(i)
-                .map(|range| {
-                    let cols = view.col_indices().get(range.clone()).unwrap_or_default();
-                    let vals = view.values.get(range).unwrap_or_default();
-                    cols.iter().zip(vals).map(move |(&c, v)| (i, c, v))
-                })
-                .into_iter()
-                .flatten()
-        }))
+        Ok(self
+            .rows()?
+            .flat_map(|(i, cols, vals)| cols.iter().zip(vals).map(move |(&c, v)| (i, c, v))))
     }
 
     /// The CSC view of Aᵀ over the same slices, no copy.
