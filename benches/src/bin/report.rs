@@ -211,12 +211,31 @@ fn recorded_ceiling(results: &Path, run_best: f64) -> f64 {
     recorded.map_or(run_best, |r| r.max(run_best))
 }
 
-/// Whether this run's fastest one-thread sum is below 0.9 of the record.
-fn low_ceiling(run_best: f64, record: f64) -> bool {
-    run_best < 0.9 * record
+/// The ceiling checks of one run, worked out once for the scan table and
+/// the targets.
+struct Ceilings {
+    /// [`slowed_ceilings`]: the scan groups not judged, and the fastest
+    /// one-thread sum of the run (GB/s).
+    slowed: Vec<&'static str>,
+    best: f64,
+    /// [`recorded_ceiling`].
+    record: f64,
 }
 
-fn scan_table(c: &BTreeMap<String, Bench>, record: f64) {
+impl Ceilings {
+    fn of(c: &BTreeMap<String, Bench>, results: &Path) -> Ceilings {
+        let (slowed, best) = slowed_ceilings(c);
+        let record = recorded_ceiling(results, best);
+        Ceilings { slowed, best, record }
+    }
+
+    /// Whether this run's fastest one-thread sum is below 0.9 of the record.
+    fn low(&self) -> bool {
+        self.best < 0.9 * self.record
+    }
+}
+
+fn scan_table(c: &BTreeMap<String, Bench>, ceilings: &Ceilings) {
     println!("### 2. Invariant scan (`cargo bench -p hurray-benches --bench scan`)");
     println!();
     println!("GB/s = (pointer + index bytes) / median time; 1 GB = 10⁹ B. Ratios: scan GB/s / ceiling GB/s.");
@@ -252,7 +271,7 @@ fn scan_table(c: &BTreeMap<String, Bench>, record: f64) {
             ratio("validate_parallel_2threads", "sum_2threads"),
         );
     }
-    let (slowed, best) = slowed_ceilings(c);
+    let Ceilings { slowed, best, record } = ceilings;
     println!();
     if slowed.is_empty() {
         print!("Ceiling check: every input's one-thread sum within 0.8 of the fastest ({best:.1} GB/s).");
@@ -269,7 +288,7 @@ fn scan_table(c: &BTreeMap<String, Bench>, record: f64) {
          fastest is {:.2} of it",
         best / record
     );
-    if low_ceiling(best, record) {
+    if ceilings.low() {
         println!(
             ": below 0.9, the memory path was slower for the whole run, which raises every scan / sum ratio; \
              a scan target reached only at such a ceiling is marked \"not counted\"."
@@ -546,7 +565,7 @@ fn peers_table(p: &Value) {
     println!();
 }
 
-fn targets(c: &BTreeMap<String, Bench>, peers: Option<&Value>, results: &Path, record: f64) {
+fn targets(c: &BTreeMap<String, Bench>, peers: Option<&Value>, results: &Path, ceilings: &Ceilings) {
     println!("### Targets of issue #4");
     println!();
     println!("| target | measured | met |");
@@ -573,15 +592,13 @@ fn targets(c: &BTreeMap<String, Bench>, peers: Option<&Value>, results: &Path, r
     let scipy = |key: &str| peers.and_then(|p| med(p, key));
     // The scan against its ceilings, per input.
     let scan = |group: &str, f: &str| c.get(&format!("scan_{group}/{f}")).map(gbps);
-    let (slowed, best) = slowed_ceilings(c);
-    let low = low_ceiling(best, record);
     let judged = |group: &str, name: &str, value: Option<f64>| {
-        if slowed.iter().any(|g| g.trim_start_matches("scan_") == group) {
+        if ceilings.slowed.iter().any(|g| g.trim_start_matches("scan_") == group) {
             match value {
                 Some(v) => println!("| {name} | {v:.2}x | not judged (ceiling slowed, see section 2) |"),
                 None => println!("| {name} | not measured | – |"),
             }
-        } else if low && value.is_some_and(|v| v >= 0.8) {
+        } else if ceilings.low() && value.is_some_and(|v| v >= 0.8) {
             println!(
                 "| {name} | {:.2}x | not counted (low ceiling, see section 2) |",
                 value.unwrap_or_default()
@@ -699,15 +716,15 @@ fn main() {
         return;
     }
     let peers = read_json(&results.join("peers.json"));
-    let record = recorded_ceiling(&results, slowed_ceilings(&c).1);
+    let ceilings = Ceilings::of(&c, &results);
     machine();
     open_table(&c);
-    scan_table(&c, record);
+    scan_table(&c, &ceilings);
     access_tables(&c, peers.as_ref());
     heap_table(&results);
     match &peers {
         Some(p) => peers_table(p),
         None => println!("### 5. Peers: no peers.json (run benches/peers/run.sh)\n"),
     }
-    targets(&c, peers.as_ref(), &results, record);
+    targets(&c, peers.as_ref(), &results, &ceilings);
 }
