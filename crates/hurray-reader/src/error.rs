@@ -512,6 +512,27 @@ pub enum Error {
         rule: &'static str,
     },
 
+    /// A sparse tensor's `nnz` field disagrees with its `values` and index
+    /// buffers, whose sizes agree with each other on another count (the
+    /// layout's § Buffer Size derives both from `nnz`, which is
+    /// authoritative). Reported instead of [`Error::BufferSize`] when the
+    /// strict size check fails that way.
+    #[error("tensor '{}': nnz at offset {offset}: {nnz}, but {buffers} both hold {held} entries ({rule})", .tensor.escape_debug())]
+    NnzMismatch {
+        /// The tensor.
+        tensor: Box<str>,
+        /// Offset of the layout fields' `nnz`.
+        offset: u64,
+        /// The descriptor's `nnz`.
+        nnz: u64,
+        /// The entries the buffers hold, by their `byte_size`.
+        held: u64,
+        /// The buffers, e.g. `values and row_indices`.
+        buffers: &'static str,
+        /// The rule.
+        rule: &'static str,
+    },
+
     /// A buffer's file offset is not a multiple of its declared alignment.
     #[error("tensor '{}': buffer[{buffer}].alignment at offset {offset}: declares {alignment} but the buffer starts at file offset {file_offset} (buffer-protocol.md § Alignment; NOTES.md 'Declared alignment vs delivered')", .tensor.escape_debug())]
     AlignmentNotDelivered {
@@ -828,6 +849,7 @@ impl Error {
             | Error::IndexOutOfBounds { offset, .. }
             | Error::CooOrder { offset, .. }
             | Error::StatisticsNnzMismatch { offset, .. }
+            | Error::NnzMismatch { offset, .. }
             | Error::TornComposite { offset, .. }
             | Error::Composite { offset, .. }
             | Error::Misaligned { offset, .. } => Some(*offset),
@@ -890,6 +912,7 @@ impl Error {
             | Error::DynamicDimension { tensor, .. }
             | Error::Overflow { tensor, .. }
             | Error::BufferSize { tensor, .. }
+            | Error::NnzMismatch { tensor, .. }
             | Error::AlignmentNotDelivered { tensor, .. }
             | Error::PtrFirst { tensor, .. }
             | Error::PtrLast { tensor, .. }

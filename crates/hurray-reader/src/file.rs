@@ -698,7 +698,7 @@ fn check_trailer(h: &raw::FileHeader, t: &raw::Trailer, offset: u64) -> Result<(
             scope: Scope::File,
             field: Field::new("trailer_magic"),
             offset: offset + 36,
-            expected: "HRRY",
+            expected: "HRRY as the file's last 4 bytes (a truncated file ends without it)",
             rule: rule::TRAILER,
         });
     }

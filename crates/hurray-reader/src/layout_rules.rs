@@ -77,6 +77,36 @@ fn values_plan(t: &Tensor<'_>, nnz: u64, rule: &'static str) -> Result<Plan> {
     Ok(Plan::new(BufferRole::Values, Some(et), nnz, bytes, rule))
 }
 
+/// The diagnosis of a sparse tensor (CSC, CSR, COO) that fails the strict
+/// size check while its `values` and index buffers agree with each other on
+/// an entry count other than the descriptor's `nnz`: then `nnz` is the
+/// field that is wrong (§ Buffer Size derives both sizes from it, and it is
+/// authoritative). `sizes` are the `byte_size`s of the first two buffers;
+/// `None` when they do not point at `nnz`, for packed value types and for
+/// other layouts.
+pub(crate) fn nnz_disagreement(t: &Tensor<'_>, sizes: [u64; 2]) -> Option<Error> {
+    let d = t.descriptor();
+    let (nnz, per_entry, buffers, rule) = match d.layout_fields() {
+        LayoutFields::Csc(f) => (f.nnz.get(), 1, "values and row_indices", rule::CSC_SIZE),
+        LayoutFields::Csr(f) => (f.nnz.get(), 1, "values and col_indices", rule::CSR_SIZE),
+        LayoutFields::Coo(f) => (f.nnz.get(), u64::from(t.rank()), "values and indices", rule::COO_SIZE),
+        _ => return None,
+    };
+    let width = t.element_type()?.byte_width()?;
+    let index_width = per_entry.checked_mul(8).filter(|&w| w > 0)?;
+    let [values, indices] = sizes;
+    let held = values / width;
+    let agree = values % width == 0 && indices % index_width == 0 && indices / index_width == held;
+    (agree && held != nnz).then(|| Error::NnzMismatch {
+        tensor: t.name().into(),
+        offset: d.offsets().layout_fields,
+        nnz,
+        held,
+        buffers,
+        rule,
+    })
+}
+
 /// A `uint64` index array of `len` elements.
 fn u64_plan(t: &Tensor<'_>, role: BufferRole, len: u64, field: Field, offset: u64, rule: &'static str) -> Result<Plan> {
     let what = match role {

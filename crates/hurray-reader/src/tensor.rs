@@ -547,6 +547,12 @@ impl<'data> Tensor<'data> {
             let exact = strict;
             let ok = if exact { size == plan.bytes } else { size >= plan.bytes };
             if !ok {
+                let byte_size = |k: usize| handles.get(k).map_or(0, |h| h.byte_size.get());
+                if exact {
+                    if let Some(e) = crate::layout_rules::nnz_disagreement(self, [byte_size(0), byte_size(1)]) {
+                        return Err(e);
+                    }
+                }
                 return Err(Error::BufferSize {
                     tensor: self.name().into(),
                     buffer: u8::try_from(i).unwrap_or(u8::MAX),

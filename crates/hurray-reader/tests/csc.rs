@@ -376,6 +376,68 @@ fn rule_row_indices_buffer_is_nnz_u64() {
 }
 
 #[test]
+fn a_wrong_nnz_field_is_named_when_the_buffers_agree() {
+    // nnz 4 in the descriptor, five entries in values, row_indices and
+    // col_ptr[5]: the field is wrong, not the buffers.
+    let mut p = parts();
+    p.descriptor.layout_fields[..8].copy_from_slice(&4u64.to_le_bytes());
+    let e = error_of(p);
+    assert!(
+        matches!(
+            e,
+            Error::NnzMismatch {
+                nnz: 4,
+                held: 5,
+                buffers: "values and row_indices",
+                rule: "layouts/csc.md § Buffer Size",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .contains(": 4, but values and row_indices both hold 5 entries"),
+        "{e}"
+    );
+    // The same for CSR and for COO (rank 2: 16 index bytes per entry):
+    // buffers for three entries, nnz 2.
+    let f32s = |n: usize| vec![0u8; 4 * n];
+    let u64s = |v: &[u64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let (values, csr_cols, row_ptr, coo_indices) = (
+        f32s(3),
+        u64s(&[0, 1, 2]),
+        u64s(&[0, 1, 2, 3]),
+        u64s(&[0, 0, 1, 1, 2, 2]),
+    );
+    for (descriptor, buffers, expected) in [
+        (
+            TensorDescriptor::csr(ElementType::Float32, 3, 3, 3),
+            vec![&values, &csr_cols, &row_ptr],
+            "values and col_indices",
+        ),
+        (
+            TensorDescriptor::coo(ElementType::Float32, vec![3, 3], 3, true),
+            vec![&values, &coo_indices],
+            "values and indices",
+        ),
+    ] {
+        let mut w = FileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+        let buffers = buffers.into_iter().map(|b| BufferData::Bytes(b)).collect();
+        let mut raw = descriptor.unwrap().to_raw();
+        raw.layout_fields[..8].copy_from_slice(&2u64.to_le_bytes());
+        w.write_tensor_unchecked(RawTensor::new("A", raw.encode().unwrap(), buffers))
+            .unwrap();
+        let bytes = AlignedBytes::from_slice(&w.finish().unwrap());
+        let e = HurrayFile::parse(&bytes, Options::default()).and_then(|f| f.tensor("A").map(|_| ()));
+        assert!(
+            matches!(e, Err(Error::NnzMismatch { nnz: 2, held: 3, buffers, .. }) if buffers == expected),
+            "{e:?}"
+        );
+    }
+}
+
+#[test]
 fn rule_col_ptr_buffer_is_ncols_plus_one_u64() {
     let mut p = parts();
     p.descriptor.buffers[2].byte_size = 40;
