@@ -162,6 +162,12 @@ fn bench_spmv<T: Real>(c: &mut Criterion, ctx: &Ctx, a: &CscView<'_, T>, name: &
     group.bench_function("csr_of_At_Atx_mul_vec", |b| {
         b.iter(|| at.mul_vec(black_box(xt.as_slice()), z.as_mut_slice()).expect("mul_vec"))
     });
+    group.bench_function("csr_of_At_Atx_mul_vec_parallel_2threads", |b| {
+        b.iter(|| {
+            at.mul_vec_parallel(black_box(xt.as_slice()), z.as_mut_slice(), 2)
+                .expect("mul_vec_parallel")
+        })
+    });
     if name == "f32" {
         // The same product with x and y in plain Vecs (4 KiB pages).
         group.bench_function("csc_Ax_mul_vec_vec_4k_pages", |b| {

@@ -21,7 +21,9 @@
 //!   the L2 cache; here `mul_vec` uses propagation blocking), and
 //!   `spmv_csc_Ax_direct_same_bits`: whether the two `y` are equal bit for bit;
 //! - `spmv_csr_of_At_Atx`: `y = Aᵀ·x` with `CsrView::mul_vec` on
-//!   `A.transpose()`, same;
+//!   `A.transpose()`, same; `spmv_csr_of_At_Atx_2threads`: with
+//!   `CsrView::mul_vec_parallel(.., 2)`, and `..._same_bits`: whether its
+//!   `y` equals the one-thread product bit for bit;
 //! - `*_vec_4k_pages`: both again with x and y in plain `Vec`s.
 //!
 //! Each SpMV also reports `sum(y)` (in f64) to cross-check with scipy.
@@ -86,6 +88,13 @@ fn time_file<T: Real>(path: &Path, runs: usize) -> serde_json::Value {
         at.mul_vec(xt.as_slice(), z.as_mut_slice()).expect("mul_vec")
     });
     let z_sum: f64 = z.as_slice().iter().map(|v| v.to_f64()).sum();
+    let mut z2 = HugeVec::<T>::zeroed(at.nrows() as usize);
+    let spmv_t_2threads = sample(1, runs, || {
+        at.mul_vec_parallel(xt.as_slice(), z2.as_mut_slice(), 2)
+            .expect("mul_vec_parallel")
+    });
+    let parallel_same_bits = bits(z.as_slice()) == bits(z2.as_slice());
+    drop(z2);
     // The same kernels with x and y in plain Vecs (4 KiB pages).
     let x4k: Vec<T> = x_vector(a.ncols());
     let mut y4k = vec![T::default(); a.nrows() as usize];
@@ -112,6 +121,8 @@ fn time_file<T: Real>(path: &Path, runs: usize) -> serde_json::Value {
         "spmv_csc_Ax_direct_same_bits": direct_same_bits,
         "spmv_csr_of_At_Atx": summary(&spmv_t),
         "spmv_csr_of_At_Atx_sum_y": z_sum,
+        "spmv_csr_of_At_Atx_2threads": summary(&spmv_t_2threads),
+        "spmv_csr_of_At_Atx_2threads_same_bits": parallel_same_bits,
         "spmv_csc_Ax_vec_4k_pages": summary(&spmv_4k),
         "spmv_csr_of_At_Atx_vec_4k_pages": summary(&spmv_t_4k),
     })

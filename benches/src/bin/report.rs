@@ -401,7 +401,7 @@ fn peers_table(p: &Value) {
     let process = &p["process"];
     // (what, ours, our time, scipy, scipy time, target ratio)
     type Row<'a> = (&'a str, &'a str, f64, &'a str, f64, Option<f64>);
-    let rows: [Row<'_>; 17] = [
+    let rows: [Row<'_>; 18] = [
         (
             "validation",
             "`CscStructure::validate()`",
@@ -507,6 +507,14 @@ fn peers_table(p: &Value) {
             Some(1.5),
         ),
         (
+            "SpMV y = Aᵀ·x, 2 threads",
+            "`CsrView::mul_vec_parallel(.., 2)` on `A.transpose()`",
+            med(&ours["spmv_csr_of_At_Atx_2threads"]),
+            "`A.T @ x`, int64 (scipy: one thread)",
+            med(&p["spmv_Atx"]),
+            None,
+        ),
+        (
             "SpMV y = A·x (scipy int32)",
             "`CscView::mul_vec`",
             med(&ours["spmv_csc_Ax"]),
@@ -554,13 +562,15 @@ fn peers_table(p: &Value) {
     println!(
         "Whole processes timed with {} ({} CPUs available). SpMV cross-check, |Σy(scipy) − Σy(ours)| / |Σy|: \
          {:.1e} (A·x), {:.1e} (Aᵀ·x); scipy int32 and int64 give identical y: {}; `mul_vec` (blocked) and the \
-         direct scatter give identical y, bit for bit: {}.",
+         direct scatter give identical y, bit for bit: {}; `mul_vec_parallel` on two threads and `mul_vec` (Aᵀ·x), \
+         bit for bit: {}.",
         process["hurray-inspect --validate"]["tool"].as_str().unwrap_or("?"),
         p["threads_available"],
         p["sum_y_rel_diff"].as_f64().unwrap_or(f64::NAN),
         p["sum_z_rel_diff"].as_f64().unwrap_or(f64::NAN),
         p["spmv_int32_same_y"],
         ours["spmv_csc_Ax_direct_same_bits"],
+        ours["spmv_csr_of_At_Atx_2threads_same_bits"],
     );
     println!();
 }

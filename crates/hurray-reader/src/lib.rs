@@ -12,7 +12,8 @@
 //! - [`HurrayFile::tensor`] reads and checks one descriptor and locates its
 //!   buffers: cost independent of the data size.
 //! - Views: [`Tensor::csc`] ([`CscView`]: `get`, `column`, `columns`, `iter`,
-//!   `transpose`, `to_csr`, `mul_vec`), [`Tensor::csr`], [`Tensor::coo`],
+//!   `transpose`, `to_csr`, `mul_vec`), [`Tensor::csr`] ([`CsrView`]: the
+//!   same by rows, and `mul_vec_parallel`), [`Tensor::coo`],
 //!   [`Tensor::csf`], [`Tensor::dense`]; [`Buffer::as_slice`] and
 //!   [`Buffer::packed`] for raw buffers.
 //! - Strict by default ([`Options`]): a sparse view runs its storage

@@ -340,3 +340,92 @@ fn blocked_product_equals_the_direct_scatter_bit_for_bit() {
     }
     assert!(bits(&reversed) != bits(&expected));
 }
+
+/// `CsrView::mul_vec_parallel` cuts the rows into ranges of about equal
+/// element counts, one per thread: whatever the thread count and however
+/// the elements fall (empty rows, one row holding most elements, no rows,
+/// no elements), every `y[i]` equals `mul_vec`'s bit for bit, and all of
+/// `y` is overwritten. Values span 2^±20, so a change in the order of the
+/// additions would show in the rounding.
+#[test]
+fn parallel_dot_products_equal_one_thread_bit_for_bit() {
+    let mut h = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        h ^= h << 13;
+        h ^= h >> 7;
+        h ^= h << 17;
+        h
+    };
+    let ncols = 1000u64;
+    // (name, elements per row)
+    let shapes: [(&str, Vec<u64>); 5] = [
+        (
+            "varied",
+            (0..2000).map(|i| if i % 5 == 0 { 0 } else { next() % 40 }).collect(),
+        ),
+        (
+            "one long row",
+            (0..300)
+                .map(|i| if i == 17 { 900 } else { u64::from(i % 50 == 0) })
+                .collect(),
+        ),
+        (
+            "long last row",
+            (0..10).map(|i| if i == 9 { 1000 } else { 0 }).collect(),
+        ),
+        ("no elements", vec![0; 7]),
+        ("no rows", vec![]),
+    ];
+    let mut w = FileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+    let mut stored = Vec::new();
+    for (name, lengths) in &shapes {
+        let (mut ptr, mut idx, mut val) = (vec![0u64], Vec::new(), Vec::new());
+        for &len in lengths {
+            // `len` distinct sorted columns: every ncols/len-th, shifted.
+            let step = ncols / len.max(1);
+            let shift = next() % step.max(1);
+            idx.extend((0..len).map(|k| k * step + shift));
+            val.extend((0..len).map(|_| spread(next())));
+            ptr.push(idx.len() as u64);
+        }
+        let nrows = lengths.len() as u64;
+        w.write_csr(name, &Csr::new(nrows, ncols, &val, &idx, &ptr).unwrap())
+            .unwrap();
+        stored.push((name, nrows as usize));
+    }
+    let bytes = AlignedBytes::from_slice(&w.finish().unwrap());
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let x: Vec<f64> = (0..ncols).map(|_| spread(next())).collect();
+    let bits = |v: &[f64]| v.iter().map(|a| a.to_bits()).collect::<Vec<u64>>();
+    for (name, nrows) in stored {
+        let a = file.tensor(name).unwrap().csr::<f64>().unwrap();
+        let mut expected = vec![f64::NAN; nrows];
+        a.mul_vec(&x, &mut expected).unwrap();
+        assert!(expected.iter().all(|v| !v.is_nan()), "{name}");
+        for threads in [0, 1, 2, 3, 5, 64, 1000] {
+            let mut y = vec![f64::NAN; nrows];
+            a.mul_vec_parallel(&x, &mut y, threads).unwrap();
+            assert!(bits(&y) == bits(&expected), "{name}, {threads} threads");
+        }
+    }
+    // The worked example's Aᵀ·x (rows of Aᵀ = columns of A), in f32.
+    let bytes = AlignedBytes::read(FIXTURE).unwrap();
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let at = file.tensor("A").unwrap().csc::<f32>().unwrap().transpose();
+    let mut z = [f32::NAN; 5];
+    at.mul_vec_parallel(&[1.0, 2.0, 3.0, 4.0], &mut z, 3).unwrap();
+    assert_eq!(z, [1.0, 12.0, 6.0, 2.0, 15.0]);
+    let e = at.mul_vec_parallel(&[1.0; 3], &mut z, 2).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::LengthMismatch {
+                what: "x",
+                len: 3,
+                expected: 4,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+}

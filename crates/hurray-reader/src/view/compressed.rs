@@ -54,7 +54,14 @@ pub(crate) const CSR: Names = Names {
 /// `f64` (sealed). Products and sums are taken in `Self`, in storage
 /// order, like scipy's `csc_matvec` / `csr_matvec`.
 pub trait Float:
-    crate::Element + Copy + Default + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> + private::Sealed
+    crate::Element
+    + Copy
+    + Default
+    + Send
+    + Sync
+    + std::ops::Add<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + private::Sealed
 {
 }
 
@@ -518,13 +525,10 @@ impl<'data> Compressed<'data> {
         }
     }
 
-    /// Each outer slice's indices and values, in order, for the products
-    /// (see [`slice_pair`]). A `map` over `ptr.windows(2)`, not [`Slices`]:
-    /// zipped with `x` or `y`, the standard adapters index both sides
-    /// directly, which the dot products need (measured: `dots` 8–13%
-    /// slower through `Slices`).
+    /// Each outer slice's indices and values, in order, for the products:
+    /// [`pairs`] over the whole pointer array.
     fn slices<'s, T>(&'s self, values: &'s [T]) -> impl Iterator<Item = (&'s [u64], &'s [T])> + 's {
-        self.ptr.windows(2).map(move |w| slice_pair(self.idx, values, w))
+        pairs(self.ptr, self.idx, values)
     }
 
     /// The direct scatter: one pass over `ptr`, `idx` and `values`,
@@ -631,14 +635,41 @@ impl<'data> Compressed<'data> {
     /// of slice `i` with `x`, summed in storage order. Same preconditions as
     /// [`scatter`](Self::scatter); an index past `x` reads 0.
     pub(crate) fn dots<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
-        for ((cols, vals), yi) in self.slices(values).zip(y.iter_mut()) {
-            *yi = cols.iter().zip(vals).fold(T::default(), |acc, (&c, &v)| {
-                acc + v * x
-                    .get(usize::try_from(c).unwrap_or(usize::MAX))
-                    .copied()
-                    .unwrap_or_default()
-            });
-        }
+        dot_slices(self.ptr, self.idx, values, x, y);
+    }
+
+    /// [`dots`](Self::dots) on `threads` threads (`std::thread::scope`,
+    /// clamped to `1..=`[`MAX_THREADS`]): the outer slices are cut into
+    /// `threads` consecutive ranges holding about `nnz / threads` elements
+    /// each, `y` split with them, and each thread computes the dot products
+    /// of its range; the calling thread takes the last one. Every `y[i]`
+    /// is computed as by `dots`: the same result bit for bit.
+    pub(crate) fn dots_parallel<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
+        let threads = threads.clamp(1, MAX_THREADS);
+        let nnz = self.ptr.last().copied().unwrap_or(0);
+        // nnz·t/threads without overflow (threads <= MAX_THREADS).
+        let share = |t: u64| {
+            let n = to_u64(threads);
+            (nnz / n)
+                .saturating_mul(t)
+                .saturating_add((nnz % n).saturating_mul(t) / n)
+        };
+        std::thread::scope(|scope| {
+            let (mut rest, mut from) = (y, 0usize);
+            for t in 1..threads {
+                // The first slice starting at or after t/threads of the elements.
+                let target = share(to_u64(t));
+                let to = self
+                    .ptr
+                    .partition_point(|&p| p < target)
+                    .clamp(from, from.saturating_add(rest.len()));
+                let (part, tail) = rest.split_at_mut(to.saturating_sub(from));
+                let ptr = self.ptr.get(from..=to).unwrap_or_default();
+                scope.spawn(move || dot_slices(ptr, self.idx, values, x, part));
+                (rest, from) = (tail, to);
+            }
+            dot_slices(self.ptr.get(from..).unwrap_or_default(), self.idx, values, x, rest);
+        });
     }
 
     /// Checks `x.len() = expected_x` and `y.len() = expected_y` for a
@@ -895,6 +926,30 @@ impl<'data, T> Slices<'data, T> {
     fn item(&self, j: u64, w: &[u64]) -> (u64, &'data [u64], &'data [T]) {
         let (indices, values) = slice_pair(self.indices, self.values, w);
         (j, indices, values)
+    }
+}
+
+/// The indices and values of each slice of the pointer window `ptr`
+/// (`ptr.len() - 1` slices, positions absolute in `idx` and `values`), for
+/// the products (see [`slice_pair`]). A `map` over `ptr.windows(2)`, not
+/// [`Slices`]: zipped with `x` or `y`, the standard adapters index both
+/// sides directly, which the dot products need (measured: `dots` 8–13%
+/// slower through `Slices`).
+fn pairs<'s, T>(ptr: &'s [u64], idx: &'s [u64], values: &'s [T]) -> impl Iterator<Item = (&'s [u64], &'s [T])> + 's {
+    ptr.windows(2).map(move |w| slice_pair(idx, values, w))
+}
+
+/// `y[i]` = the dot product of slice `i` with `x`, over the slices of the
+/// pointer window `ptr` (`ptr.len() - 1` slices, positions absolute in
+/// `idx` and `values`), summed in storage order; an index past `x` reads 0.
+fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[T], y: &mut [T]) {
+    for ((cols, vals), yi) in pairs(ptr, idx, values).zip(y.iter_mut()) {
+        *yi = cols.iter().zip(vals).fold(T::default(), |acc, (&c, &v)| {
+            acc + v * x
+                .get(usize::try_from(c).unwrap_or(usize::MAX))
+                .copied()
+                .unwrap_or_default()
+        });
     }
 }
 
