@@ -10,7 +10,9 @@
 //!   invariants does, and a rejection names an invariant that is broken;
 //! * single-threaded and parallel validation return the same result;
 //! * on a valid matrix, `get`, `column`, `iter`, `transpose` and `to_csr`
-//!   agree with linear search and a naive transposition.
+//!   agree with linear search and a naive transposition, and `mul_vec`
+//!   (A·x and Aᵀ·x) and `mul_vec_parallel` with the naive products, bit
+//!   for bit.
 #![no_main]
 
 use hurray_reader::{AlignedBytes, CscView, HurrayFile, Options};
@@ -249,5 +251,36 @@ fuzz_target!(|input: Input| {
     );
     if let Ok(a) = a {
         check_views(&a, &col_ptr, &row_indices);
+        check_products(&a, &col_ptr, &row_indices, threads);
     }
 });
+
+/// On a valid matrix with at most 2^16 rows (`y` is dense): `y = A·x` and
+/// `z = Aᵀ·x'` against the naive loops, and `mul_vec_parallel` against
+/// them, bit for bit.
+fn check_products(a: &CscView<'_, f32>, col_ptr: &[u64], row_indices: &[u64], threads: usize) {
+    let (nrows, ncols) = (a.nrows() as usize, a.ncols() as usize);
+    if nrows > 1 << 16 {
+        return;
+    }
+    let x: Vec<f32> = (0..ncols).map(|j| 1.0 / (j as f32 + 1.5)).collect();
+    let xt: Vec<f32> = (0..nrows).map(|i| 1.0 / (i as f32 + 2.5)).collect();
+    let (mut y_model, mut z_model) = (vec![0f32; nrows], vec![0f32; ncols]);
+    for j in 0..ncols {
+        for p in col_ptr[j] as usize..col_ptr[j + 1] as usize {
+            let r = row_indices[p] as usize;
+            y_model[r] = y_model[r] + p as f32 * x[j];
+            z_model[j] = z_model[j] + p as f32 * xt[r];
+        }
+    }
+    let bits = |v: &[f32]| v.iter().map(|a| a.to_bits()).collect::<Vec<u32>>();
+    let mut y = vec![f32::NAN; nrows];
+    a.mul_vec(&x, &mut y).unwrap();
+    assert_eq!(bits(&y), bits(&y_model), "A·x");
+    let mut z = vec![f32::NAN; ncols];
+    a.transpose().mul_vec(&xt, &mut z).unwrap();
+    assert_eq!(bits(&z), bits(&z_model), "Aᵀ·x");
+    let mut z = vec![f32::NAN; ncols];
+    a.transpose().mul_vec_parallel(&xt, &mut z, threads).unwrap();
+    assert_eq!(bits(&z), bits(&z_model), "Aᵀ·x on {threads} threads");
+}
