@@ -16,6 +16,25 @@ pub(crate) fn to_u64(n: usize) -> u64 {
     u64::try_from(n).unwrap_or(u64::MAX)
 }
 
+/// Converts a position or length read from the file to a slice index. Where
+/// `usize` has 64 bits this is the value itself (lossless); elsewhere a
+/// value that does not fit becomes `usize::MAX`, which no slice reaches, so
+/// a `get` with it fails. Written as a cast on 64-bit targets because the
+/// products' loops measured ~20% slower with `try_from(..).unwrap_or(..)`
+/// in `slice_pair` (LLVM turned the slice selection into `cmov`s there;
+/// `docs/performance.md` § 3).
+#[inline]
+pub(crate) fn to_usize(v: u64) -> usize {
+    #[cfg(target_pointer_width = "64")]
+    {
+        v as usize
+    }
+    #[cfg(not(target_pointer_width = "64"))]
+    {
+        usize::try_from(v).unwrap_or(usize::MAX)
+    }
+}
+
 /// One field as a recording cursor read it: its name, absolute offset and
 /// bytes.
 #[derive(Debug, Clone, Copy)]

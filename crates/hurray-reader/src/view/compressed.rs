@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::cursor::to_u64;
+use crate::cursor::{to_u64, to_usize};
 use crate::error::{Error, Result};
 
 /// Names and rules of one orientation, for errors.
@@ -954,17 +954,18 @@ fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[T], y: &mut
 }
 
 /// `indices[start..end]` and `values[start..end]` for the two pointers
-/// `w = [start, end]`; both empty when the range is reversed or falls
-/// outside either (possible only in data that was never validated).
+/// `w = [start, end]`; each empty when the range is reversed or falls
+/// outside it (possible only in data that was never validated: the views
+/// hand out slices of validated data, where both always fit).
 fn slice_pair<'s, T>(indices: &'s [u64], values: &'s [T], w: &[u64]) -> (&'s [u64], &'s [T]) {
     let &[start, end] = w else {
         return (&[], &[]); // unreachable: windows of two
     };
-    let range = usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(0);
-    match (indices.get(range.clone()), values.get(range)) {
-        (Some(i), Some(v)) => (i, v),
-        _ => (&[], &[]),
-    }
+    let range = to_usize(start)..to_usize(end);
+    (
+        indices.get(range.clone()).unwrap_or_default(),
+        values.get(range).unwrap_or_default(),
+    )
 }
 
 impl<'data, T> Iterator for Slices<'data, T> {
