@@ -931,26 +931,59 @@ impl<'data, T> Slices<'data, T> {
 
 /// The indices and values of each slice of the pointer window `ptr`
 /// (`ptr.len() - 1` slices, positions absolute in `idx` and `values`), for
-/// the products (see [`slice_pair`]). A `map` over `ptr.windows(2)`, not
-/// [`Slices`]: zipped with `x` or `y`, the standard adapters index both
-/// sides directly, which the dot products need (measured: `dots` 8–13%
-/// slower through `Slices`).
-fn pairs<'s, T>(ptr: &'s [u64], idx: &'s [u64], values: &'s [T]) -> impl Iterator<Item = (&'s [u64], &'s [T])> + 's {
-    ptr.windows(2).map(move |w| slice_pair(idx, values, w))
+/// the products: [`Contiguous`].
+fn pairs<'s, T>(ptr: &'s [u64], idx: &'s [u64], values: &'s [T]) -> Contiguous<'s, T> {
+    let start = ptr.first().map_or(0, |&p| to_usize(p));
+    Contiguous {
+        pointers: ptr.windows(2),
+        rest: (
+            idx.get(start..).unwrap_or_default(),
+            values.get(start..).unwrap_or_default(),
+        ),
+    }
+}
+
+/// The slices of validated data, cut off the front of `idx` and `values`
+/// one after the other (validated slices are contiguous) rather than taken
+/// by range like [`slice_pair`]: there LLVM may turn the range checks into
+/// `cmov`s that the next slice's loads wait for, which measured ~20% slower
+/// in the dot products on the 100 M benchmark (`docs/performance.md` § 3),
+/// and whether it did changed from one build to another. A pointer pair
+/// that does not fit (only in data never validated) ends the iteration.
+struct Contiguous<'s, T> {
+    pointers: std::slice::Windows<'s, u64>,
+    rest: (&'s [u64], &'s [T]),
+}
+
+impl<'s, T> Iterator for Contiguous<'s, T> {
+    type Item = (&'s [u64], &'s [T]);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let &[a, b] = self.pointers.next()? else {
+            return None; // unreachable: windows of two
+        };
+        let len = to_usize(b.wrapping_sub(a));
+        let (indices, indices_rest) = self.rest.0.split_at_checked(len)?;
+        let (values, values_rest) = self.rest.1.split_at_checked(len)?;
+        self.rest = (indices_rest, values_rest);
+        Some((indices, values))
+    }
 }
 
 /// `y[i]` = the dot product of slice `i` with `x`, over the slices of the
 /// pointer window `ptr` (`ptr.len() - 1` slices, positions absolute in
 /// `idx` and `values`), summed in storage order; an index past `x` reads 0.
+/// Slices that [`pairs`] does not yield (data never validated) leave 0.
 fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[T], y: &mut [T]) {
+    let mut written = 0usize;
     for ((cols, vals), yi) in pairs(ptr, idx, values).zip(y.iter_mut()) {
         *yi = cols.iter().zip(vals).fold(T::default(), |acc, (&c, &v)| {
-            acc + v * x
-                .get(usize::try_from(c).unwrap_or(usize::MAX))
-                .copied()
-                .unwrap_or_default()
+            acc + v * x.get(to_usize(c)).copied().unwrap_or_default()
         });
+        written = written.wrapping_add(1);
     }
+    y.get_mut(written..).unwrap_or_default().fill(T::default());
 }
 
 /// `indices[start..end]` and `values[start..end]` for the two pointers
