@@ -903,29 +903,19 @@ impl<'data> Compressed<'data> {
 /// `nrows` for CSR), from either end.
 #[derive(Debug, Clone)]
 pub struct Slices<'data, T> {
-    pointers: std::slice::Windows<'data, u64>,
-    indices: &'data [u64],
-    values: &'data [T],
+    slices: Contiguous<'data, T>,
     next: u64,
 }
 
 impl<'data, T> Slices<'data, T> {
     /// Over `values` and the arrays of `c`, whose invariants the caller
-    /// has verified. (Were they broken, a slice whose pointers fall
-    /// outside the arrays would come out empty: never a panic.)
+    /// has verified. (Were they broken, the iteration would end at the
+    /// first slice that does not fit: never a panic.)
     pub(crate) fn new(c: &Compressed<'data>, values: &'data [T]) -> Self {
         Slices {
-            pointers: c.ptr.windows(2),
-            indices: c.idx,
-            values,
+            slices: pairs(c.ptr, c.idx, values),
             next: 0,
         }
-    }
-
-    /// Slice `j` between the pointers `w`.
-    fn item(&self, j: u64, w: &[u64]) -> (u64, &'data [u64], &'data [T]) {
-        let (indices, values) = slice_pair(self.indices, self.values, w);
-        (j, indices, values)
     }
 }
 
@@ -933,23 +923,25 @@ impl<'data, T> Slices<'data, T> {
 /// (`ptr.len() - 1` slices, positions absolute in `idx` and `values`), for
 /// the products: [`Contiguous`].
 fn pairs<'s, T>(ptr: &'s [u64], idx: &'s [u64], values: &'s [T]) -> Contiguous<'s, T> {
-    let start = ptr.first().map_or(0, |&p| to_usize(p));
+    let range = ptr.first().map_or(0, |&p| to_usize(p))..ptr.last().map_or(0, |&p| to_usize(p));
     Contiguous {
         pointers: ptr.windows(2),
         rest: (
-            idx.get(start..).unwrap_or_default(),
-            values.get(start..).unwrap_or_default(),
+            idx.get(range.clone()).unwrap_or_default(),
+            values.get(range).unwrap_or_default(),
         ),
     }
 }
 
-/// The slices of validated data, cut off the front of `idx` and `values`
-/// one after the other (validated slices are contiguous) rather than taken
-/// by range like [`slice_pair`]: there LLVM may turn the range checks into
-/// `cmov`s that the next slice's loads wait for, which measured ~20% slower
-/// in the dot products on the 100 M benchmark (`docs/performance.md` § 3),
-/// and whether it did changed from one build to another. A pointer pair
-/// that does not fit (only in data never validated) ends the iteration.
+/// The slices of validated data, cut off the front (or the back) of `idx`
+/// and `values` one after the other (validated slices are contiguous)
+/// rather than taken by range (`get(start..end)` on both arrays): with
+/// ranges LLVM may turn the two checks into `cmov`s that the slice's loads
+/// wait for, which measured ~20% slower in the dot products on the 100 M
+/// benchmark (`docs/performance.md` § 3), and whether it did changed from
+/// one build to another. A pointer pair that does not fit (only in data
+/// never validated) ends the iteration.
+#[derive(Debug, Clone)]
 struct Contiguous<'s, T> {
     pointers: std::slice::Windows<'s, u64>,
     rest: (&'s [u64], &'s [T]),
@@ -971,6 +963,20 @@ impl<'s, T> Iterator for Contiguous<'s, T> {
     }
 }
 
+impl<T> DoubleEndedIterator for Contiguous<'_, T> {
+    #[inline]
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let &[a, b] = self.pointers.next_back()? else {
+            return None; // unreachable: windows of two
+        };
+        let len = to_usize(b.wrapping_sub(a));
+        let (indices_rest, indices) = self.rest.0.split_at_checked(self.rest.0.len().checked_sub(len)?)?;
+        let (values_rest, values) = self.rest.1.split_at_checked(self.rest.1.len().checked_sub(len)?)?;
+        self.rest = (indices_rest, values_rest);
+        Some((indices, values))
+    }
+}
+
 /// `y[i]` = the dot product of slice `i` with `x`, over the slices of the
 /// pointer window `ptr` (`ptr.len() - 1` slices, positions absolute in
 /// `idx` and `values`), summed in storage order; an index past `x` reads 0.
@@ -986,42 +992,27 @@ fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[T], y: &mut
     y.get_mut(written..).unwrap_or_default().fill(T::default());
 }
 
-/// `indices[start..end]` and `values[start..end]` for the two pointers
-/// `w = [start, end]`; each empty when the range is reversed or falls
-/// outside it (possible only in data that was never validated: the views
-/// hand out slices of validated data, where both always fit).
-fn slice_pair<'s, T>(indices: &'s [u64], values: &'s [T], w: &[u64]) -> (&'s [u64], &'s [T]) {
-    let &[start, end] = w else {
-        return (&[], &[]); // unreachable: windows of two
-    };
-    let range = to_usize(start)..to_usize(end);
-    (
-        indices.get(range.clone()).unwrap_or_default(),
-        values.get(range).unwrap_or_default(),
-    )
-}
-
 impl<'data, T> Iterator for Slices<'data, T> {
     type Item = (u64, &'data [u64], &'data [T]);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let w = self.pointers.next()?;
+        let (indices, values) = self.slices.next()?;
         let j = self.next;
         self.next = j.saturating_add(1);
-        Some(self.item(j, w))
+        Some((j, indices, values))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        self.pointers.size_hint()
+        self.slices.pointers.size_hint()
     }
 }
 
 impl<T> DoubleEndedIterator for Slices<'_, T> {
     fn next_back(&mut self) -> Option<Self::Item> {
-        let w = self.pointers.next_back()?;
+        let (indices, values) = self.slices.next_back()?;
         // The slices not yet yielded are next..next + len; this was the last.
-        let j = self.next.saturating_add(to_u64(self.pointers.len()));
-        Some(self.item(j, w))
+        let j = self.next.saturating_add(to_u64(self.slices.pointers.len()));
+        Some((j, indices, values))
     }
 }
 
