@@ -19,10 +19,11 @@ pub(crate) fn to_u64(n: usize) -> u64 {
 /// Converts a position or length read from the file to a slice index. Where
 /// `usize` has 64 bits this is the value itself (lossless); elsewhere a
 /// value that does not fit becomes `usize::MAX`, which no slice reaches, so
-/// a `get` with it fails. Written as a cast on 64-bit targets because the
-/// products' loops measured ~20% slower with `try_from(..).unwrap_or(..)`
-/// in `slice_pair` (LLVM turned the slice selection into `cmov`s there;
-/// `docs/performance.md` § 3).
+/// a `get` with it fails. A plain cast on 64-bit targets, so that the hot
+/// loops that use it (the products' slices and gathers) compile to the
+/// same code as with `as`: with `try_from(..).unwrap_or(..)` in their slice
+/// selection, LLVM once emitted `cmov`s that cost ~20% (`docs/performance.md`
+/// § 3).
 #[inline]
 pub(crate) fn to_usize(v: u64) -> usize {
     #[cfg(target_pointer_width = "64")]
