@@ -770,7 +770,7 @@ pub enum Error {
 
     /// A vector passed to a computation (e.g. [`CscView::mul_vec`](crate::CscView::mul_vec))
     /// has the wrong number of entries for the matrix.
-    #[error("tensor '{}': {what} has {len} entries, expected {expected_name} = {expected}", .tensor.escape_debug())]
+    #[error("tensor '{}': {what} has length {len}, expected {expected_name} = {expected}", .tensor.escape_debug())]
     LengthMismatch {
         /// The tensor.
         tensor: Box<str>,

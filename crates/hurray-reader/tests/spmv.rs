@@ -64,7 +64,7 @@ fn wrong_lengths_are_errors_and_write_nothing() {
             expected: 5,
         }
     );
-    assert_eq!(e.to_string(), "tensor 'A': x has 4 entries, expected ncols = 5");
+    assert_eq!(e.to_string(), "tensor 'A': x has length 4, expected ncols = 5");
     let mut short = [7f32; 3];
     let e = a.mul_vec(&[1.0; 5], &mut short).unwrap_err();
     assert!(matches!(
