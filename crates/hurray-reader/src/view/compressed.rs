@@ -330,11 +330,7 @@ impl<'data> Compressed<'data> {
     fn fast_scan(&self, threads: usize, progress: &mut dyn FnMut(u64)) -> Scan {
         let threads = threads.clamp(1, MAX_THREADS);
         let len = self.idx.len();
-        let share = |t: usize| {
-            // len·t/threads without overflow (threads <= MAX_THREADS).
-            let (whole, rest) = (len / threads, len % threads);
-            whole.saturating_mul(t).saturating_add(rest.saturating_mul(t) / threads)
-        };
+        let share = |t: usize| share(len, t, threads);
         let mut parts = [Part::default(); MAX_THREADS];
         for (t, part) in parts.iter_mut().enumerate().take(threads) {
             let next = t.saturating_add(1);
@@ -646,19 +642,12 @@ impl<'data> Compressed<'data> {
     /// is computed as by `dots`: the same result bit for bit.
     pub(crate) fn dots_parallel<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
         let threads = threads.clamp(1, MAX_THREADS);
-        let nnz = self.ptr.last().copied().unwrap_or(0);
-        // nnz·t/threads without overflow (threads <= MAX_THREADS).
-        let share = |t: u64| {
-            let n = to_u64(threads);
-            (nnz / n)
-                .saturating_mul(t)
-                .saturating_add((nnz % n).saturating_mul(t) / n)
-        };
+        let nnz = to_usize(self.ptr.last().copied().unwrap_or(0));
         std::thread::scope(|scope| {
             let (mut rest, mut from) = (y, 0usize);
             for t in 1..threads {
                 // The first slice starting at or after t/threads of the elements.
-                let target = share(to_u64(t));
+                let target = to_u64(share(nnz, t, threads));
                 let to = self
                     .ptr
                     .partition_point(|&p| p < target)
@@ -1022,6 +1011,15 @@ impl<T> std::iter::FusedIterator for Slices<'_, T> {}
 
 /// Threads a scan may use; more are clamped.
 pub(crate) const MAX_THREADS: usize = 64;
+
+/// Where part `t` of `n` items cut into `threads` (at least 1) equal parts
+/// starts: `n·t/threads`, without overflow for `t <= threads`.
+pub(crate) fn share(n: usize, t: usize, threads: usize) -> usize {
+    let threads = threads.max(1);
+    (n / threads)
+        .saturating_mul(t)
+        .saturating_add((n % threads).saturating_mul(t) / threads)
+}
 
 /// Block sizes of the fast pass.
 #[derive(Debug, Clone, Copy)]

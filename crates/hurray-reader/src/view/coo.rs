@@ -183,11 +183,7 @@ impl<'data> CooStructure<'data> {
         }
         let n = self.indices.len() / rank;
         let threads = threads.clamp(1, crate::view::compressed::MAX_THREADS).min(n.max(1));
-        let share = |t: usize| {
-            (n / threads)
-                .saturating_mul(t)
-                .saturating_add((n % threads).saturating_mul(t) / threads)
-        };
+        let share = |t: usize| crate::view::compressed::share(n, t, threads);
         let flags = if threads == 1 {
             self.fast_range(0, n)
         } else {
