@@ -487,7 +487,7 @@ fn endless_stream_is_rejected_on_its_magic() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
-        "error: /dev/zero: magic at offset 0: expected HRRYFILE (file-format.md § File Header)\n"
+        "error: /dev/zero: magic at offset 0: expected HRRYFILE, found \"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\" (file-format.md § File Header)\n"
     );
 }
 

@@ -329,6 +329,7 @@ fn parse_from<'data>(
             field: Field::new("magic"),
             offset,
             expected: "HRRY",
+            found: magic.escape_ascii().to_string(),
             rule: rule::FIXED_HEADER,
         });
     }

@@ -161,7 +161,7 @@ pub enum Error {
     },
 
     /// A magic number does not match.
-    #[error("{scope}{field} at offset {offset}: expected {expected} ({rule})")]
+    #[error("{scope}{field} at offset {offset}: expected {expected}, found \"{found}\" ({rule})")]
     BadMagic {
         /// The tensor or KV key concerned, if any.
         scope: Scope,
@@ -171,6 +171,8 @@ pub enum Error {
         offset: u64,
         /// The expected bytes, as text.
         expected: &'static str,
+        /// The bytes found there, ASCII with the others escaped (`\x03`).
+        found: String,
         /// The rule.
         rule: &'static str,
     },

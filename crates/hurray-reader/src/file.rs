@@ -636,6 +636,7 @@ fn check_header(h: &raw::FileHeader) -> Result<()> {
             field: Field::new("magic"),
             offset: 0,
             expected: "HRRYFILE",
+            found: h.magic.escape_ascii().to_string(),
             rule: rule::FILE_HEADER,
         });
     }
@@ -699,6 +700,7 @@ fn check_trailer(h: &raw::FileHeader, t: &raw::Trailer, offset: u64) -> Result<(
             field: Field::new("trailer_magic"),
             offset: offset + 36,
             expected: "HRRY as the file's last 4 bytes (a truncated file ends without it)",
+            found: t.trailer_magic.escape_ascii().to_string(),
             rule: rule::TRAILER,
         });
     }

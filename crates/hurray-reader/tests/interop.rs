@@ -115,9 +115,15 @@ fn expected(file: &str, e: &Error) -> bool {
                 }
             )
         }
-        "invalid_file_magic.hry" => matches!(e, Error::BadMagic { field: f, offset: 0, .. } if field(f) == "magic"),
-        "invalid_trailer_magic.hry" | "invalid_truncated_file.hry" => {
-            matches!(e, Error::BadMagic { field: f, .. } if field(f) == "trailer_magic")
+        "invalid_file_magic.hry" => {
+            matches!(e, Error::BadMagic { field: f, offset: 0, found, .. } if field(f) == "magic" && found == "HRRYFILX")
+        }
+        "invalid_trailer_magic.hry" => {
+            matches!(e, Error::BadMagic { field: f, found, .. } if field(f) == "trailer_magic" && found == "HRRZ")
+        }
+        "invalid_truncated_file.hry" => {
+            matches!(e, Error::BadMagic { field: f, found, .. }
+                if field(f) == "trailer_magic" && found == "\\x00\\x00\\x00\\x00")
         }
         "invalid_index_crc_mismatch.hry" => matches!(e, Error::IndexCrcMismatch { .. }),
         "invalid_index_offset_past_eof.hry" => {
@@ -182,7 +188,7 @@ fn expected(file: &str, e: &Error) -> bool {
         }
         "invalid_sorted_flag_on_unsorted_index.hry" => matches!(e, Error::IndexNotSorted { entry: 1, .. }),
         "invalid_descriptor_magic.hry" => {
-            matches!(e, Error::BadMagic { field: f, offset: 12336, .. } if field(f) == "magic")
+            matches!(e, Error::BadMagic { field: f, offset: 12336, found, .. } if field(f) == "magic" && found == "HRRX")
         }
         "invalid_descriptor_reserved_flag_bit.hry" => {
             matches!(e, Error::Reserved { field: f, value: 0x20, .. } if field(f) == "flags")
