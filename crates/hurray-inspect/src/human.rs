@@ -98,14 +98,21 @@ fn tensor_row(t: &TensorReport<'_>) -> Vec<String> {
         ];
     };
     let shape = info.shape.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+    // An unresolved tensor's buffers were not located: what its descriptor
+    // says, but no buffer figures.
+    let (buffers, bytes) = if t.resolved {
+        (info.buffers.len().to_string(), human_bytes(info.total_bytes()))
+    } else {
+        ("?".to_owned(), "?".to_owned())
+    };
     vec![
         name,
         info.element_type.map_or_else(|| "?".to_owned(), |e| e.to_string()),
         info.layout.to_string(),
         truncate(&format!("[{shape}]"), NAME_MAX).into_owned(),
         info.nnz.map(|n| n.to_string()).unwrap_or_default(),
-        info.buffers.len().to_string(),
-        human_bytes(info.total_bytes()),
+        buffers,
+        bytes,
         data_offset,
     ]
 }
@@ -134,7 +141,7 @@ fn validation(report: &Report<'_>, padding: &PaddingCheck, out: &mut impl Write)
     table.write(out)
 }
 
-/// Without `--validate`: the tensors whose descriptor could not be read.
+/// Without `--validate`: the tensors that could not be resolved (descriptor or buffers).
 fn unreadable(report: &Report<'_>, out: &mut impl Write) -> io::Result<()> {
     let failed: Vec<&TensorReport<'_>> = report.tensors.iter().filter(|t| t.error.is_some()).collect();
     if failed.is_empty() {
@@ -574,6 +581,7 @@ mod tests {
         TensorReport {
             name,
             data_offset: 4096,
+            resolved: true,
             info: Some(TensorInfo {
                 element_type: Some(ElementType::Float32),
                 layout: Layout::Csc,
@@ -621,6 +629,7 @@ mod tests {
         let dense = TensorReport {
             name: "w\u{0}1",
             data_offset: 16384,
+            resolved: true,
             info: Some(TensorInfo {
                 element_type: Some(ElementType::Bfloat16),
                 layout: Layout::RowMajor,
@@ -677,12 +686,15 @@ Tensors (2):
         bad.error = Some(Error::NotFound { name: "B".into() });
         bad.warnings.push("advisory".into());
         let unreadable = TensorReport {
+            resolved: false,
             info: None,
             error: Some(Error::NotFound { name: "C".into() }),
             ..csc_tensor("C")
         };
         let mut r = report(vec![csc_tensor("A"), bad, unreadable], Vec::new());
-        r.padding = Some(PaddingCheck::Skipped("a tensor's descriptor could not be read"));
+        r.padding = Some(PaddingCheck::Skipped(
+            "a tensor's descriptor or buffers could not be read",
+        ));
         let text = render_to_string(&r);
         let tail = text.split("Validation (strict mode):\n").nth(1).unwrap();
         assert_eq!(
@@ -691,7 +703,7 @@ Tensors (2):
   B          INVALID  no tensor named 'B' in the index
   B          WARNING  advisory
   C          INVALID  no tensor named 'C' in the index
-  (padding)  SKIPPED  (a tensor's descriptor could not be read)
+  (padding)  SKIPPED  (a tensor's descriptor or buffers could not be read)
 "
         );
         assert!(

@@ -585,6 +585,7 @@ mod tests {
         let good = TensorReport {
             name: "A",
             data_offset: 4096,
+            resolved: true,
             info: Some(TensorInfo {
                 element_type: Some(ElementType::Float32),
                 layout: Layout::Csc,
@@ -604,6 +605,7 @@ mod tests {
         let bad = TensorReport {
             name: "B",
             data_offset: 8192,
+            resolved: false,
             info: None,
             validated: true,
             error: Some(Error::NotFound { name: "B".into() }),
@@ -632,6 +634,7 @@ mod tests {
         let t = TensorReport {
             name: "A",
             data_offset: 64,
+            resolved: false,
             info: None,
             validated: false,
             error: None,

@@ -2,7 +2,7 @@
 //! rendered by both `human` and `json`. Every fact here comes from a
 //! `hurray_reader` accessor; nothing is decoded in this crate.
 
-use hurray_reader::{file_flags, ElementType, Error, HurrayFile, KvValue, Layout, Tensor};
+use hurray_reader::{file_flags, Descriptor, ElementType, Error, HurrayFile, KvValue, Layout, Tensor};
 
 use crate::progress::Progress;
 
@@ -32,6 +32,10 @@ pub struct TensorReport<'data> {
     pub data_offset: u64,
     /// `None` when the descriptor could not be read (see `error`).
     pub info: Option<TensorInfo>,
+    /// The tensor resolved (`tensor_at`): its buffers were located and
+    /// checked. When not, `info` holds what the descriptor alone says (no
+    /// buffers) and `error` why.
+    pub resolved: bool,
     /// Whether `validate_data` ran (with `--validate`).
     pub validated: bool,
     /// Why the descriptor could not be read, or the data check that failed.
@@ -95,6 +99,7 @@ impl<'data> Report<'data> {
                     name: entry.name(),
                     data_offset: entry.data_offset(),
                     info: None,
+                    resolved: false,
                     validated: validate,
                     error: None,
                     warnings: Vec::new(),
@@ -102,6 +107,7 @@ impl<'data> Report<'data> {
                 match file.tensor_at(position) {
                     Ok(tensor) => {
                         report.info = Some(TensorInfo::from_tensor(&tensor));
+                        report.resolved = true;
                         if validate {
                             report.error = progress
                                 .run(entry.name(), |p| tensor.validate_data_with_progress(p))
@@ -109,7 +115,13 @@ impl<'data> Report<'data> {
                             report.warnings = warnings(&tensor);
                         }
                     }
-                    Err(e) => report.error = Some(e),
+                    Err(e) => {
+                        report.info = file
+                            .descriptor_at(position)
+                            .ok()
+                            .map(|d| TensorInfo::from_descriptor(&d));
+                        report.error = Some(e);
+                    }
                 }
                 report
             })
@@ -117,8 +129,8 @@ impl<'data> Report<'data> {
         let padding = validate.then(|| {
             if !file.options().is_strict() {
                 PaddingCheck::Skipped("permissive mode")
-            } else if tensors.iter().any(|t| t.info.is_none()) {
-                PaddingCheck::Skipped("a tensor's descriptor could not be read")
+            } else if tensors.iter().any(|t| !t.resolved) {
+                PaddingCheck::Skipped("a tensor's descriptor or buffers could not be read")
             } else {
                 match file.check_padding() {
                     Ok(()) => PaddingCheck::Ok,
@@ -149,6 +161,19 @@ impl<'data> Report<'data> {
 }
 
 impl TensorInfo {
+    /// What a descriptor says on its own, for a tensor that did not
+    /// resolve: no buffers.
+    fn from_descriptor(descriptor: &Descriptor<'_>) -> Self {
+        TensorInfo {
+            element_type: descriptor.element_type(),
+            layout: descriptor.layout(),
+            shape: descriptor.shape().collect(),
+            nnz: descriptor.layout_fields().nnz(),
+            buffers: Vec::new(),
+            not_viewable: None,
+        }
+    }
+
     fn from_tensor(tensor: &Tensor<'_>) -> Self {
         TensorInfo {
             element_type: tensor.element_type(),
@@ -252,6 +277,7 @@ mod tests {
         report.tensors.push(TensorReport {
             name: "A",
             data_offset: 4096,
+            resolved: false,
             info: None,
             validated: true,
             error: Some(Error::NotFound { name: "A".into() }),

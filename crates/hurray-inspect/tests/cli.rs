@@ -349,8 +349,40 @@ fn descriptor_error_without_validate_still_prints_the_table() {
     let t = &v["tensors"][0];
     assert_same(
         t,
-        &json!({"name": "bad_csc", "dtype": null, "layout": null, "shape": null, "nnz": null, "buffers": [], "error": message}),
+        &json!({"name": "bad_csc", "dtype": "float32", "layout": "csc", "shape": [1, 4, 5], "nnz": 7,
+                "buffers": [], "error": message}),
         "bad_csc",
+    );
+}
+
+/// A tensor whose descriptor parses but whose buffers do not check out
+/// still shows what the descriptor says; its buffer figures are `?`.
+#[test]
+fn unresolved_tensor_row_shows_its_descriptor() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/invalid/csc_values_size.hry");
+    let out = inspect(&[], &file);
+    let message = assert_one_error_line(&out, &file);
+    assert_eq!(
+        message,
+        "tensor 't': buffer[0].byte_size (values) at offset 125: byte_size 16, expected 20 (layouts/csc.md § Buffer Size)"
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("  t     float32  csc     [4, 5]    5        ?      ?         4096\n"),
+        "{text}"
+    );
+    let out = inspect(&["--validate"], &file);
+    assert!(
+        stdout(&out).contains("  (padding)  SKIPPED  (a tensor's descriptor or buffers could not be read)\n"),
+        "{}",
+        stdout(&out)
+    );
+    let v = json_of(&inspect(&["--json"], &file));
+    assert_same(
+        &v["tensors"][0],
+        &json!({"name": "t", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5,
+                "buffers": [], "error": message}),
+        "t",
     );
 }
 

@@ -62,8 +62,27 @@ impl<'data> HurrayFile<'data> {
         self.resolve(entry, 0)
     }
 
-    fn resolve(&self, entry: IndexEntry<'data>, depth: usize) -> Result<Tensor<'data>> {
-        let options = self.options();
+    /// The descriptor of the tensor at `position` in the footer index,
+    /// parsed and checked on its own (`tensor-descriptor.md`): its buffers
+    /// are not located, nor checked against the layout. For tools that
+    /// show what a descriptor says when [`tensor_at`](Self::tensor_at)
+    /// rejects the tensor (a buffer of the wrong size, a statistics block
+    /// that disagrees).
+    ///
+    /// # Errors
+    /// [`Error::IndexArgument`] past the last entry, else the first rule the
+    /// descriptor itself breaks.
+    pub fn descriptor_at(&self, position: usize) -> Result<Descriptor<'data>> {
+        let entry = *self.entries().get(position).ok_or_else(|| Error::IndexArgument {
+            tensor: "".into(),
+            what: "index position",
+            index: to_u64(position),
+            bound: to_u64(self.len()),
+        })?;
+        self.descriptor_of(entry)
+    }
+
+    fn descriptor_of(&self, entry: IndexEntry<'data>) -> Result<Descriptor<'data>> {
         let name = entry.name();
         let bytes = descriptor::descriptor_bytes(self.data(), entry.descriptor_offset(), entry.descriptor_length())
             .ok_or_else(|| Error::OutOfRange {
@@ -76,14 +95,20 @@ impl<'data> HurrayFile<'data> {
                 upper: to_u64(self.data().len()),
                 rule: rule::TENSOR_REGION,
             })?;
-        let descriptor = descriptor::parse(
+        descriptor::parse(
             name,
             bytes,
             entry.descriptor_offset(),
             entry.descriptor_length(),
             entry.field_offset(EntryField::DescriptorLength),
-            options,
-        )?;
+            self.options(),
+        )
+    }
+
+    fn resolve(&self, entry: IndexEntry<'data>, depth: usize) -> Result<Tensor<'data>> {
+        let options = self.options();
+        let name = entry.name();
+        let descriptor = self.descriptor_of(entry)?;
         let mut tensor = Tensor {
             entry,
             descriptor,

@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 
 use common::{corpus, read};
-use hurray_reader::{AlignedBytes, Field, HurrayFile, Options};
+use hurray_reader::{AlignedBytes, ElementType, Error, Field, HurrayFile, Layout, Options};
 
 /// The fields of a valid descriptor tile it exactly: contiguous, in order,
 /// from its first byte to its last.
@@ -115,4 +115,32 @@ fn every_interop_descriptor_is_named_byte_for_byte() {
         let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
         assert_tiles(&file, name);
     }
+}
+
+/// `descriptor_at` reads a descriptor whose tensor does not resolve (a
+/// values buffer 4 bytes short): what it says, and nothing past the end.
+#[test]
+fn descriptor_at_reads_what_tensor_at_rejects() {
+    let bytes =
+        AlignedBytes::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/invalid/csc_values_size.hry"))
+            .unwrap();
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    assert!(matches!(
+        file.tensor_at(0),
+        Err(Error::BufferSize {
+            buffer: 0,
+            byte_size: 16,
+            expected: 20,
+            ..
+        })
+    ));
+    let d = file.descriptor_at(0).unwrap();
+    assert_eq!(d.element_type(), Some(ElementType::Float32));
+    assert_eq!(d.layout(), Layout::Csc);
+    assert_eq!(d.shape().collect::<Vec<_>>(), [4, 5]);
+    assert_eq!(d.layout_fields().nnz(), Some(5));
+    assert!(matches!(
+        file.descriptor_at(1),
+        Err(Error::IndexArgument { index: 1, bound: 1, .. })
+    ));
 }
