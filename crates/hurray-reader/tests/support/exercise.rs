@@ -10,8 +10,11 @@ pub fn exercise(bytes: &[u8], options: Options) -> usize {
         return 0;
     };
     let mut touched = file.kv().len();
-    for entry in file.entries() {
+    for (position, entry) in file.entries().iter().enumerate() {
         let _ = file.entry(entry.name());
+        if let Ok(d) = file.descriptor_at(position) {
+            touched += d.shape().len();
+        }
         if let Ok(t) = file.tensor(entry.name()) {
             touched += touch(&t);
             let _ = t.validate_data();
