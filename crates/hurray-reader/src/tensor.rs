@@ -122,8 +122,9 @@ impl<'data> HurrayFile<'data> {
             return Ok(tensor);
         };
         check_handles(&tensor.descriptor, handles)?;
-        let placed = place_buffers(self, &tensor.descriptor, &entry, handles)?;
+        let (placed, spans) = place_buffers(self, &tensor.descriptor, &entry, handles)?;
         let plans = tensor.plan_buffers(handles, &placed, self.data())?;
+        check_data_length(name, &entry, spans)?;
         tensor.buffers = placed
             .iter()
             .zip(handles)
@@ -310,13 +311,14 @@ fn check_handles(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<()
 /// Locates each buffer: buffer 0 at `data_offset`, each next one at the
 /// first `data_buffer_alignment` boundary after the previous one's end (an
 /// empty buffer takes no space). Checks that the buffers lie in the data
-/// region, start at their declared alignment, and that `data_length` agrees.
+/// region and start at their declared alignment; returns them with their
+/// [`Spans`] (see [`check_data_length`]).
 fn place_buffers<'data>(
     file: &HurrayFile<'data>,
     d: &Descriptor<'data>,
     entry: &IndexEntry<'data>,
     handles: &'data [raw::BufferHandle],
-) -> Result<Vec<Placed<'data>>> {
+) -> Result<(Vec<Placed<'data>>, Spans)> {
     let scope = || Scope::tensor(d.name);
     let dba = file.data_buffer_alignment();
     let data_start = entry.data_offset();
@@ -370,17 +372,34 @@ fn place_buffers<'data>(
         }
         placed.push(Placed { offset: at, bytes });
     }
-    let span = last_end - data_start;
-    let span_nonempty = max_nonempty_end - data_start;
-    if entry.data_length() != span && entry.data_length() != span_nonempty {
+    let spans = Spans {
+        all: last_end - data_start,
+        nonempty: max_nonempty_end - data_start,
+    };
+    Ok((placed, spans))
+}
+
+/// Bytes from `data_offset` to the end of the last buffer, and of the last
+/// non-empty one: what `data_length` may say.
+#[derive(Debug, Clone, Copy)]
+struct Spans {
+    all: u64,
+    nonempty: u64,
+}
+
+/// `data_length` equals the buffers' span. Checked after the layout's
+/// buffer sizes, so that a wrong `byte_size` is reported as such rather
+/// than as an index that disagrees with it.
+fn check_data_length(name: &str, entry: &IndexEntry<'_>, spans: Spans) -> Result<()> {
+    if entry.data_length() != spans.all && entry.data_length() != spans.nonempty {
         return Err(Error::DataLengthMismatch {
-            tensor: d.name.into(),
+            tensor: name.into(),
             offset: entry.field_offset(EntryField::DataLength),
             index_value: entry.data_length(),
-            expected: span,
+            expected: spans.all,
         });
     }
-    Ok(placed)
+    Ok(())
 }
 
 impl<'data> Tensor<'data> {

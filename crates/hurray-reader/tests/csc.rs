@@ -453,6 +453,28 @@ fn rule_col_ptr_buffer_is_ncols_plus_one_u64() {
     ));
 }
 
+/// Only the descriptor's `byte_size` changed (the index still gives the
+/// old `data_length`): the buffer is named, not the index, whichever
+/// buffer it is.
+#[test]
+fn a_wrong_byte_size_is_named_before_the_index_data_length() {
+    for (buffer, role, byte_size, expected) in [(2u8, "col_ptr", 40u64, 48u64), (1, "row_indices", 0, 40)] {
+        let good = build(parts());
+        let file = HurrayFile::parse(&good, Options::default()).unwrap();
+        let dump = file.dump_descriptor("A").unwrap();
+        let field = Field::member("buffer", u64::from(buffer), "byte_size");
+        let at = dump.fields.iter().find(|f| f.field == field).unwrap().offset as usize;
+        let mut bytes = good.to_vec();
+        bytes[at..at + 8].copy_from_slice(&byte_size.to_le_bytes());
+        let err = strict(&AlignedBytes::from_slice(&bytes)).unwrap_err();
+        assert!(
+            matches!(&err, Error::BufferSize { buffer: b, role: r, byte_size: s, expected: e, offset, .. }
+                if *b == buffer && *r == role && *s == byte_size && *e == expected && *offset == at as u64),
+            "{err}"
+        );
+    }
+}
+
 #[test]
 fn rule_invariant_1_col_ptr_starts_at_zero() {
     let mut p = parts();
