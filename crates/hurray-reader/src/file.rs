@@ -259,6 +259,12 @@ impl<'data> HurrayFile<'data> {
         let size = to_u64(data.len());
         let minimum = HEADER_LEN + TRAILER_LEN;
         if size < minimum {
+            // What is there of the magic decides: a short file that does
+            // not even start like a Hurray file is reported as such.
+            let prefix = data.get(..FILE_MAGIC.len()).unwrap_or(data);
+            if !FILE_MAGIC.starts_with(prefix) {
+                return Err(bad_file_magic(prefix));
+            }
             return Err(Error::FileTooSmall { size, minimum });
         }
         let header = raw::FileHeader::ref_from_prefix(data)
@@ -629,16 +635,22 @@ impl<'data> HurrayFile<'data> {
     }
 }
 
+/// The file does not start with `HRRYFILE`; `found` is what it starts with
+/// (fewer than 8 bytes in a shorter file).
+fn bad_file_magic(found: &[u8]) -> Error {
+    Error::BadMagic {
+        scope: Scope::File,
+        field: Field::new("magic"),
+        offset: 0,
+        expected: "HRRYFILE",
+        found: found.escape_ascii().to_string(),
+        rule: rule::FILE_HEADER,
+    }
+}
+
 fn check_header(h: &raw::FileHeader) -> Result<()> {
     if &h.magic != FILE_MAGIC {
-        return Err(Error::BadMagic {
-            scope: Scope::File,
-            field: Field::new("magic"),
-            offset: 0,
-            expected: "HRRYFILE",
-            found: h.magic.escape_ascii().to_string(),
-            rule: rule::FILE_HEADER,
-        });
+        return Err(bad_file_magic(&h.magic));
     }
     if h.container_version_major != CONTAINER_VERSION_MAJOR {
         return Err(Error::UnsupportedVersion {
@@ -699,7 +711,7 @@ fn check_trailer(h: &raw::FileHeader, t: &raw::Trailer, offset: u64) -> Result<(
             scope: Scope::File,
             field: Field::new("trailer_magic"),
             offset: offset + 36,
-            expected: "HRRY as the file's last 4 bytes (a truncated file ends without it)",
+            expected: "HRRY as the file's last 4 bytes (a file cut short, or with bytes appended, ends otherwise)",
             found: t.trailer_magic.escape_ascii().to_string(),
             rule: rule::TRAILER,
         });

@@ -46,3 +46,31 @@ fn a_file_truncated_before_opening_is_rejected() {
         assert_eq!(err.to_string(), same.to_string(), "cut {cut}");
     }
 }
+
+/// A file too short to hold a header and a trailer is reported by its
+/// magic when what it has of it is wrong (not a Hurray file at all), by
+/// its size when it starts as a Hurray file would.
+#[test]
+fn a_short_file_that_is_not_hurray_names_its_magic() {
+    for (bytes, found) in [
+        (&b"hello world\n"[..], Some("hello wo")),
+        (b"PK\x03", Some("PK\\x03")),
+        (b"\x89PNG\r\n\x1a\n-more-bytes", Some("\\x89PNG\\r\\n\\x1a\\n")),
+        (b"HRR", None),
+        (b"HRRYFILE and then too little", None),
+        (b"", None),
+    ] {
+        let err = HurrayFile::parse(&AlignedBytes::from_slice(bytes), Options::strict()).unwrap_err();
+        match found {
+            Some(found) => assert!(
+                matches!(&err, Error::BadMagic { field, offset: 0, found: f, expected: "HRRYFILE", .. }
+                    if field.name == "magic" && f == found),
+                "{bytes:?}: {err:?}"
+            ),
+            None => assert!(
+                matches!(err, Error::FileTooSmall { size, minimum: 104 } if size == bytes.len() as u64),
+                "{bytes:?}: {err:?}"
+            ),
+        }
+    }
+}
