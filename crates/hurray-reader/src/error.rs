@@ -120,6 +120,35 @@ impl fmt::Display for Scope {
     }
 }
 
+/// A number read from the file, as an error shows it: integers exactly,
+/// floats as `f64` (`NaN`, `inf`, `-0.0`, `1e-45`). A float is kept as its
+/// bits so that errors compare equal exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Number {
+    /// A signed integer.
+    Int(i64),
+    /// A float, by the bits of its `f64` widening ([`Number::float`]).
+    Float(u64),
+}
+
+impl Number {
+    /// `v` as a [`Number::Float`].
+    pub fn float(v: f64) -> Self {
+        Number::Float(v.to_bits())
+    }
+}
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Number::Int(v) => write!(f, "{v}"),
+            // Debug: shortest round-trip text, `NaN` and `inf` by name.
+            Number::Float(bits) => write!(f, "{:?}", f64::from_bits(bits)),
+        }
+    }
+}
+
 /// Everything that can go wrong while reading a Hurray file.
 ///
 /// Offsets are absolute byte positions in the file (for [`HurrayFile::parse`]
@@ -205,6 +234,24 @@ pub enum Error {
         offset: u64,
         /// The value found (integers as is, floats as their bits).
         value: u64,
+        /// What the spec allows, in words.
+        expected: &'static str,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// A number the spec does not allow where it is shown as a number: a
+    /// quantization scale (`NaN`, `inf`, `0.0`) or zero point (`-200`).
+    #[error("{scope}{field} at offset {offset}: value {value} is not allowed, expected {expected} ({rule})")]
+    InvalidNumber {
+        /// The tensor concerned.
+        scope: Scope,
+        /// The field, or the buffer element (`scales[3]`).
+        field: Field,
+        /// Where the value is.
+        offset: u64,
+        /// The value found.
+        value: Number,
         /// What the spec allows, in words.
         expected: &'static str,
         /// The rule.
@@ -609,7 +656,7 @@ pub enum Error {
 
     /// Indices within one compressed slice (a CSC column, a CSR row, a CSF
     /// parent) are not strictly increasing: unsorted or duplicated.
-    #[error("tensor '{}': {array}[{position}] at offset {offset}: in {slice} {slice_index} at position {position}, {value} does not follow {previous} (indices must be strictly increasing, no duplicates) ({rule})", .tensor.escape_debug())]
+    #[error("tensor '{}': {array}[{position}] at offset {offset}: in {slice} {slice_index}, {value} at {array} position {position} does not follow {previous} (indices must be strictly increasing, no duplicates) ({rule})", .tensor.escape_debug())]
     NotIncreasing {
         /// The tensor.
         tensor: Box<str>,
@@ -824,6 +871,7 @@ impl Error {
             | Error::BadMagic { offset, .. }
             | Error::UnsupportedVersion { offset, .. }
             | Error::Invalid { offset, .. }
+            | Error::InvalidNumber { offset, .. }
             | Error::Reserved { offset, .. }
             | Error::UnknownTag { offset, .. }
             | Error::IndexCrcMismatch { offset, .. }
@@ -876,6 +924,10 @@ impl Error {
                 ..
             }
             | Error::Invalid {
+                scope: Scope::Tensor(name),
+                ..
+            }
+            | Error::InvalidNumber {
                 scope: Scope::Tensor(name),
                 ..
             }

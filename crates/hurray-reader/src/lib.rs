@@ -75,7 +75,7 @@ pub use descriptor::{
     DESCRIPTOR_VERSION_MAJOR, DESCRIPTOR_VERSION_MINOR, DYNAMIC, MAX_RANK, MAX_TILED_DEPTH,
 };
 pub use element_type::{Complex, Element, ElementType, Float8E4m3, Float8E5m2, Float8E8m0};
-pub use error::{Error, Field, Result, Scope};
+pub use error::{Error, Field, Number, Result, Scope};
 pub use file::{file_flags, HurrayFile, IndexEntry, Mode, Options, CONTAINER_VERSION_MAJOR, FILE_MAGIC};
 pub use kv::{KvArray, KvEntry, KvType, KvValue};
 pub use layout::{Layout, LayoutFields, TiledLevel};

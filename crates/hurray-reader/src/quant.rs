@@ -5,7 +5,7 @@
 use crate::buffer::BufferRole;
 use crate::descriptor::{QuantScheme, DYNAMIC};
 use crate::element_type::ElementType;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Number, Result, Scope};
 use crate::layout::{Layout, LayoutFields};
 use crate::layout_rules::Plan;
 use crate::raw;
@@ -116,22 +116,23 @@ pub(crate) fn plans(t: &Tensor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec
             )?;
             let scale = f.scale.get();
             if !scale.is_finite() || scale == 0.0 {
-                return Err(invalid(
-                    "scale",
-                    4,
-                    u64::from(scale.to_bits()),
-                    "a finite, non-zero float32",
-                    PER_TENSOR,
-                ));
+                return Err(Error::InvalidNumber {
+                    scope: scope(),
+                    field: Field::new("scale"),
+                    offset: o + 4,
+                    value: Number::float(f64::from(scale)),
+                    expected: "a finite, non-zero float32",
+                    rule: PER_TENSOR,
+                });
             }
             let zp = i64::from(f.zero_point.get());
             if let Some((lo, hi)) = storage_range(storage) {
                 if zp < lo || zp > hi {
-                    return Err(Error::Invalid {
+                    return Err(Error::InvalidNumber {
                         scope: scope(),
                         field: Field::new("zero_point"),
                         offset: o + 8,
-                        value: u64::from(f.zero_point.get().cast_unsigned()),
+                        value: Number::Int(zp),
                         expected: "a zero point within the storage type's range",
                         rule: PER_TENSOR,
                     });

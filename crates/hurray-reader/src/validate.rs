@@ -6,7 +6,7 @@ use crate::buffer::{Buffer, BufferRole};
 use crate::cursor::to_u64;
 use crate::descriptor::QuantScheme;
 use crate::element_type::ElementType;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Number, Result, Scope};
 use crate::file::HurrayFile;
 use crate::layout::{Layout, LayoutFields};
 use crate::tensor::Tensor;
@@ -179,14 +179,14 @@ impl<'data> Tensor<'data> {
                 };
                 if !ok {
                     let width = buffer.byte_size().checked_div(buffer.len().max(1)).unwrap_or(4);
-                    return Err(Error::Invalid {
+                    return Err(Error::InvalidNumber {
                         scope: Scope::tensor(self.name()),
                         field: Field::at(buffer.role().as_str(), to_u64(k)),
                         offset: buffer.file_offset().saturating_add(to_u64(k).saturating_mul(width)),
                         value: match v {
-                            Value::Float(s) => s.to_bits(),
-                            Value::Int(z) => z.cast_unsigned(),
-                            _ => 0,
+                            Value::Float(s) => Number::float(s),
+                            Value::Int(z) => Number::Int(z),
+                            _ => Number::Int(0), // unreachable: only these two fail
                         },
                         expected: if check_scales {
                             "a finite, non-zero scale (non-negative for NF4)"

@@ -22,7 +22,7 @@ mod make_invalid;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
-use hurray_reader::{AlignedBytes, Error, HurrayFile, Options};
+use hurray_reader::{AlignedBytes, Error, HurrayFile, Number, Options};
 use serde_json::Value as Json;
 
 fn dir() -> PathBuf {
@@ -215,5 +215,46 @@ fn the_unbroken_bases_are_valid() {
         if let Some((stage, e)) = outcome(&bytes, None) {
             panic!("base '{name}' is rejected at stage {stage}: {e}");
         }
+    }
+}
+
+/// Quantization scales and zero points read as numbers in the message
+/// (`inf`, `NaN`, `0.0`, `200`), not as their bits.
+#[test]
+fn quantization_numbers_are_shown_as_numbers() {
+    for (file, value, shown) in [
+        (
+            "quant_per_tensor_scale_inf.hry",
+            Number::float(f64::INFINITY),
+            "value inf is not allowed",
+        ),
+        (
+            "quant_per_tensor_scale_nan.hry",
+            Number::float(f64::NAN),
+            "value NaN is not allowed",
+        ),
+        (
+            "quant_per_tensor_scale_zero.hry",
+            Number::float(0.0),
+            "value 0.0 is not allowed",
+        ),
+        (
+            "quant_per_tensor_zero_point_range.hry",
+            Number::Int(200),
+            "value 200 is not allowed",
+        ),
+        (
+            "quant_per_channel_scale_value_zero.hry",
+            Number::float(0.0),
+            "value 0.0 is not allowed",
+        ),
+    ] {
+        let bytes = AlignedBytes::read(dir().join(file)).unwrap();
+        let (_, err) = outcome(&bytes, Some("t")).expect(file);
+        assert!(
+            matches!(&err, Error::InvalidNumber { value: v, .. } if *v == value),
+            "{file}: {err:?}"
+        );
+        assert!(err.to_string().contains(shown), "{file}: {err}");
     }
 }

@@ -2383,7 +2383,7 @@ fn quantization(c: &mut Corpus) {
             &format!("per-tensor scale is {name} (must be finite and > 0)"),
             ptv,
             "tensor",
-            "Invalid",
+            "InvalidNumber",
             "scale",
             single(quantized(p)),
         );
@@ -2393,7 +2393,7 @@ fn quantization(c: &mut Corpus) {
         "zero_point 200 is outside int8's range",
         ptv,
         "tensor",
-        "Invalid",
+        "InvalidNumber",
         "zero_point",
         pt(|p| p[8..12].copy_from_slice(&200i32.to_le_bytes())),
     );
@@ -2489,7 +2489,7 @@ fn quantization(c: &mut Corpus) {
         "scale[1] is 0 (scales must be finite and > 0)",
         "quantization/per-channel-affine.md § Validity Constraints",
         "data",
-        "Invalid",
+        "InvalidNumber",
         "scale",
         single(per_channel_with(pc(), &[0.5, 0.0])),
     );
