@@ -7,8 +7,8 @@
 use std::ops::Range;
 
 use hurray_reader::{
-    logical_indices, AnnotatedField, Buffer, BufferRole, ElementType, Error, HurrayFile, IndexEntry, Layout, Tensor,
-    Value,
+    logical_indices, AnnotatedField, Buffer, BufferRole, Descriptor, ElementType, Error, HurrayFile, IndexEntry,
+    Layout, Tensor, Value,
 };
 
 /// Why a command could not print what was asked.
@@ -103,6 +103,17 @@ pub struct Header<'data> {
 }
 
 impl<'data> Header<'data> {
+    /// What a descriptor says on its own (its tensor did not resolve).
+    pub fn of_descriptor(name: &'data str, d: &Descriptor<'data>) -> Self {
+        Header {
+            name,
+            dtype: d.element_type(),
+            layout: d.layout(),
+            shape: d.shape().collect(),
+            nnz: d.layout_fields().nnz(),
+        }
+    }
+
     pub fn of(t: &Tensor<'data>) -> Self {
         Header {
             name: t.name(),
@@ -155,8 +166,11 @@ pub struct TensorDetail<'data> {
     pub entry: IndexEntry<'data>,
     /// Every descriptor field read, in file order, up to the first problem.
     pub fields: Vec<AnnotatedField<'data>>,
-    /// `None` when the descriptor or its buffers are invalid (see `error`).
+    /// What the descriptor says; `None` when it is invalid (see `error`).
     pub header: Option<Header<'data>>,
+    /// The tensor resolved: its buffers were located and checked (else
+    /// `buffers` is empty and `error` says why).
+    pub resolved: bool,
     pub buffers: Vec<BufferDetail>,
     /// Why the data is not interpreted (composite head, unknown tag, ...).
     pub not_viewable: Option<&'static str>,
@@ -198,7 +212,11 @@ pub fn detail<'data>(
     let mut detail = TensorDetail {
         entry: dump.entry,
         fields: dump.fields,
-        header: None,
+        header: dump
+            .descriptor
+            .as_ref()
+            .map(|d| Header::of_descriptor(dump.entry.name(), d)),
+        resolved: false,
         buffers: Vec::new(),
         not_viewable: None,
         members: Vec::new(),
@@ -209,6 +227,7 @@ pub fn detail<'data>(
     };
     if let Some(t) = dump.tensor {
         detail.header = Some(Header::of(&t));
+        detail.resolved = true;
         detail.buffers = t.buffers().iter().map(BufferDetail::of).collect();
         detail.not_viewable = t.not_viewable();
         detail.members = t

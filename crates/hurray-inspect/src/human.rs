@@ -91,23 +91,23 @@ fn tensor_row(t: &TensorReport<'_>) -> Vec<String> {
             unknown(),
             unknown(),
             unknown(),
-            String::new(),
+            unknown(),
             unknown(),
             unknown(),
             data_offset,
         ];
     };
     let shape = info.shape.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
-    // An unresolved tensor's buffers were not located: what its descriptor
-    // says, but no buffer figures.
-    let (buffers, bytes) = if t.resolved {
-        (info.buffers.len().to_string(), human_bytes(info.total_bytes()))
-    } else {
-        ("?".to_owned(), "?".to_owned())
+    // Buffers not located (an unresolved tensor, an unknown layout): what
+    // its descriptor says, but no buffer figures.
+    let (buffers, bytes) = match &info.buffers {
+        Some(buffers) => (buffers.len().to_string(), human_bytes(info.total_bytes())),
+        None => ("?".to_owned(), "?".to_owned()),
     };
     vec![
         name,
-        info.element_type.map_or_else(|| "?".to_owned(), |e| e.to_string()),
+        info.element_type
+            .map_or_else(|| format!("unknown(0x{:02x})", info.type_tag), |e| e.to_string()),
         info.layout.to_string(),
         truncate(&format!("[{shape}]"), NAME_MAX).into_owned(),
         info.nnz.map(|n| n.to_string()).unwrap_or_default(),
@@ -244,15 +244,19 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
             if let Some(nnz) = h.nnz {
                 facts.row(vec!["nnz".into(), nnz.to_string()]);
             }
-            let bytes = d.buffers.iter().fold(0u64, |sum, b| sum.saturating_add(b.byte_size));
-            facts.row(vec![
-                "data".into(),
-                format!(
-                    "{} in {}",
-                    human_bytes(bytes),
-                    count_of(u64::try_from(d.buffers.len()).unwrap_or(u64::MAX), "buffer", "buffers")
-                ),
-            ]);
+            if d.resolved {
+                let bytes = d.buffers.iter().fold(0u64, |sum, b| sum.saturating_add(b.byte_size));
+                facts.row(vec![
+                    "data".into(),
+                    format!(
+                        "{} in {}",
+                        human_bytes(bytes),
+                        count_of(u64::try_from(d.buffers.len()).unwrap_or(u64::MAX), "buffer", "buffers")
+                    ),
+                ]);
+            } else {
+                facts.row(vec!["tensor".into(), "INVALID (see below)".into()]);
+            }
             if !d.members.is_empty() {
                 let members: Vec<String> = d.members.iter().map(|m| display_name(m)).collect();
                 facts.row(vec!["members".into(), members.join(", ")]);
@@ -294,7 +298,7 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
         writeln!(out, "  ERROR  {error}")?;
     }
 
-    if d.header.is_some() {
+    if d.resolved {
         writeln!(out, "\nBuffers ({}):", d.buffers.len())?;
         if !d.buffers.is_empty() {
             let mut table = Table::new(
@@ -584,10 +588,11 @@ mod tests {
             resolved: true,
             info: Some(TensorInfo {
                 element_type: Some(ElementType::Float32),
+                type_tag: 0x03,
                 layout: Layout::Csc,
                 shape: vec![4, 5],
                 nnz: Some(5),
-                buffers: vec![
+                buffers: Some(vec![
                     BufferInfo {
                         byte_size: 20,
                         alignment: 64,
@@ -603,7 +608,7 @@ mod tests {
                         alignment: 64,
                         offset: 12288,
                     },
-                ],
+                ]),
                 not_viewable: None,
             }),
             validated: false,
@@ -632,14 +637,15 @@ mod tests {
             resolved: true,
             info: Some(TensorInfo {
                 element_type: Some(ElementType::Bfloat16),
+                type_tag: 0x02,
                 layout: Layout::RowMajor,
                 shape: vec![1024, 1024],
                 nnz: None,
-                buffers: vec![BufferInfo {
+                buffers: Some(vec![BufferInfo {
                     byte_size: 2 << 20,
                     alignment: 64,
                     offset: 16384,
-                }],
+                }]),
                 not_viewable: None,
             }),
             validated: false,
@@ -707,7 +713,7 @@ Tensors (2):
 "
         );
         assert!(
-            text.contains("\n  C     ?        ?       ?                  ?      ?         4096\n"),
+            text.contains("\n  C     ?        ?       ?         ?        ?      ?         4096\n"),
             "{text}"
         );
     }

@@ -41,7 +41,8 @@ struct JsonTensor<'a> {
     layout: Option<&'static str>,
     shape: Option<&'a [u64]>,
     nnz: Option<u64>,
-    buffers: Vec<JsonBuffer>,
+    /// `None` when the buffers were not located.
+    buffers: Option<Vec<JsonBuffer>>,
     /// With `--validate` only.
     #[serde(skip_serializing_if = "Option::is_none")]
     valid: Option<bool>,
@@ -109,7 +110,9 @@ impl<'a> JsonTensor<'a> {
             layout: info.map(|i| i.layout.as_str()),
             shape: info.map(|i| i.shape.as_slice()),
             nnz: info.and_then(|i| i.nnz),
-            buffers: info.map_or_else(Vec::new, |i| i.buffers.iter().map(JsonBuffer::new).collect()),
+            buffers: info
+                .and_then(|i| i.buffers.as_ref())
+                .map(|b| b.iter().map(JsonBuffer::new).collect()),
             valid: t.validated.then_some(t.error.is_none()),
             error: t.error.as_ref().map(ToString::to_string),
             warnings: &t.warnings,
@@ -588,14 +591,15 @@ mod tests {
             resolved: true,
             info: Some(TensorInfo {
                 element_type: Some(ElementType::Float32),
+                type_tag: 0x03,
                 layout: Layout::Csc,
                 shape: vec![4, 5],
                 nnz: Some(5),
-                buffers: vec![BufferInfo {
+                buffers: Some(vec![BufferInfo {
                     byte_size: 20,
                     alignment: 64,
                     offset: 4096,
-                }],
+                }]),
                 not_viewable: None,
             }),
             validated: true,
@@ -621,7 +625,7 @@ mod tests {
                 "tensors": [
                     {"name": "A", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5,
                      "buffers": [{"byte_size": 20, "alignment": 64, "offset": 4096}], "valid": true},
-                    {"name": "B", "dtype": null, "layout": null, "shape": null, "nnz": null, "buffers": [],
+                    {"name": "B", "dtype": null, "layout": null, "shape": null, "nnz": null, "buffers": null,
                      "valid": false, "error": "no tensor named 'B' in the index", "warnings": ["w"]}
                 ],
                 "padding": {"valid": null, "skipped": "permissive mode"}

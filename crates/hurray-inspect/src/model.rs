@@ -49,11 +49,15 @@ pub struct TensorReport<'data> {
 pub struct TensorInfo {
     /// `None` for an unknown type tag kept in permissive mode.
     pub element_type: Option<ElementType>,
+    /// The descriptor's `type_tag` (shown when `element_type` is `None`).
+    pub type_tag: u8,
     pub layout: Layout,
     pub shape: Vec<u64>,
     /// Sparse layouts only.
     pub nnz: Option<u64>,
-    pub buffers: Vec<BufferInfo>,
+    /// `None` when they were not located: the tensor did not resolve, or
+    /// its layout is unknown (permissive) and hides the buffer table.
+    pub buffers: Option<Vec<BufferInfo>>,
     /// Why the data is not interpreted (composite head, unknown tag, ...).
     pub not_viewable: Option<&'static str>,
 }
@@ -79,7 +83,10 @@ pub enum PaddingCheck {
 impl TensorInfo {
     /// Sum of the buffers' `byte_size` (saturating; the buffers lie in the file).
     pub fn total_bytes(&self) -> u64 {
-        self.buffers.iter().fold(0u64, |sum, b| sum.saturating_add(b.byte_size))
+        self.buffers
+            .iter()
+            .flatten()
+            .fold(0u64, |sum, b| sum.saturating_add(b.byte_size))
     }
 }
 
@@ -166,10 +173,11 @@ impl TensorInfo {
     fn from_descriptor(descriptor: &Descriptor<'_>) -> Self {
         TensorInfo {
             element_type: descriptor.element_type(),
+            type_tag: descriptor.header().type_tag,
             layout: descriptor.layout(),
             shape: descriptor.shape().collect(),
             nnz: descriptor.layout_fields().nnz(),
-            buffers: Vec::new(),
+            buffers: None,
             not_viewable: None,
         }
     }
@@ -177,18 +185,22 @@ impl TensorInfo {
     fn from_tensor(tensor: &Tensor<'_>) -> Self {
         TensorInfo {
             element_type: tensor.element_type(),
+            type_tag: tensor.descriptor().header().type_tag,
             layout: tensor.layout(),
             shape: tensor.shape().collect(),
             nnz: tensor.nnz(),
-            buffers: tensor
-                .buffers()
-                .iter()
-                .map(|b| BufferInfo {
-                    byte_size: b.byte_size(),
-                    alignment: b.alignment(),
-                    offset: b.file_offset(),
-                })
-                .collect(),
+            // An unknown layout (permissive) hides the buffer table.
+            buffers: tensor.descriptor().buffer_handles().map(|_| {
+                tensor
+                    .buffers()
+                    .iter()
+                    .map(|b| BufferInfo {
+                        byte_size: b.byte_size(),
+                        alignment: b.alignment(),
+                        offset: b.file_offset(),
+                    })
+                    .collect()
+            }),
             not_viewable: tensor.not_viewable(),
         }
     }
@@ -242,10 +254,11 @@ mod tests {
     fn total_bytes_sums_byte_sizes() {
         let info = TensorInfo {
             element_type: Some(ElementType::Float32),
+            type_tag: 0x03,
             layout: Layout::Csc,
             shape: vec![4, 5],
             nnz: Some(5),
-            buffers: vec![
+            buffers: Some(vec![
                 BufferInfo {
                     byte_size: 20,
                     alignment: 64,
@@ -256,7 +269,7 @@ mod tests {
                     alignment: 64,
                     offset: 8192,
                 },
-            ],
+            ]),
             not_viewable: None,
         };
         assert_eq!(info.total_bytes(), u64::MAX);

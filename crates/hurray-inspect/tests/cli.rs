@@ -350,7 +350,7 @@ fn descriptor_error_without_validate_still_prints_the_table() {
     assert_same(
         t,
         &json!({"name": "bad_csc", "dtype": "float32", "layout": "csc", "shape": [1, 4, 5], "nnz": 7,
-                "buffers": [], "error": message}),
+                "buffers": null, "error": message}),
         "bad_csc",
     );
 }
@@ -381,9 +381,30 @@ fn unresolved_tensor_row_shows_its_descriptor() {
     assert_same(
         &v["tensors"][0],
         &json!({"name": "t", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5,
-                "buffers": [], "error": message}),
+                "buffers": null, "error": message}),
         "t",
     );
+    // --tensor: the same facts, then the verdict; no buffer table.
+    let out = inspect(&["--tensor", "t"], &file);
+    assert_eq!(assert_one_error_line(&out, &file), message);
+    let text = stdout(&out);
+    assert!(
+        text.starts_with(
+            "Tensor: t\n  dtype   float32\n  layout  csc\n  rank    2\n  shape   [4, 5]\n  nnz     5\n  tensor  INVALID (see below)\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains(&format!("  ERROR  {message}\n")), "{text}");
+    assert!(!text.contains("Buffers ("), "{text}");
+    let v = json_of(&inspect(&["--tensor", "t", "--json"], &file));
+    for (key, value) in [
+        ("dtype", json!("float32")),
+        ("layout", json!("csc")),
+        ("shape", json!([4, 5])),
+        ("nnz", json!(5)),
+    ] {
+        assert_eq!(v[key], value, "{key}");
+    }
 }
 
 #[test]
@@ -403,13 +424,36 @@ fn permissive_keeps_an_unknown_layout() {
         .unwrap();
     assert_eq!(b["layout"], "unknown");
     assert_eq!(b["valid"], true);
+    // The unknown layout hides its buffer table: not located, not "none".
+    assert_eq!(b["buffers"], Value::Null);
     assert_eq!(v["padding"], json!({"valid": null, "skipped": "permissive mode"}));
     let human = inspect(&["--permissive", "--validate"], &file);
+    assert!(
+        stdout(&human).contains("\n  tensor_b  float32  unknown(0x0c)  [5]                ?      ?        16384\n"),
+        "{}",
+        stdout(&human)
+    );
     assert!(
         stdout(&human).contains("Validation (permissive mode):"),
         "{}",
         stdout(&human)
     );
+}
+
+/// Permissive mode keeps a tensor with an unknown type tag; the table
+/// names the tag as it names an unknown layout tag.
+#[test]
+fn permissive_names_an_unknown_type_tag() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/invalid/descriptor_type_tag_05.hry");
+    let out = inspect(&["--permissive"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("\n  t     unknown(0x05)  row_major  [2, 2]             1   16 B         4096\n"),
+        "{}",
+        stdout(&out)
+    );
+    let v = json_of(&inspect(&["--permissive", "--json"], &file));
+    assert_eq!(v["tensors"][0]["dtype"], Value::Null);
 }
 
 #[test]

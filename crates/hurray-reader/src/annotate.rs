@@ -3,7 +3,7 @@
 //! tools that show a descriptor byte by byte (`hurray-inspect --tensor`).
 
 use crate::cursor::Span;
-use crate::descriptor::{self, flags, statistics_mask, DYNAMIC};
+use crate::descriptor::{self, flags, statistics_mask, Descriptor, DYNAMIC};
 use crate::element_type::ElementType;
 use crate::error::{Error, Field, Result};
 use crate::file::{EntryField, HurrayFile, IndexEntry};
@@ -30,6 +30,9 @@ pub struct DescriptorDump<'data> {
     pub entry: IndexEntry<'data>,
     /// Every field the parser read, in file order, up to the first problem.
     pub fields: Vec<AnnotatedField<'data>>,
+    /// The parsed descriptor, when it is valid on its own (also when its
+    /// buffers are not: then `tensor` is `None` and `error` says why).
+    pub descriptor: Option<Descriptor<'data>>,
     /// The resolved tensor when the descriptor and its buffers are valid.
     pub tensor: Option<Tensor<'data>>,
     /// The first problem found, when there is one.
@@ -52,6 +55,7 @@ impl<'data> HurrayFile<'data> {
             return Ok(DescriptorDump {
                 entry,
                 fields: Vec::new(),
+                descriptor: None,
                 tensor: None,
                 error: self.tensor(name).err(),
             });
@@ -65,16 +69,17 @@ impl<'data> HurrayFile<'data> {
             self.options(),
         );
         let fields = spans.into_iter().map(annotate).collect();
-        let (tensor, error) = match parsed {
-            Err(e) => (None, Some(e)),
-            Ok(_) => match self.tensor(name) {
-                Ok(t) => (Some(t), None),
-                Err(e) => (None, Some(e)),
+        let (descriptor, tensor, error) = match parsed {
+            Err(e) => (None, None, Some(e)),
+            Ok(d) => match self.tensor(name) {
+                Ok(t) => (Some(d), Some(t), None),
+                Err(e) => (Some(d), None, Some(e)),
             },
         };
         Ok(DescriptorDump {
             entry,
             fields,
+            descriptor,
             tensor,
             error,
         })
