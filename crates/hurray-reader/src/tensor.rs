@@ -53,13 +53,7 @@ impl<'data> HurrayFile<'data> {
     /// # Errors
     /// [`Error::IndexArgument`] past the last entry, else as `tensor`.
     pub fn tensor_at(&self, position: usize) -> Result<Tensor<'data>> {
-        let entry = *self.entries().get(position).ok_or_else(|| Error::IndexArgument {
-            tensor: "".into(),
-            what: "index position",
-            index: to_u64(position),
-            bound: to_u64(self.len()),
-        })?;
-        self.resolve(entry, 0)
+        self.resolve(self.entry_at(position)?, 0)
     }
 
     /// The descriptor of the tensor at `position` in the footer index,
@@ -73,13 +67,20 @@ impl<'data> HurrayFile<'data> {
     /// [`Error::IndexArgument`] past the last entry, else the first rule the
     /// descriptor itself breaks.
     pub fn descriptor_at(&self, position: usize) -> Result<Descriptor<'data>> {
-        let entry = *self.entries().get(position).ok_or_else(|| Error::IndexArgument {
-            tensor: "".into(),
-            what: "index position",
-            index: to_u64(position),
-            bound: to_u64(self.len()),
-        })?;
-        self.descriptor_of(entry)
+        self.descriptor_of(self.entry_at(position)?)
+    }
+
+    /// The index entry at `position`, or [`Error::IndexArgument`].
+    fn entry_at(&self, position: usize) -> Result<IndexEntry<'data>> {
+        self.entries()
+            .get(position)
+            .copied()
+            .ok_or_else(|| Error::IndexArgument {
+                tensor: "".into(),
+                what: "index position",
+                index: to_u64(position),
+                bound: to_u64(self.len()),
+            })
     }
 
     fn descriptor_of(&self, entry: IndexEntry<'data>) -> Result<Descriptor<'data>> {
