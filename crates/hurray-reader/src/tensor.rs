@@ -123,8 +123,22 @@ impl<'data> HurrayFile<'data> {
             return Ok(tensor);
         };
         check_handles(&tensor.descriptor, handles)?;
+        // The layout's own rules (rank, buffer count and sizes) come before
+        // the buffers are placed in the file, so that a wrong byte_size is
+        // named as such, not as the buffer after it falling outside the
+        // tensor's region. Block-paged reads its page table from the
+        // placed buffers: its rules come after.
+        let block_paged = tensor.descriptor.layout == Layout::BlockPaged;
+        let early = if block_paged {
+            None
+        } else {
+            Some(tensor.plan_buffers(handles, &[], self.data())?)
+        };
         let (placed, spans) = place_buffers(self, &tensor.descriptor, &entry, handles)?;
-        let plans = tensor.plan_buffers(handles, &placed, self.data())?;
+        let plans = match early {
+            Some(plans) => plans,
+            None => tensor.plan_buffers(handles, &placed, self.data())?,
+        };
         check_data_length(name, &entry, spans)?;
         tensor.buffers = placed
             .iter()

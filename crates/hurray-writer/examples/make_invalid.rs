@@ -1416,14 +1416,14 @@ fn handles(c: &mut Corpus) {
     );
     c.add(
         "handle_buffer_past_data_region",
-        "buffer[0].byte_size (8192) runs past the tensor's data region (16 bytes)",
+        "buffer[0] (16 bytes) runs past the tensor's data region (data_length 8)",
         "file-format.md § Data Buffer Placement",
         "tensor",
         "OutOfRange",
         "buffer[0]",
-        handle(|b| b.byte_size = 8192),
+        single(dense().with(|t| t.index_data_length = Some(8))),
     )
-    .also("buffer[0].byte_size 8192 is also not the dense size 16");
+    .also("data_length 8 also disagrees with the buffer table's span, 16 (checked after placement)");
     c.add(
         "handle_alignment_not_delivered",
         "buffer[0] declares alignment 65536 but starts at offset 4096",
