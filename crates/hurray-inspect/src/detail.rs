@@ -100,9 +100,16 @@ pub struct Header<'data> {
     pub shape: Vec<u64>,
     /// Sparse layouts only.
     pub nnz: Option<u64>,
+    /// The descriptor's `type_tag` (named when `dtype` is `None`).
+    pub type_tag: u8,
 }
 
 impl<'data> Header<'data> {
+    /// The element type's name, `unknown(0x..)` for an unknown tag.
+    pub fn dtype_name(&self) -> String {
+        crate::model::dtype_name(self.dtype, self.type_tag)
+    }
+
     /// What a descriptor says on its own (its tensor did not resolve).
     pub fn of_descriptor(name: &'data str, d: &Descriptor<'data>) -> Self {
         Header {
@@ -111,6 +118,7 @@ impl<'data> Header<'data> {
             layout: d.layout(),
             shape: d.shape().collect(),
             nnz: d.layout_fields().nnz(),
+            type_tag: d.header().type_tag,
         }
     }
 
@@ -121,6 +129,7 @@ impl<'data> Header<'data> {
             layout: t.layout(),
             shape: t.shape().collect(),
             nnz: t.nnz(),
+            type_tag: t.descriptor().header().type_tag,
         }
     }
 }
@@ -132,8 +141,9 @@ pub struct BufferDetail {
     pub role: BufferRole,
     /// `None` when the layout or type is unknown.
     pub element_type: Option<ElementType>,
-    /// Elements the layout says the buffer holds.
-    pub count: u64,
+    /// Elements the layout says the buffer holds; `None` when its element
+    /// type is unknown.
+    pub count: Option<u64>,
     /// Absolute offset of the first byte.
     pub offset: u64,
     pub byte_size: u64,
@@ -146,7 +156,7 @@ impl BufferDetail {
             index: b.index(),
             role: b.role(),
             element_type: b.element_type(),
-            count: b.len(),
+            count: b.element_type().map(|_| b.len()),
             offset: b.file_offset(),
             byte_size: b.byte_size(),
             alignment: b.alignment(),
@@ -169,9 +179,11 @@ pub struct TensorDetail<'data> {
     /// What the descriptor says; `None` when it is invalid (see `error`).
     pub header: Option<Header<'data>>,
     /// The tensor resolved: its buffers were located and checked (else
-    /// `buffers` is empty and `error` says why).
+    /// `error` says why).
     pub resolved: bool,
-    pub buffers: Vec<BufferDetail>,
+    /// `None` when the buffers were not located: the tensor did not
+    /// resolve, or its layout is unknown (permissive) and hides the table.
+    pub buffers: Option<Vec<BufferDetail>>,
     /// Why the data is not interpreted (composite head, unknown tag, ...).
     pub not_viewable: Option<&'static str>,
     /// A composite head's direct members.
@@ -217,7 +229,7 @@ pub fn detail<'data>(
             .as_ref()
             .map(|d| Header::of_descriptor(dump.entry.name(), d)),
         resolved: false,
-        buffers: Vec::new(),
+        buffers: None,
         not_viewable: None,
         members: Vec::new(),
         error: dump.error,
@@ -228,7 +240,10 @@ pub fn detail<'data>(
     if let Some(t) = dump.tensor {
         detail.header = Some(Header::of(&t));
         detail.resolved = true;
-        detail.buffers = t.buffers().iter().map(BufferDetail::of).collect();
+        detail.buffers = t
+            .descriptor()
+            .buffer_handles()
+            .map(|_| t.buffers().iter().map(BufferDetail::of).collect());
         detail.not_viewable = t.not_viewable();
         detail.members = t
             .composite_members()

@@ -78,10 +78,10 @@ pub fn json(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
     serde_json::to_writer(&mut *out, header.name)?;
     writeln!(out, ",")?;
     field(out, "dtype")?;
-    serde_json::to_writer(&mut *out, &header.dtype.map(|e| e.as_str()))?;
+    serde_json::to_writer(&mut *out, &header.dtype_name())?;
     writeln!(out, ",")?;
     field(out, "layout")?;
-    serde_json::to_writer(&mut *out, header.layout.as_str())?;
+    serde_json::to_writer(&mut *out, &header.layout.to_string())?;
     writeln!(out, ",")?;
     field(out, "shape")?;
     let dims: Vec<String> = header.shape.iter().map(u64::to_string).collect();

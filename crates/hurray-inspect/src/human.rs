@@ -106,8 +106,7 @@ fn tensor_row(t: &TensorReport<'_>) -> Vec<String> {
     };
     vec![
         name,
-        info.element_type
-            .map_or_else(|| format!("unknown(0x{:02x})", info.type_tag), |e| e.to_string()),
+        crate::model::dtype_name(info.element_type, info.type_tag),
         info.layout.to_string(),
         truncate(&format!("[{shape}]"), NAME_MAX).into_owned(),
         info.nnz.map(|n| n.to_string()).unwrap_or_default(),
@@ -206,7 +205,7 @@ fn kv_value(value: KvValue<'_>) -> String {
 
 /// `A: float32 csc [4, 5], nnz 5` — the line that heads every per-tensor output.
 pub fn header_line(h: &Header<'_>) -> String {
-    let dtype = h.dtype.map_or_else(|| "?".to_owned(), |e| e.to_string());
+    let dtype = h.dtype_name();
     let nnz = h.nnz.map(|n| format!(", nnz {n}")).unwrap_or_default();
     format!(
         "{}: {dtype} {} {}{nnz}",
@@ -230,11 +229,7 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
     let mut facts = Table::new(&[], &[]);
     match &d.header {
         Some(h) => {
-            facts.row(vec![
-                "dtype".into(),
-                h.dtype
-                    .map_or_else(|| "? (unknown type tag)".to_owned(), |e| e.to_string()),
-            ]);
+            facts.row(vec!["dtype".into(), h.dtype_name()]);
             facts.row(vec!["layout".into(), h.layout.to_string()]);
             facts.row(vec!["rank".into(), h.shape.len().to_string()]);
             facts.row(vec![
@@ -244,18 +239,20 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
             if let Some(nnz) = h.nnz {
                 facts.row(vec!["nnz".into(), nnz.to_string()]);
             }
-            if d.resolved {
-                let bytes = d.buffers.iter().fold(0u64, |sum, b| sum.saturating_add(b.byte_size));
-                facts.row(vec![
-                    "data".into(),
-                    format!(
-                        "{} in {}",
-                        human_bytes(bytes),
-                        count_of(u64::try_from(d.buffers.len()).unwrap_or(u64::MAX), "buffer", "buffers")
-                    ),
-                ]);
-            } else {
-                facts.row(vec!["tensor".into(), "INVALID (see below)".into()]);
+            match (&d.buffers, d.resolved) {
+                (_, false) => facts.row(vec!["tensor".into(), "INVALID (see below)".into()]),
+                (None, true) => facts.row(vec!["data".into(), "? (the buffer table is not interpreted)".into()]),
+                (Some(buffers), true) => {
+                    let bytes = buffers.iter().fold(0u64, |sum, b| sum.saturating_add(b.byte_size));
+                    facts.row(vec![
+                        "data".into(),
+                        format!(
+                            "{} in {}",
+                            human_bytes(bytes),
+                            count_of(u64::try_from(buffers.len()).unwrap_or(u64::MAX), "buffer", "buffers")
+                        ),
+                    ]);
+                }
             }
             if !d.members.is_empty() {
                 let members: Vec<String> = d.members.iter().map(|m| display_name(m)).collect();
@@ -298,19 +295,19 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
         writeln!(out, "  ERROR  {error}")?;
     }
 
-    if d.resolved {
-        writeln!(out, "\nBuffers ({}):", d.buffers.len())?;
-        if !d.buffers.is_empty() {
+    if let Some(buffers) = &d.buffers {
+        writeln!(out, "\nBuffers ({}):", buffers.len())?;
+        if !buffers.is_empty() {
             let mut table = Table::new(
                 &["#", "ROLE", "TYPE", "COUNT", "FILE RANGE", "BYTE_SIZE", "ALIGNMENT"],
                 &[0, 3, 5, 6],
             );
-            for b in &d.buffers {
+            for b in buffers {
                 table.row(vec![
                     b.index.to_string(),
                     b.role.to_string(),
                     b.element_type.map_or_else(|| "?".to_owned(), |t| t.to_string()),
-                    b.count.to_string(),
+                    b.count.map_or_else(|| "?".to_owned(), |n| n.to_string()),
                     format!("[{}, {})", b.offset, b.end()),
                     b.byte_size.to_string(),
                     b.alignment.to_string(),
@@ -737,6 +734,7 @@ Tensors (2):
             layout,
             shape,
             nnz,
+            type_tag: 0x03,
         }
     }
 

@@ -37,8 +37,10 @@ struct JsonFile<'a> {
 #[derive(Serialize)]
 struct JsonTensor<'a> {
     name: &'a str,
-    dtype: Option<&'static str>,
-    layout: Option<&'static str>,
+    /// `None` when the descriptor could not be read; `unknown(0x..)` for
+    /// an unknown tag (permissive).
+    dtype: Option<String>,
+    layout: Option<String>,
     shape: Option<&'a [u64]>,
     nnz: Option<u64>,
     /// `None` when the buffers were not located.
@@ -106,8 +108,8 @@ impl<'a> JsonTensor<'a> {
         let info = t.info.as_ref();
         JsonTensor {
             name: t.name,
-            dtype: info.and_then(|i| i.element_type).map(|e| e.as_str()),
-            layout: info.map(|i| i.layout.as_str()),
+            dtype: info.map(|i| crate::model::dtype_name(i.element_type, i.type_tag)),
+            layout: info.map(|i| i.layout.to_string()),
             shape: info.map(|i| i.shape.as_slice()),
             nnz: info.and_then(|i| i.nnz),
             buffers: info
@@ -176,8 +178,8 @@ pub fn render(report: &Report<'_>, out: &mut impl Write) -> io::Result<()> {
 #[derive(Serialize)]
 struct JsonHeader<'a> {
     name: &'a str,
-    dtype: Option<&'static str>,
-    layout: &'static str,
+    dtype: String,
+    layout: String,
     shape: &'a [u64],
     nnz: Option<u64>,
 }
@@ -186,8 +188,8 @@ impl<'a> JsonHeader<'a> {
     fn new(h: &'a Header<'a>) -> Self {
         JsonHeader {
             name: h.name,
-            dtype: h.dtype.map(|e| e.as_str()),
-            layout: h.layout.as_str(),
+            dtype: h.dtype_name(),
+            layout: h.layout.to_string(),
             shape: &h.shape,
             nnz: h.nnz,
         }
@@ -198,13 +200,14 @@ impl<'a> JsonHeader<'a> {
 struct JsonDetail<'a> {
     name: &'a str,
     /// `None` when the descriptor could not be read.
-    dtype: Option<&'static str>,
-    layout: Option<&'static str>,
+    dtype: Option<String>,
+    layout: Option<String>,
     shape: Option<&'a [u64]>,
     nnz: Option<u64>,
     index_entry: JsonIndexEntry,
     descriptor: Vec<JsonField<'a>>,
-    buffers: Vec<JsonBufferDetail>,
+    /// `None` when the buffers were not located.
+    buffers: Option<Vec<JsonBufferDetail>>,
     #[serde(skip_serializing_if = "<[&str]>::is_empty")]
     members: &'a [&'a str],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -240,7 +243,8 @@ struct JsonBufferDetail {
     index: u8,
     role: String,
     element_type: Option<&'static str>,
-    count: u64,
+    /// `None` when the element type is unknown.
+    count: Option<u64>,
     offset: u64,
     end: u64,
     byte_size: u64,
@@ -256,8 +260,8 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
     let h = d.header.as_ref();
     let json = JsonDetail {
         name: e.name(),
-        dtype: h.and_then(|h| h.dtype).map(|t| t.as_str()),
-        layout: h.map(|h| h.layout.as_str()),
+        dtype: h.map(Header::dtype_name),
+        layout: h.map(|h| h.layout.to_string()),
         shape: h.map(|h| h.shape.as_slice()),
         nnz: h.and_then(|h| h.nnz),
         index_entry: JsonIndexEntry {
@@ -278,20 +282,21 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
                 meaning: &f.meaning,
             })
             .collect(),
-        buffers: d
-            .buffers
-            .iter()
-            .map(|b| JsonBufferDetail {
-                index: b.index,
-                role: b.role.to_string(),
-                element_type: b.element_type.map(|t| t.as_str()),
-                count: b.count,
-                offset: b.offset,
-                end: b.end(),
-                byte_size: b.byte_size,
-                alignment: b.alignment,
-            })
-            .collect(),
+        buffers: d.buffers.as_ref().map(|buffers| {
+            buffers
+                .iter()
+                .map(|b| JsonBufferDetail {
+                    index: b.index,
+                    role: b.role.to_string(),
+                    element_type: b.element_type.map(|t| t.as_str()),
+                    count: b.count,
+                    offset: b.offset,
+                    end: b.end(),
+                    byte_size: b.byte_size,
+                    alignment: b.alignment,
+                })
+                .collect()
+        }),
         members: &d.members,
         not_viewable: d.not_viewable,
         valid: d.validated.then_some(d.first_error().is_none()),
@@ -507,6 +512,7 @@ mod tests {
                     layout: Layout::Csc,
                     shape: vec![2, 2],
                     nnz: Some(0),
+                    type_tag: 0x03,
                 },
                 index: vec![1, 1],
                 position: None,

@@ -44,6 +44,13 @@ pub struct TensorReport<'data> {
     pub warnings: Vec<String>,
 }
 
+/// The name shown for an element type: the spec's (`float32`), or
+/// `unknown(0x05)` for a type tag the reader does not know (permissive
+/// mode), as an unknown layout reads `unknown(0x0c)`.
+pub fn dtype_name(dtype: Option<ElementType>, type_tag: u8) -> String {
+    dtype.map_or_else(|| format!("unknown(0x{type_tag:02x})"), |e| e.as_str().to_owned())
+}
+
 /// Facts from a tensor's descriptor.
 #[derive(Debug)]
 pub struct TensorInfo {

@@ -402,6 +402,7 @@ fn unresolved_tensor_row_shows_its_descriptor() {
         ("layout", json!("csc")),
         ("shape", json!([4, 5])),
         ("nnz", json!(5)),
+        ("buffers", Value::Null),
     ] {
         assert_eq!(v[key], value, "{key}");
     }
@@ -422,7 +423,7 @@ fn permissive_keeps_an_unknown_layout() {
         .iter()
         .find(|t| t["name"] == "tensor_b")
         .unwrap();
-    assert_eq!(b["layout"], "unknown");
+    assert_eq!(b["layout"], "unknown(0x0c)");
     assert_eq!(b["valid"], true);
     // The unknown layout hides its buffer table: not located, not "none".
     assert_eq!(b["buffers"], Value::Null);
@@ -453,7 +454,39 @@ fn permissive_names_an_unknown_type_tag() {
         stdout(&out)
     );
     let v = json_of(&inspect(&["--permissive", "--json"], &file));
-    assert_eq!(v["tensors"][0]["dtype"], Value::Null);
+    assert_eq!(v["tensors"][0]["dtype"], "unknown(0x05)");
+    // --tensor: the same name; the element count of a buffer of unknown
+    // type is unknown, not 0.
+    let out = inspect(&["--permissive", "--tensor", "t"], &file);
+    let text = stdout(&out);
+    assert!(text.starts_with("Tensor: t\n  dtype   unknown(0x05)\n"), "{text}");
+    assert!(
+        text.contains("\n  0  data  ?         ?  [4096, 4112)         16         64\n"),
+        "{text}"
+    );
+    let v = json_of(&inspect(&["--permissive", "--tensor", "t", "--json"], &file));
+    assert_eq!(v["dtype"], "unknown(0x05)");
+    assert_eq!(v["buffers"][0]["count"], Value::Null);
+    assert_eq!(v["buffers"][0]["byte_size"], 16);
+}
+
+/// An unknown layout tag (permissive) hides the buffer table: `--tensor`
+/// says so instead of "0 buffers".
+#[test]
+fn permissive_tensor_detail_of_an_unknown_layout() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/invalid/descriptor_layout_tag_0c.hry");
+    let out = inspect(&["--permissive", "--tensor", "t"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("\n  layout  unknown(0x0c)\n"), "{text}");
+    assert!(
+        text.contains("\n  data    ? (the buffer table is not interpreted)\n"),
+        "{text}"
+    );
+    assert!(!text.contains("Buffers ("), "{text}");
+    let v = json_of(&inspect(&["--permissive", "--tensor", "t", "--json"], &file));
+    assert_eq!(v["layout"], "unknown(0x0c)");
+    assert_eq!(v["buffers"], Value::Null);
 }
 
 #[test]

@@ -170,10 +170,12 @@ fn meaning(field: &Field, bytes: &[u8]) -> String {
         "memory_class" => named(v, &["STANDARD", "HOST_PINNED", "UNIFIED", "PEER"]),
         "computed_mask" => bit_names(v, &statistics_mask::NAMES),
         "strides" | "outer_strides" | "inner_strides" | "zero_point" => signed(bytes).to_string(),
+        // Debug: the shortest text that reads back (`0.0`, `-0.0`, `1e-45`,
+        // `NaN`, `inf`), as the errors show numbers.
         "sparsity_ratio" | "value_min" | "value_max" | "value_abs_max" | "value_mean" | "value_stddev" => {
-            f64::from_bits(v).to_string()
+            format!("{:?}", f64::from_bits(v))
         }
-        "scale" => f32::from_bits(u32::try_from(v).unwrap_or(0)).to_string(),
+        "scale" => format!("{:?}", f32::from_bits(u32::try_from(v).unwrap_or(0))),
         "shape" | "parent_shape" if v == DYNAMIC => "dynamic dimension".to_owned(),
         "byte_size" | "alignment" | "descriptor_length" | "quantization_length" | "byte_offset" => {
             format!("{v} bytes")
@@ -235,5 +237,9 @@ mod tests {
             meaning(&Field::sub("statistics", "sparsity_ratio"), &0.75f64.to_le_bytes()),
             "0.75"
         );
+        assert_eq!(meaning(&Field::new("scale"), &0.0f32.to_le_bytes()), "0.0");
+        assert_eq!(meaning(&Field::new("scale"), &(-0.0f32).to_le_bytes()), "-0.0");
+        assert_eq!(meaning(&Field::new("scale"), &f32::from_bits(1).to_le_bytes()), "1e-45");
+        assert_eq!(meaning(&Field::new("scale"), &f32::NAN.to_le_bytes()), "NaN");
     }
 }
