@@ -305,7 +305,20 @@ pub(crate) fn parse_recorded<'data>(
         .for_tensor(name)
         .recording(true);
     let result = parse_from(&mut c, name, bytes, offset, index_length, index_offset, options);
-    (result, c.into_spans())
+    let stopped = c.offset();
+    let unread = bytes.get(c.position()..).unwrap_or_default();
+    let mut spans = c.into_spans();
+    // Where a parse stopped at an error, the bytes it did not read are
+    // listed too, so that an error pointing at them (a truncated field,
+    // trailing bytes) points into a listed span.
+    if result.is_err() && !unread.is_empty() {
+        spans.push(Span {
+            field: Field::new(crate::annotate::UNREAD),
+            offset: stopped,
+            bytes: unread,
+        });
+    }
+    (result, spans)
 }
 
 fn parse_from<'data>(
@@ -578,12 +591,14 @@ fn parse_layout_fields<'data>(
         },
         Layout::Tiled => {
             let mut levels = Vec::new();
+            // Where the previous level's inner_layout (tiled again) is.
+            let mut nested_at = 0;
             loop {
                 if levels.len() >= MAX_TILED_DEPTH {
                     return Err(Error::Invalid {
                         scope: scope(),
                         field: Field::new("inner_layout"),
-                        offset: c.offset().saturating_sub(4),
+                        offset: nested_at,
                         value: 4,
                         expected: "at most 8 nested tiled levels",
                         rule: rule::TILED,
@@ -603,11 +618,12 @@ fn parse_layout_fields<'data>(
                         rule: rule::TILED,
                     });
                 }
+                nested_at = orders_offset + 1;
                 if !matches!(orders.inner_layout, 1..=4) {
                     return Err(Error::Invalid {
                         scope: scope(),
                         field: Field::new("inner_layout"),
-                        offset: orders_offset + 1,
+                        offset: nested_at,
                         value: u64::from(orders.inner_layout),
                         expected: "0x01, 0x02, 0x03 or 0x04",
                         rule: rule::TILED,
