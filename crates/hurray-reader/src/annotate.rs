@@ -86,6 +86,10 @@ impl<'data> HurrayFile<'data> {
     }
 }
 
+/// The field name of the descriptor bytes after the point where parsing
+/// stopped (listed only when it stopped at an error).
+pub(crate) const UNREAD: &str = "(unread)";
+
 fn annotate(span: Span<'_>) -> AnnotatedField<'_> {
     AnnotatedField {
         field: span.field,
@@ -131,7 +135,7 @@ fn named(value: u64, names: &[&str]) -> String {
     usize::try_from(value)
         .ok()
         .and_then(|i| names.get(i))
-        .map_or_else(|| format!("{value} (not defined)"), |n| (*n).to_owned())
+        .map_or_else(|| format!("unknown(0x{value:02x})"), |n| (*n).to_owned())
 }
 
 /// The meaning of one field's bytes, by its spec name.
@@ -139,13 +143,14 @@ fn meaning(field: &Field, bytes: &[u8]) -> String {
     let leaf = field.member.unwrap_or(field.name);
     let v = unsigned(bytes);
     match leaf {
+        UNREAD => "not read: the parse stopped at the error".to_owned(),
         "magic" => format!("\"{}\"", bytes.escape_ascii()),
         "flags" if field.name == "flags" => bit_names(v, &flags::NAMES),
         "flags" => bit_names(v, &[(1, "SYMMETRIC")]),
         "type_tag" | "scale_type_tag" => match ElementType::from_tag(u8::try_from(v).unwrap_or(0)) {
             Some(t) => t.as_str().to_owned(),
             None if (0xF0..=0xFE).contains(&v) => "implementation-private type".to_owned(),
-            None => "reserved / unknown".to_owned(),
+            None => format!("unknown(0x{v:02x})"),
         },
         "layout_tag" | "outer_layout" | "inner_layout" => Layout::from_tag(u8::try_from(v).unwrap_or(0)).to_string(),
         "device_tag" => match v {

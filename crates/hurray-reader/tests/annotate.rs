@@ -93,11 +93,19 @@ fn malformed_descriptor_keeps_what_was_read() {
             "flags",
             "type_tag",
             "layout_tag",
-            "rank"
+            "rank",
+            // The rest of the descriptor, where the parse stopped.
+            "(unread)"
         ]
     );
+    let unread = dump.fields.last().unwrap();
+    let entry = file.entry("tensor_b").unwrap();
+    assert_eq!(
+        unread.offset + unread.bytes.len() as u64,
+        entry.descriptor_offset() + entry.descriptor_length()
+    );
     let tag = dump.fields.iter().find(|f| f.field == Field::new("type_tag")).unwrap();
-    assert_eq!((tag.bytes, tag.meaning.as_str()), (&[0x47][..], "reserved / unknown"));
+    assert_eq!((tag.bytes, tag.meaning.as_str()), (&[0x47][..], "unknown(0x47)"));
     assert!(dump.error.unwrap().to_string().contains("type_tag"));
 }
 
@@ -143,4 +151,48 @@ fn descriptor_at_reads_what_tensor_at_rejects() {
         file.descriptor_at(1),
         Err(Error::IndexArgument { index: 1, bound: 1, .. })
     ));
+}
+
+/// An error inside a descriptor points into a field the dump lists: the
+/// error line can be matched with the bytes (`hurray-inspect --tensor`).
+/// Over every file of `fixtures/invalid/`.
+#[test]
+fn descriptor_errors_point_into_a_listed_field() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/invalid");
+    let mut checked = 0;
+    let mut problems = Vec::new();
+    for path in std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()) {
+        if path.extension().is_none_or(|x| x != "hry") {
+            continue;
+        }
+        let bytes = AlignedBytes::read(&path).unwrap();
+        let Ok(file) = HurrayFile::parse(&bytes, Options::strict()) else {
+            continue;
+        };
+        for entry in file.entries() {
+            let dump = file.dump_descriptor(entry.name()).unwrap();
+            let Some(at) = dump.error.as_ref().and_then(Error::offset) else {
+                continue;
+            };
+            let start = entry.descriptor_offset();
+            if at < start || at >= start + entry.descriptor_length() {
+                continue; // a buffer, the index: not the descriptor's bytes
+            }
+            checked += 1;
+            let listed = dump
+                .fields
+                .iter()
+                .any(|f| f.offset <= at && at < f.offset + f.bytes.len() as u64);
+            if !listed {
+                problems.push(format!("{}: {} (offset {at})", path.display(), dump.error.unwrap()));
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} descriptor errors seen");
+    assert!(
+        problems.is_empty(),
+        "{} errors point outside the listed fields:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }
