@@ -25,18 +25,24 @@ pub fn human(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
     if let Some(why) = t.not_viewable() {
         writeln!(out, "(data not interpreted: {why})")?;
     }
-    if t.buffers().is_empty() {
+    if t.descriptor().buffer_handles().is_none() {
+        writeln!(
+            out,
+            "(buffers not located: the layout's buffer table is not interpreted)"
+        )?;
+    } else if t.buffers().is_empty() {
         writeln!(out, "(no buffers)")?;
     }
     for b in t.buffers() {
         let dtype = b.element_type();
         let type_name = dtype.map_or_else(|| "?".to_owned(), |e| e.to_string());
+        // The element count needs the element type.
+        let count = dtype.map_or_else(|| "?".to_owned(), |_| b.len().to_string());
         writeln!(
             out,
-            "buffer {}: {}, {type_name} x {}, {} at [{}, {})",
+            "buffer {}: {}, {type_name} x {count}, {} at [{}, {})",
             b.index(),
             b.role(),
-            b.len(),
             human_bytes(b.byte_size()),
             b.file_offset(),
             b.file_offset().saturating_add(b.byte_size())
@@ -90,7 +96,9 @@ pub fn json(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
     serde_json::to_writer(&mut *out, &header.nnz)?;
     writeln!(out, ",")?;
     field(out, "buffers")?;
-    if t.buffers().is_empty() {
+    if t.descriptor().buffer_handles().is_none() {
+        writeln!(out, "null")?; // not located: the layout is unknown
+    } else if t.buffers().is_empty() {
         writeln!(out, "[]")?;
     } else {
         writeln!(out, "[")?;

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Parser;
-use hurray_reader::{HurrayFile, Options, Tensor};
+use hurray_reader::{HurrayFile, Layout, Options, Tensor};
 
 use crate::cli::{Action, Cli};
 use crate::detail::Failure;
@@ -148,9 +148,22 @@ fn run() -> anyhow::Result<ExitCode> {
 }
 
 /// The tensor a data command reads, resolved (descriptor and buffers checked).
+/// Data the library says must not be interpreted (an unknown type tag or
+/// quantization scheme kept in permissive mode) is a request that does not
+/// fit, like an unknown layout: only `--dump` shows its bytes. (Composite
+/// heads get their own message, naming their members.)
 fn chosen<'data>(file: &HurrayFile<'data>, cli: &Cli, flag: &str) -> Result<Tensor<'data>, Failure> {
     let name = detail::pick_tensor(file, cli.tensor.as_deref(), flag)?;
-    Ok(file.tensor(name)?)
+    let t = file.tensor(name)?;
+    if let Some(why) = t.not_viewable() {
+        if flag != "--dump" && t.layout() != Layout::Composite {
+            return Err(Failure::Usage(format!(
+                "{flag}: tensor '{}' is not read: {why} (try --dump)",
+                t.name().escape_debug()
+            )));
+        }
+    }
+    Ok(t)
 }
 
 /// Standard output, in the form asked for (nothing with `--quiet`).

@@ -487,6 +487,41 @@ fn permissive_tensor_detail_of_an_unknown_layout() {
     let v = json_of(&inspect(&["--permissive", "--tensor", "t", "--json"], &file));
     assert_eq!(v["layout"], "unknown(0x0c)");
     assert_eq!(v["buffers"], Value::Null);
+    // --dump: the same; --head: a request that does not fit (exit 2).
+    let out = inspect(&["--permissive", "--dump"], &file);
+    assert!(
+        stdout(&out).contains("\n(buffers not located: the layout's buffer table is not interpreted)\n"),
+        "{}",
+        stdout(&out)
+    );
+    let v = json_of(&inspect(&["--permissive", "--dump", "--json"], &file));
+    assert_eq!(v["buffers"], Value::Null);
+    assert_eq!(inspect(&["--permissive", "--head", "2"], &file).status.code(), Some(2));
+}
+
+/// Data the library says must not be interpreted (permissive: an unknown
+/// type tag or quantization scheme) is not read by the data commands: a
+/// request that does not fit (exit 2, naming --dump), as for an unknown
+/// layout; --dump shows the bytes, with the element count unknown.
+#[test]
+fn data_commands_refuse_uninterpreted_data() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/invalid");
+    for name in ["descriptor_type_tag_05.hry", "quant_scheme_tag_06.hry"] {
+        let file = dir.join(name);
+        for args in [&["--head", "2"][..], &["--get", "0,0"]] {
+            let out = inspect(&[&["--permissive"][..], args].concat(), &file);
+            assert_eq!(out.status.code(), Some(2), "{name} {args:?}: {}", stderr(&out));
+            assert!(stderr(&out).contains("is not read: its"), "{}", stderr(&out));
+            assert!(stderr(&out).ends_with("(try --dump)\n"), "{}", stderr(&out));
+        }
+    }
+    let out = inspect(&["--permissive", "--dump"], &dir.join("descriptor_type_tag_05.hry"));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stdout(&out).contains("\nbuffer 0: data, ? x ?, 16 B at [4096, 4112)\n"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
