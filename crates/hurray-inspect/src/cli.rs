@@ -75,8 +75,9 @@ pub struct Cli {
     pub tensor: Option<String>,
 
     /// Print the first N stored entries: CSC column by column, CSR row by
-    /// row, COO and CSF in storage order, dense tensors in logical row-major
-    /// order, each with its coordinates.
+    /// row, COO in storage order, CSF in leaf order (the order of its
+    /// values), dense tensors in logical row-major order, each with its
+    /// coordinates.
     ///
     /// Reads only those entries (and the pointers leading to them). At most
     /// 1048576 (they are held in memory); --dump streams every value.

@@ -52,6 +52,9 @@ struct JsonTensor<'a> {
     error: Option<String>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     warnings: &'a [String],
+    /// With `--validate`: why the data was not checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_viewable: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -118,6 +121,9 @@ impl<'a> JsonTensor<'a> {
             valid: t.validated.then_some(t.error.is_none()),
             error: t.error.as_ref().map(ToString::to_string),
             warnings: &t.warnings,
+            not_viewable: info
+                .and_then(|i| i.not_viewable)
+                .filter(|_| t.validated && t.error.is_none()),
         }
     }
 }

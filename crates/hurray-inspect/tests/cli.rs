@@ -41,6 +41,10 @@ fn expected_json(entry: &Value, validated: bool) -> Value {
             });
             if validated {
                 tensor["valid"] = json!(true);
+                // A composite head owns no data: nothing was checked.
+                if t["layout"] == "composite" {
+                    tensor["not_viewable"] = json!("it is a composite head, which owns no data: read its members");
+                }
             }
             tensor
         })
@@ -455,6 +459,15 @@ fn permissive_names_an_unknown_type_tag() {
     );
     let v = json_of(&inspect(&["--permissive", "--json"], &file));
     assert_eq!(v["tensors"][0]["dtype"], "unknown(0x05)");
+    assert_eq!(v["tensors"][0]["not_viewable"], Value::Null); // only with --validate
+    let v = json_of(&inspect(&["--permissive", "--validate", "--json"], &file));
+    assert_eq!(v["tensors"][0]["valid"], true);
+    assert!(
+        v["tensors"][0]["not_viewable"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("its type tag is not recognised")),
+        "{v}"
+    );
     // --tensor: the same name; the element count of a buffer of unknown
     // type is unknown, not 0.
     let out = inspect(&["--permissive", "--tensor", "t"], &file);
