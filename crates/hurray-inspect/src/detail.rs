@@ -110,7 +110,8 @@ impl<'data> Header<'data> {
         crate::model::dtype_name(self.dtype, self.type_tag)
     }
 
-    /// What a descriptor says on its own (its tensor did not resolve).
+    /// What a descriptor says (also on its own, when its tensor did not
+    /// resolve).
     pub fn of_descriptor(name: &'data str, d: &Descriptor<'data>) -> Self {
         Header {
             name,
@@ -123,14 +124,7 @@ impl<'data> Header<'data> {
     }
 
     pub fn of(t: &Tensor<'data>) -> Self {
-        Header {
-            name: t.name(),
-            dtype: t.element_type(),
-            layout: t.layout(),
-            shape: t.shape().collect(),
-            nnz: t.nnz(),
-            type_tag: t.descriptor().header().type_tag,
-        }
+        Self::of_descriptor(t.name(), t.descriptor())
     }
 }
 
@@ -238,12 +232,8 @@ pub fn detail<'data>(
         data_error: None,
     };
     if let Some(t) = dump.tensor {
-        detail.header = Some(Header::of(&t));
         detail.resolved = true;
-        detail.buffers = t
-            .descriptor()
-            .buffer_handles()
-            .map(|_| t.buffers().iter().map(BufferDetail::of).collect());
+        detail.buffers = crate::model::located_buffers(&t).map(|b| b.iter().map(BufferDetail::of).collect());
         detail.not_viewable = t.not_viewable();
         detail.members = t
             .composite_members()

@@ -25,13 +25,13 @@ pub fn human(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
     if let Some(why) = t.not_viewable() {
         writeln!(out, "(data not interpreted: {why})")?;
     }
-    if t.descriptor().buffer_handles().is_none() {
-        writeln!(
+    match crate::model::located_buffers(t) {
+        None => writeln!(
             out,
             "(buffers not located: the layout's buffer table is not interpreted)"
-        )?;
-    } else if t.buffers().is_empty() {
-        writeln!(out, "(no buffers)")?;
+        )?,
+        Some([]) => writeln!(out, "(no buffers)")?,
+        Some(_) => {}
     }
     for b in t.buffers() {
         let dtype = b.element_type();
@@ -96,19 +96,19 @@ pub fn json(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
     serde_json::to_writer(&mut *out, &header.nnz)?;
     writeln!(out, ",")?;
     field(out, "buffers")?;
-    if t.descriptor().buffer_handles().is_none() {
-        writeln!(out, "null")?; // not located: the layout is unknown
-    } else if t.buffers().is_empty() {
-        writeln!(out, "[]")?;
-    } else {
-        writeln!(out, "[")?;
-        let last = t.buffers().len().saturating_sub(1);
-        for (k, b) in t.buffers().iter().enumerate() {
-            write!(out, "    ")?;
-            json_buffer(b, out)?;
-            writeln!(out, "{}", if k == last { "" } else { "," })?;
+    match crate::model::located_buffers(t) {
+        None => writeln!(out, "null")?, // not located: the layout is unknown
+        Some([]) => writeln!(out, "[]")?,
+        Some(buffers) => {
+            writeln!(out, "[")?;
+            let last = buffers.len().saturating_sub(1);
+            for (k, b) in buffers.iter().enumerate() {
+                write!(out, "    ")?;
+                json_buffer(b, out)?;
+                writeln!(out, "{}", if k == last { "" } else { "," })?;
+            }
+            writeln!(out, "  ]")?;
         }
-        writeln!(out, "  ]")?;
     }
     writeln!(out, "}}")
 }

@@ -2,7 +2,7 @@
 //! rendered by both `human` and `json`. Every fact here comes from a
 //! `hurray_reader` accessor; nothing is decoded in this crate.
 
-use hurray_reader::{file_flags, Descriptor, ElementType, Error, HurrayFile, KvValue, Layout, Tensor};
+use hurray_reader::{file_flags, Buffer, Descriptor, ElementType, Error, HurrayFile, KvValue, Layout, Tensor};
 
 use crate::progress::Progress;
 
@@ -175,8 +175,8 @@ impl<'data> Report<'data> {
 }
 
 impl TensorInfo {
-    /// What a descriptor says on its own, for a tensor that did not
-    /// resolve: no buffers.
+    /// What a descriptor says on its own (for a tensor that did not
+    /// resolve): no buffers.
     fn from_descriptor(descriptor: &Descriptor<'_>) -> Self {
         TensorInfo {
             element_type: descriptor.element_type(),
@@ -191,15 +191,8 @@ impl TensorInfo {
 
     fn from_tensor(tensor: &Tensor<'_>) -> Self {
         TensorInfo {
-            element_type: tensor.element_type(),
-            type_tag: tensor.descriptor().header().type_tag,
-            layout: tensor.layout(),
-            shape: tensor.shape().collect(),
-            nnz: tensor.nnz(),
-            // An unknown layout (permissive) hides the buffer table.
-            buffers: tensor.descriptor().buffer_handles().map(|_| {
-                tensor
-                    .buffers()
+            buffers: located_buffers(tensor).map(|buffers| {
+                buffers
                     .iter()
                     .map(|b| BufferInfo {
                         byte_size: b.byte_size(),
@@ -209,8 +202,16 @@ impl TensorInfo {
                     .collect()
             }),
             not_viewable: tensor.not_viewable(),
+            ..Self::from_descriptor(tensor.descriptor())
         }
     }
+}
+
+/// A resolved tensor's buffers, or `None` when they were not located: an
+/// unknown layout (permissive) hides the buffer table, which is not the
+/// same as a tensor with no buffers.
+pub fn located_buffers<'t, 'data>(tensor: &'t Tensor<'data>) -> Option<&'t [Buffer<'data>]> {
+    tensor.descriptor().buffer_handles().map(|_| tensor.buffers())
 }
 
 /// Advisory findings the library reports for a tensor.
