@@ -543,7 +543,7 @@ fn parse_from<'data>(
         if member.member_role > 1 {
             return Err(Error::Invalid {
                 scope: scope(),
-                field: Field::new("member_role"),
+                field: Field::sub("composite_member", "member_role"),
                 offset: offsets.composite_member,
                 value: u64::from(member.member_role),
                 expected: "0x00 (correction) or 0x01 (base)",
@@ -552,7 +552,7 @@ fn parse_from<'data>(
         }
         reserved_zero(
             &member.reserved,
-            Field::new("composite member _reserved"),
+            Field::sub("composite_member", "_reserved"),
             offsets.composite_member + 1,
             rule::COMPOSITE_MEMBER,
             scope(),
@@ -711,7 +711,8 @@ fn parse_scheme<'data>(
     strict: bool,
 ) -> Result<Quantization<'data>> {
     let scope = || Scope::tensor(name);
-    let header = q.read_struct::<raw::QuantizationHeader>(Field::new("scheme_tag"), Some("quantization"))?;
+    let header =
+        q.read_struct::<raw::QuantizationHeader>(Field::sub("quantization", "scheme_tag"), Some("quantization"))?;
     let tag = header.scheme_tag;
     let known = matches!(tag, 0x01..=0x05);
     if !known {
@@ -723,7 +724,7 @@ fn parse_scheme<'data>(
         if strict || why == "invalid" {
             return Err(Error::UnknownTag {
                 scope: scope(),
-                field: Field::new("scheme_tag"),
+                field: Field::sub("quantization", "scheme_tag"),
                 offset,
                 value: tag,
                 why,
@@ -740,7 +741,7 @@ fn parse_scheme<'data>(
     if header.scheme_version != 1 {
         return Err(Error::UnsupportedVersion {
             scope: scope(),
-            field: Field::new("scheme_version"),
+            field: Field::sub("quantization", "scheme_version"),
             offset: offset + 1,
             found: header.scheme_version,
             supported: 1,
@@ -753,7 +754,7 @@ fn parse_scheme<'data>(
     if qflags & !allowed_flags != 0 {
         return Err(Error::Reserved {
             scope: scope(),
-            field: Field::new("quantization flags"),
+            field: Field::sub("quantization", "flags"),
             offset: offset + 2,
             value: u64::from(qflags & !allowed_flags),
             rule: rule::QUANT,
@@ -763,10 +764,10 @@ fn parse_scheme<'data>(
     // (quantization.md § Descriptor Header).
     let scheme = match tag {
         0x01 => {
-            let f = q.read_struct::<raw::PerTensorAffine>(Field::new("scale"), Some("quantization"))?;
+            let f = q.read_struct::<raw::PerTensorAffine>(Field::sub("quantization", "scale"), Some("quantization"))?;
             reserved_zero(
                 &f.reserved,
-                Field::new("per-tensor _reserved"),
+                Field::sub("quantization", "_reserved"),
                 offset + 12,
                 "quantization/per-tensor-affine.md § Validity Constraints",
                 scope(),
@@ -774,10 +775,10 @@ fn parse_scheme<'data>(
             QuantScheme::PerTensorAffine(f)
         }
         0x02 => {
-            let f = q.read_struct::<raw::PerChannelAffine>(Field::new("axis"), Some("quantization"))?;
+            let f = q.read_struct::<raw::PerChannelAffine>(Field::sub("quantization", "axis"), Some("quantization"))?;
             reserved_zero(
                 &f.reserved,
-                Field::new("per-channel _reserved"),
+                Field::sub("quantization", "_reserved"),
                 offset + 17,
                 "quantization/per-channel-affine.md § Validity Constraints",
                 scope(),
@@ -785,18 +786,22 @@ fn parse_scheme<'data>(
             QuantScheme::PerChannelAffine(f)
         }
         0x03 => {
-            let f = q.read_struct::<raw::PerBlockAffine>(Field::new("axis"), Some("quantization"))?;
+            let f = q.read_struct::<raw::PerBlockAffine>(Field::sub("quantization", "axis"), Some("quantization"))?;
             reserved_zero(
                 &f.reserved,
-                Field::new("per-block _reserved"),
+                Field::sub("quantization", "_reserved"),
                 offset + 21,
                 "quantization/per-block-affine.md § Binary Encoding",
                 scope(),
             )?;
             QuantScheme::PerBlockAffine(f)
         }
-        0x04 => QuantScheme::Nf4(q.read_struct::<raw::BlockScaled>(Field::new("axis"), Some("quantization"))?),
-        _ => QuantScheme::Mxfp(q.read_struct::<raw::BlockScaled>(Field::new("axis"), Some("quantization"))?),
+        0x04 => QuantScheme::Nf4(
+            q.read_struct::<raw::BlockScaled>(Field::sub("quantization", "axis"), Some("quantization"))?,
+        ),
+        _ => QuantScheme::Mxfp(
+            q.read_struct::<raw::BlockScaled>(Field::sub("quantization", "axis"), Some("quantization"))?,
+        ),
     };
     Ok(Quantization {
         header,
@@ -812,7 +817,7 @@ fn check_statistics(s: &raw::Statistics, offset: u64, name: &str) -> Result<()> 
     if mask >> 6 != 0 {
         return Err(Error::Reserved {
             scope: scope(),
-            field: Field::new("computed_mask"),
+            field: Field::sub("statistics", "computed_mask"),
             offset,
             value: u64::from(mask & !0x3F),
             rule: rule::STATISTICS,
@@ -821,7 +826,7 @@ fn check_statistics(s: &raw::Statistics, offset: u64, name: &str) -> Result<()> 
     if s.reserved.get() != 0 {
         return Err(Error::Reserved {
             scope: scope(),
-            field: Field::new("statistics _reserved"),
+            field: Field::sub("statistics", "_reserved"),
             offset: offset + 4,
             value: u64::from(s.reserved.get()),
             rule: rule::STATISTICS,
@@ -829,7 +834,7 @@ fn check_statistics(s: &raw::Statistics, offset: u64, name: &str) -> Result<()> 
     }
     reserved_zero(
         &s.reserved2,
-        Field::new("statistics _reserved2"),
+        Field::sub("statistics", "_reserved2"),
         offset + 68,
         rule::STATISTICS,
         scope(),
@@ -841,7 +846,7 @@ fn check_extension_type(e: &raw::ExtensionType, offset: u64, name: &str) -> Resu
     let scope = || Scope::tensor(name);
     let invalid = |field: &'static str, at: u64, value: u64, expected: &'static str| Error::Invalid {
         scope: scope(),
-        field: Field::new(field),
+        field: Field::sub("extension_type", field),
         offset: offset + at,
         value,
         expected,
@@ -907,14 +912,14 @@ fn check_extension_type(e: &raw::ExtensionType, offset: u64, name: &str) -> Resu
     }
     reserved_zero(
         &e.reserved,
-        Field::new("extension _reserved"),
+        Field::sub("extension_type", "_reserved"),
         offset + 10,
         rule::EXTENSION_TYPE,
         scope(),
     )?;
     reserved_zero(
         &e.reserved2,
-        Field::new("extension _reserved2"),
+        Field::sub("extension_type", "_reserved2"),
         offset + 18,
         rule::EXTENSION_TYPE,
         scope(),

@@ -716,7 +716,7 @@ pub enum Error {
     },
 
     /// The statistics section's `nnz` disagrees with the descriptor's.
-    #[error("tensor '{}': statistics nnz at offset {offset}: {statistics_nnz} differs from the descriptor's nnz {nnz} ({rule})", .tensor.escape_debug())]
+    #[error("tensor '{}': statistics.nnz at offset {offset}: {statistics_nnz} differs from the descriptor's nnz {nnz} ({rule})", .tensor.escape_debug())]
     StatisticsNnzMismatch {
         /// The tensor.
         tensor: Box<str>,

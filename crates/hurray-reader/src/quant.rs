@@ -85,7 +85,7 @@ pub(crate) fn plans(t: &Tensor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec
     let invalid =
         |field: &'static str, at: u64, value: u64, expected: &'static str, rule: &'static str| Error::Invalid {
             scope: scope(),
-            field: Field::new(field),
+            field: Field::sub("quantization", field),
             offset: o + at,
             value,
             expected,
@@ -118,7 +118,7 @@ pub(crate) fn plans(t: &Tensor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec
             if !scale.is_finite() || scale == 0.0 {
                 return Err(Error::InvalidNumber {
                     scope: scope(),
-                    field: Field::new("scale"),
+                    field: Field::sub("quantization", "scale"),
                     offset: o + 4,
                     value: Number::float(f64::from(scale)),
                     expected: "a finite, non-zero float32",
@@ -130,7 +130,7 @@ pub(crate) fn plans(t: &Tensor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec
                 if zp < lo || zp > hi {
                     return Err(Error::InvalidNumber {
                         scope: scope(),
-                        field: Field::new("zero_point"),
+                        field: Field::sub("quantization", "zero_point"),
                         offset: o + 8,
                         value: Number::Int(zp),
                         expected: "a zero point within the storage type's range",
@@ -272,7 +272,7 @@ impl Axis {
         if symmetric && zero_index != NO_BUFFER {
             return Err(Error::Invalid {
                 scope: Scope::tensor(t.name()),
-                field: Field::new("zero_point_buffer_index"),
+                field: Field::sub("quantization", "zero_point_buffer_index"),
                 offset,
                 value: u64::from(zero_index),
                 expected: "0xFFFFFFFF when SYMMETRIC is set",
@@ -292,7 +292,7 @@ impl Axis {
         let Some(&extent) = shape.get(axis_usize) else {
             return Err(Error::Invalid {
                 scope: scope(),
-                field: Field::new("axis"),
+                field: Field::sub("quantization", "axis"),
                 offset: o + 4,
                 value: u64::from(self.axis),
                 expected: "less than rank",
@@ -330,7 +330,7 @@ impl Axis {
                 if extent > 0 && bs > extent {
                     return Err(Error::Invalid {
                         scope: scope(),
-                        field: Field::new("block_size"),
+                        field: Field::sub("quantization", "block_size"),
                         offset: o + 8,
                         value: bs,
                         expected: "at most shape[axis]",
@@ -342,7 +342,7 @@ impl Axis {
                     if self.axis != 0 || bs != u64::from(bp.page_size.get()) {
                         return Err(Error::Invalid {
                             scope: scope(),
-                            field: Field::new("block_size"),
+                            field: Field::sub("quantization", "block_size"),
                             offset: o + 8,
                             value: bs,
                             expected: "axis 0 and block_size = page_size on a block-paged tensor",
@@ -372,7 +372,7 @@ impl Axis {
             if i < base || i >= base.saturating_add(needed) {
                 return Err(Error::Invalid {
                     scope: scope(),
-                    field: Field::new(field),
+                    field: Field::sub("quantization", field),
                     offset: o + at,
                     value: u64::from(index),
                     expected: "a parameter buffer right after the layout's own buffers, never a data buffer",

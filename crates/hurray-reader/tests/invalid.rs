@@ -153,8 +153,8 @@ fn every_invalid_file_is_rejected_as_the_manifest_says() {
                 if !text.contains("offset") {
                     problems.push("the message names no offset".to_string());
                 }
-                if !text.contains(want_field) {
-                    problems.push(format!("the message does not contain '{want_field}'"));
+                if !names(&text, want_field) {
+                    problems.push(format!("the message does not name '{want_field}'"));
                 }
                 match cited_rule(e) {
                     Some(rule) if cites(&rule, want_spec) => {}
@@ -257,4 +257,17 @@ fn quantization_numbers_are_shown_as_numbers() {
         );
         assert!(err.to_string().contains(shown), "{file}: {err}");
     }
+}
+
+/// Whether `text` names `field` as whole words: alone or as a part of a
+/// dotted or indexed name (`name_length` in `index_entry[0].name_length`,
+/// `indices` in `indices[9]`), never as part of a word (`scale` in
+/// `scales[1]`, `_reserved` in `statistics._reserved2`).
+fn names(text: &str, field: &str) -> bool {
+    let part_of_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(field).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + field.len()..].chars().next();
+        !before.is_some_and(part_of_name) && !after.is_some_and(part_of_name)
+    })
 }

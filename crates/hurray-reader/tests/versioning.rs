@@ -180,7 +180,11 @@ fn unknown_quantization_scheme_strict_rejects_permissive_refuses_views() {
     assert!(matches!(
         strict.tensor("A"),
         Err(Error::UnknownTag {
-            field: Field { name: "scheme_tag", .. },
+            field: Field {
+                name: "quantization",
+                member: Some("scheme_tag"),
+                ..
+            },
             value: 0x20,
             ..
         })

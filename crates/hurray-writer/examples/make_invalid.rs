@@ -2352,7 +2352,7 @@ fn quantization(c: &mut Corpus) {
             &q("Scheme Tag Space"),
             "tensor",
             "UnknownTag",
-            "scheme_tag",
+            "quantization.scheme_tag",
             single(quantized(p)),
         );
     }
@@ -2363,7 +2363,7 @@ fn quantization(c: &mut Corpus) {
         &q("Descriptor Header"),
         "tensor",
         "UnsupportedVersion",
-        "scheme_version",
+        "quantization.scheme_version",
         pt(|p| p[1] = 2),
     );
     c.add(
@@ -2372,7 +2372,7 @@ fn quantization(c: &mut Corpus) {
         &q("Descriptor Header"),
         "tensor",
         "Reserved",
-        "flags",
+        "quantization.flags",
         pt(|p| p[3] = 0x80),
     );
     for (name, v) in [("zero", 0.0f32), ("nan", f32::NAN), ("inf", f32::INFINITY)] {
@@ -2384,7 +2384,7 @@ fn quantization(c: &mut Corpus) {
             ptv,
             "tensor",
             "InvalidNumber",
-            "scale",
+            "quantization.scale",
             single(quantized(p)),
         );
     }
@@ -2394,7 +2394,7 @@ fn quantization(c: &mut Corpus) {
         ptv,
         "tensor",
         "InvalidNumber",
-        "zero_point",
+        "quantization.zero_point",
         pt(|p| p[8..12].copy_from_slice(&200i32.to_le_bytes())),
     );
     c.add(
@@ -2403,7 +2403,7 @@ fn quantization(c: &mut Corpus) {
         ptv,
         "tensor",
         "Reserved",
-        "_reserved",
+        "quantization._reserved",
         pt(|p| p[13] = 1),
     );
     c.add(
@@ -2427,7 +2427,7 @@ fn quantization(c: &mut Corpus) {
         pcr,
         "tensor",
         "Invalid",
-        "axis",
+        "quantization.axis",
         single(pcf(pc(), |p| p[4] = 2)),
     );
     c.add(
@@ -2436,7 +2436,7 @@ fn quantization(c: &mut Corpus) {
         pcr,
         "tensor",
         "Invalid",
-        "scale_type_tag",
+        "quantization.scale_type_tag",
         single(pcf(pc(), |p| p[16] = 1)),
     );
     let zp = PerChannelAffine {
@@ -2449,7 +2449,7 @@ fn quantization(c: &mut Corpus) {
         pcr,
         "tensor",
         "Invalid",
-        "zero_point_buffer_index",
+        "quantization.zero_point_buffer_index",
         single(pcf(zp, |p| p[2] |= 1).with(|t| {
             t.desc.buffers.push(BufferHandle::new(2));
             t.bufs.push(vec![0; 2]);
@@ -2463,7 +2463,7 @@ fn quantization(c: &mut Corpus) {
         place,
         "tensor",
         "Invalid",
-        "scale_buffer_index",
+        "quantization.scale_buffer_index",
         single(pcf(pc(), |p| p[8] = 0)),
     );
     c.add(
@@ -2472,7 +2472,7 @@ fn quantization(c: &mut Corpus) {
         place,
         "tensor",
         "Invalid",
-        "scale_buffer_index",
+        "quantization.scale_buffer_index",
         single(pcf(pc(), |p| p[8] = 5)),
     );
     c.add(
@@ -2490,7 +2490,7 @@ fn quantization(c: &mut Corpus) {
         "quantization/per-channel-affine.md § Validity Constraints",
         "data",
         "InvalidNumber",
-        "scale",
+        "scales[1]",
         single(per_channel_with(pc(), &[0.5, 0.0])),
     );
 
@@ -2507,7 +2507,7 @@ fn quantization(c: &mut Corpus) {
             pbr,
             "tensor",
             "Invalid",
-            "block_size",
+            "quantization.block_size",
             single(per_block_with(PerBlockAffine { block_size: bs, ..pb() }, E::Int8)),
         );
     }
@@ -2517,7 +2517,7 @@ fn quantization(c: &mut Corpus) {
         "quantization/per-block-affine.md § Validity Constraints",
         "tensor",
         "Invalid",
-        "scale_type_tag",
+        "quantization.scale_type_tag",
         single(per_block_with(pb(), E::Int8).d(|d| d.quantization.as_mut().unwrap()[20] = 4)),
     );
     c.add(
@@ -2544,7 +2544,7 @@ fn quantization(c: &mut Corpus) {
         "quantization/nf4.md § Validity Constraints",
         "tensor",
         "Invalid",
-        "block_size",
+        "quantization.block_size",
         single(nf4_with(E::UInt4, 4)),
     );
     let mx = "quantization/mxfp.md § Validity Constraints";
@@ -2554,7 +2554,7 @@ fn quantization(c: &mut Corpus) {
         mx,
         "tensor",
         "Invalid",
-        "block_size",
+        "quantization.block_size",
         single(mxfp_with(E::Float8E4M3, 32, 8, 4)),
     );
     c.add(
@@ -2563,7 +2563,7 @@ fn quantization(c: &mut Corpus) {
         mx,
         "tensor",
         "Invalid",
-        "block_size",
+        "quantization.block_size",
         single(mxfp_with(E::Float8E4M3, 4096, 4096, 1)),
     );
     c.add(
@@ -2590,7 +2590,7 @@ fn quantization(c: &mut Corpus) {
         "element-types.md § Float8 Variants",
         "data",
         "Invalid",
-        "scale",
+        "scales[0]",
         single(mxfp_with(E::Float8E4M3, 32, 32, 1).with(|t| t.bufs[1][0] = 0xFF)),
     );
 }
@@ -2640,7 +2640,7 @@ fn sections(c: &mut Corpus) {
         stats,
         "tensor",
         "Reserved",
-        "computed_mask",
+        "statistics.computed_mask",
         single(dense().d(|d| {
             d.statistics = Some(Statistics {
                 computed_mask: 1 << 6,
@@ -2654,7 +2654,7 @@ fn sections(c: &mut Corpus) {
         stats,
         "tensor",
         "Reserved",
-        "_reserved",
+        "statistics._reserved",
         single(dense().d(|d| {
             d.statistics = Some(Statistics {
                 reserved: 1,
@@ -2668,7 +2668,7 @@ fn sections(c: &mut Corpus) {
         stats,
         "tensor",
         "Reserved",
-        "_reserved",
+        "statistics._reserved2",
         single(dense().d(|d| {
             d.statistics = Some(Statistics {
                 reserved2: [0, 0, 0, 1],
@@ -2682,7 +2682,7 @@ fn sections(c: &mut Corpus) {
         "layouts/csc.md § Interaction with Statistics Section",
         "tensor",
         "StatisticsNnzMismatch",
-        "nnz",
+        "statistics.nnz",
         single(csc().d(|d| d.statistics = Some(Statistics::default().with_nnz(4)))),
     );
 
@@ -2704,7 +2704,7 @@ fn sections(c: &mut Corpus) {
             ext,
             "tensor",
             "Invalid",
-            "bit_width",
+            "extension_type.bit_width",
             ext_file(ExtensionType {
                 bit_width: bw,
                 ..ExtensionType::integer(8, false)
@@ -2717,7 +2717,7 @@ fn sections(c: &mut Corpus) {
         ext,
         "tensor",
         "Invalid",
-        "packing_factor",
+        "extension_type.packing_factor",
         ext_file(ExtensionType {
             packing_factor: 1,
             ..ExtensionType::integer(4, false)
@@ -2729,7 +2729,7 @@ fn sections(c: &mut Corpus) {
         ext,
         "tensor",
         "Invalid",
-        "is_float",
+        "extension_type.is_float",
         ext_file(ExtensionType {
             is_float: 2,
             ..ExtensionType::integer(8, false)
@@ -2741,7 +2741,7 @@ fn sections(c: &mut Corpus) {
         ext,
         "tensor",
         "Invalid",
-        "exponent_bits",
+        "extension_type.exponent_bits",
         ext_file(ExtensionType {
             exponent_bits: 3,
             ..ExtensionType::integer(8, false)
@@ -2753,7 +2753,7 @@ fn sections(c: &mut Corpus) {
         ext,
         "tensor",
         "Reserved",
-        "_reserved",
+        "extension_type._reserved",
         ext_file(ExtensionType {
             reserved: [0, 1],
             ..ExtensionType::integer(8, false)
@@ -2768,7 +2768,7 @@ fn sections(c: &mut Corpus) {
         cm,
         "tensor",
         "Invalid",
-        "member_role",
+        "composite_member.member_role",
         files((
             h,
             base,
@@ -2790,7 +2790,7 @@ fn sections(c: &mut Corpus) {
         cm,
         "tensor",
         "Reserved",
-        "_reserved",
+        "composite_member._reserved",
         files((
             h,
             base,
