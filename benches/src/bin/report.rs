@@ -551,10 +551,14 @@ fn peers_table(p: &Value) {
         let ratio = st / ot;
         let (t, m) = target.map_or(("–".to_string(), "–"), |t| (format!("≥ {t}x"), met(ratio >= t)));
         let ot_s = if ot.is_nan() { "–".to_string() } else { time(ot) };
+        // Two decimals near the targets (1.45x is not "1.5x"), none for
+        // the large ratios of open to first value.
         let r = if ratio.is_nan() {
             "–".to_string()
+        } else if ratio < 100.0 {
+            format!("{ratio:.2}x")
         } else {
-            format!("{ratio:.1}x")
+            format!("{ratio:.0}x")
         };
         println!("| {what} | {o} | {ot_s} | {s} | {} | {r} | {t} | {m} |", time(st));
     }
