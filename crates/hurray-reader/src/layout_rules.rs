@@ -354,12 +354,7 @@ fn check_permutation(t: &Tensor<'_>, mode_order: &[U32], offset: u64) -> Result<
 /// (`num_pages × page_size × num_heads × head_dim` elements), `block_table`
 /// and `seq_ptr` (`num_seqs + 1`) of the index type. The block table length
 /// is `seq_ptr[num_seqs]`, read here (one element).
-pub(crate) fn block_paged_plans(
-    t: &Tensor<'_>,
-    handles: &[raw::BufferHandle],
-    placed: &[crate::tensor::Placed<'_>],
-    _data: &[u8],
-) -> Result<Vec<Plan>> {
+pub(crate) fn block_paged_plans(t: &Tensor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
     let d = t.descriptor();
     let LayoutFields::BlockPaged(f) = d.layout_fields() else {
         return Ok(Vec::new());
@@ -409,25 +404,13 @@ pub(crate) fn block_paged_plans(
         Some(et) => storage(et, pool_len).ok_or_else(|| over("page_pool byte size"))?,
         None => 0,
     };
-    let (index_type, width) = if f.block_table_index_type == 0 {
-        (ElementType::Uint32, 4u64)
-    } else {
-        (ElementType::Uint64, 8u64)
-    };
+    let (index_type, width) = block_table_index(f);
     let seq_len = u64::from(f.num_seqs.get()) + 1;
-    // total_logical_pages = seq_ptr[num_seqs]: read that one element when the
-    // seq_ptr buffer is the size the rule requires; otherwise the size check
-    // below reports the seq_ptr buffer.
-    let pages = placed
-        .get(2)
-        .filter(|p| to_u64(p.bytes.len()) == seq_len * width)
-        .and_then(|p| crate::value::decode(index_type, p.bytes, seq_len - 1))
-        .and_then(|v| match v {
-            crate::Value::UInt(n) => Some(n),
-            _ => None,
-        })
-        .unwrap_or_else(|| handles.get(1).map_or(0, |h| h.byte_size.get() / width));
-    let table_bytes = pages.checked_mul(width).ok_or_else(|| over("block_table byte size"))?;
+    // The block table holds seq_ptr[num_seqs] entries, a value in the data
+    // region: until the buffers are placed (block_table_plan) it is taken
+    // at its declared size.
+    let table_bytes = handles.get(1).map_or(0, |h| h.byte_size.get());
+    let pages = table_bytes / width;
     Ok(vec![
         Plan::new(BufferRole::PagePool, et, pool_len, pool_bytes, size_rule),
         Plan::new(
@@ -435,7 +418,7 @@ pub(crate) fn block_paged_plans(
             Some(index_type),
             pages,
             table_bytes,
-            "layouts/block-paged.md § Buffer Table",
+            BLOCK_TABLE,
         ),
         Plan::new(
             BufferRole::SeqPtr,
@@ -445,6 +428,48 @@ pub(crate) fn block_paged_plans(
             "layouts/block-paged.md § Buffer Table",
         ),
     ])
+}
+
+/// `layouts/block-paged.md` § Buffer Table.
+const BLOCK_TABLE: &str = "layouts/block-paged.md § Buffer Table";
+
+/// The block table's element type and width in bytes.
+fn block_table_index(f: &raw::BlockPagedFields) -> (ElementType, u64) {
+    if f.block_table_index_type == 0 {
+        (ElementType::Uint32, 4)
+    } else {
+        (ElementType::Uint64, 8)
+    }
+}
+
+/// For a block-paged tensor whose buffers are placed (and sizes checked by
+/// [`block_paged_plans`]): buffer 1, the block table, with the
+/// `total_logical_pages = seq_ptr[num_seqs]` entries it must hold
+/// (`layouts/block-paged.md` § Buffer Table). `None` for other layouts, or
+/// when `seq_ptr` holds no such element (its size check failed first).
+///
+/// # Errors
+/// [`Error::Overflow`] when that many entries do not fit in `u64` bytes.
+pub(crate) fn block_table_plan(t: &Tensor<'_>, placed: &[crate::tensor::Placed<'_>]) -> Result<Option<(usize, Plan)>> {
+    let LayoutFields::BlockPaged(f) = t.descriptor().layout_fields() else {
+        return Ok(None);
+    };
+    let (index_type, width) = block_table_index(f);
+    let last = u64::from(f.num_seqs.get());
+    let Some(seq_ptr) = placed.get(2) else {
+        return Ok(None);
+    };
+    let Some(crate::Value::UInt(pages)) = crate::value::decode(index_type, seq_ptr.bytes, last) else {
+        return Ok(None);
+    };
+    let at = seq_ptr.offset.saturating_add(last.saturating_mul(width));
+    let bytes = pages
+        .checked_mul(width)
+        .ok_or_else(|| overflow(t, Field::at("seq_ptr", last), at, "block_table byte size", BLOCK_TABLE))?;
+    Ok(Some((
+        1,
+        Plan::new(BufferRole::BlockTable, Some(index_type), pages, bytes, BLOCK_TABLE),
+    )))
 }
 
 /// Strided (`layouts/strided.md` § Buffer Size): the buffer spans from the

@@ -126,19 +126,11 @@ impl<'data> HurrayFile<'data> {
         // The layout's own rules (rank, buffer count and sizes) come before
         // the buffers are placed in the file, so that a wrong byte_size is
         // named as such, not as the buffer after it falling outside the
-        // tensor's region. Block-paged reads its page table from the
-        // placed buffers: its rules come after.
-        let block_paged = tensor.descriptor.layout == Layout::BlockPaged;
-        let early = if block_paged {
-            None
-        } else {
-            Some(tensor.plan_buffers(handles, &[], self.data())?)
-        };
+        // tensor's region; the one rule that reads a placed buffer comes
+        // after (check_placed).
+        let mut plans = tensor.plan_buffers(handles)?;
         let (placed, spans) = place_buffers(self, &tensor.descriptor, &entry, handles)?;
-        let plans = match early {
-            Some(plans) => plans,
-            None => tensor.plan_buffers(handles, &placed, self.data())?,
-        };
+        tensor.check_placed(handles, &placed, &mut plans)?;
         check_data_length(name, &entry, spans)?;
         tensor.buffers = placed
             .iter()
@@ -546,12 +538,7 @@ impl<'data> Tensor<'data> {
 
     /// Checks the layout's rules (rank, `byte_offset`, buffer count, every
     /// buffer's size) and returns, per buffer, what it holds.
-    fn plan_buffers(
-        &self,
-        handles: &[raw::BufferHandle],
-        placed: &[Placed<'data>],
-        data: &'data [u8],
-    ) -> Result<Vec<Plan>> {
+    fn plan_buffers(&self, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
         let d = &self.descriptor;
         let layout = d.layout;
         if matches!(layout, Layout::Extension(_)) {
@@ -564,7 +551,7 @@ impl<'data> Tensor<'data> {
             Layout::Csr => crate::layout_rules::csr_plans(self)?,
             Layout::Coo => crate::layout_rules::coo_plans(self)?,
             Layout::Csf => crate::layout_rules::csf_plans(self, handles)?,
-            Layout::BlockPaged => crate::layout_rules::block_paged_plans(self, handles, placed, data)?,
+            Layout::BlockPaged => crate::layout_rules::block_paged_plans(self, handles)?,
             Layout::Composite => Vec::new(),
             _ => vec![self.dense_plan()?],
         };
@@ -600,31 +587,53 @@ impl<'data> Tensor<'data> {
                 },
             });
         }
-        let strict = self.options.is_strict();
-        for (i, (plan, h)) in plans.iter().zip(handles).enumerate() {
-            let size = h.byte_size.get();
-            let exact = strict;
-            let ok = if exact { size == plan.bytes } else { size >= plan.bytes };
-            if !ok {
-                let byte_size = |k: usize| handles.get(k).map_or(0, |h| h.byte_size.get());
-                if exact {
-                    if let Some(e) = crate::layout_rules::nnz_disagreement(self, [byte_size(0), byte_size(1)]) {
-                        return Err(e);
-                    }
-                }
-                return Err(Error::BufferSize {
-                    tensor: self.name().into(),
-                    buffer: u8::try_from(i).unwrap_or(u8::MAX),
-                    role: plan.role.as_str(),
-                    offset: d.handle_offset(i, 0),
-                    byte_size: size,
-                    expected: plan.bytes,
-                    exact,
-                    rule: plan.rule,
-                });
-            }
+        for (i, plan) in plans.iter().enumerate() {
+            self.check_size(handles, i, plan)?;
         }
         Ok(plans)
+    }
+
+    /// Checks buffer `i`'s `byte_size` against its plan: equal in strict
+    /// mode, at least in permissive mode.
+    fn check_size(&self, handles: &[raw::BufferHandle], i: usize, plan: &Plan) -> Result<()> {
+        let Some(size) = handles.get(i).map(|h| h.byte_size.get()) else {
+            return Ok(());
+        };
+        let exact = self.options.is_strict();
+        let ok = if exact { size == plan.bytes } else { size >= plan.bytes };
+        if ok {
+            return Ok(());
+        }
+        let byte_size = |k: usize| handles.get(k).map_or(0, |h| h.byte_size.get());
+        if exact {
+            if let Some(e) = crate::layout_rules::nnz_disagreement(self, [byte_size(0), byte_size(1)]) {
+                return Err(e);
+            }
+        }
+        Err(Error::BufferSize {
+            tensor: self.name().into(),
+            buffer: u8::try_from(i).unwrap_or(u8::MAX),
+            role: plan.role.as_str(),
+            offset: self.descriptor.handle_offset(i, 0),
+            byte_size: size,
+            expected: plan.bytes,
+            exact,
+            rule: plan.rule,
+        })
+    }
+
+    /// The layout rules that read a placed buffer, after placement: the
+    /// block table of a block-paged tensor holds `seq_ptr[num_seqs]`
+    /// entries (`layouts/block-paged.md` § Buffer Table), so its plan is
+    /// completed and its size checked here.
+    fn check_placed(&self, handles: &[raw::BufferHandle], placed: &[Placed<'data>], plans: &mut [Plan]) -> Result<()> {
+        if let Some((i, plan)) = crate::layout_rules::block_table_plan(self, placed)? {
+            self.check_size(handles, i, &plan)?;
+            if let Some(slot) = plans.get_mut(i) {
+                *slot = plan;
+            }
+        }
+        Ok(())
     }
 
     fn check_rank(&self) -> Result<()> {

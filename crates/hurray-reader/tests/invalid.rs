@@ -271,3 +271,28 @@ fn names(text: &str, field: &str) -> bool {
         !before.is_some_and(part_of_name) && !after.is_some_and(part_of_name)
     })
 }
+
+/// The block table holds `seq_ptr[num_seqs]` entries, read from the data
+/// once the buffers are placed: strict names a larger table's `byte_size`;
+/// permissive accepts it, and the table holds the 2 entries the sequences
+/// use, not the 3 its size would allow.
+#[test]
+fn block_table_is_sized_by_seq_ptr() {
+    let bytes = AlignedBytes::read(dir().join("paged_block_table_size.hry")).unwrap();
+    let strict = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    assert!(matches!(
+        strict.tensor("t"),
+        Err(Error::BufferSize {
+            buffer: 1,
+            role: "block_table",
+            byte_size: 12,
+            expected: 8,
+            exact: true,
+            ..
+        })
+    ));
+    let permissive = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let t = permissive.tensor("t").unwrap();
+    assert_eq!(t.buffer(1).unwrap().len(), 2);
+    t.validate_data().unwrap();
+}

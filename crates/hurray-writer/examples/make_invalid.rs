@@ -2126,6 +2126,34 @@ fn block_paged(c: &mut Corpus) {
         "block_table[1]",
         single(paged_with(1, &[0, 2], &[0, 2])),
     );
+    c.add(
+        "paged_block_table_size",
+        "a block_table of 3 entries where seq_ptr[num_seqs] = 2 (12 bytes, must be 8)",
+        "layouts/block-paged.md § Buffer Table",
+        "tensor",
+        "BufferSize",
+        "buffer[1].byte_size",
+        single(paged_with(1, &[0, 1, 1], &[0, 2])),
+    );
+    // uint64 tables: seq_ptr[num_seqs] = 2^62 entries of 8 bytes do not fit
+    // in a u64 byte size.
+    let wide = BlockPaged {
+        block_table_index_type: 1,
+        ..paged_fields(1)
+    };
+    let d = TensorDescriptor::block_paged(E::Float32, [4, 1, 2], wide, 1)
+        .unwrap()
+        .to_raw();
+    let pool: Vec<f32> = (0..8).map(|i| i as f32).collect();
+    c.add(
+        "paged_block_table_pages_overflow",
+        "seq_ptr[num_seqs] = 2^62 uint64 block_table entries: the byte size overflows",
+        "layouts/block-paged.md § Buffer Table",
+        "tensor",
+        "Overflow",
+        "seq_ptr[1]",
+        single(Tn::new("t", d, vec![f32b(&pool), u64b(&[0]), u64b(&[0, 1 << 62])])),
+    );
 }
 
 // ---------------------------------------------------------------------------
