@@ -8,7 +8,7 @@
 
 use std::io::{self, Write};
 
-use hurray_reader::KvValue;
+use hurray_reader::{KvValue, Layout};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
@@ -214,8 +214,10 @@ struct JsonDetail<'a> {
     descriptor: Vec<JsonField<'a>>,
     /// `None` when the buffers were not located.
     buffers: Option<Vec<JsonBufferDetail>>,
-    #[serde(skip_serializing_if = "<[&str]>::is_empty")]
-    members: &'a [&'a str],
+    /// Composite heads only: `null` when the head did not resolve (its
+    /// members are not known).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    members: Option<Option<&'a [&'a str]>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     not_viewable: Option<&'static str>,
     /// With `--validate` only.
@@ -303,7 +305,11 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
                 })
                 .collect()
         }),
-        members: &d.members,
+        members: d
+            .header
+            .as_ref()
+            .is_some_and(|h| h.layout == Layout::Composite)
+            .then(|| d.resolved.then_some(&d.members[..])),
         not_viewable: d.not_viewable,
         valid: d.validated.then_some(d.first_error().is_none()),
         error: d.first_error().map(ToString::to_string),

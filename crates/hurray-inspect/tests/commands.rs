@@ -659,6 +659,22 @@ fn help_leads_to_shape_nnz_descriptor_bytes_and_a_column() {
     assert_eq!(examples, flags - 2, "{options}");
 }
 
+/// `members` in `--tensor --json`: a composite head's direct members, `null`
+/// when the head did not resolve (its members are not known), absent for
+/// other layouts.
+#[test]
+fn composite_members_json() {
+    let bad = fixtures_dir().join("invalid/composite_member_role_2.hry");
+    let d = json_of(&inspect(&["--json", "--tensor", "head"], &bad));
+    assert_eq!(d["layout"], json!("composite"));
+    assert_eq!(d.get("members"), Some(&Value::Null), "{d}");
+    let d = ok_json(&["--json", "--tensor", "A"], &worked_example());
+    assert_eq!(d.get("members"), None);
+    let Some(dir) = corpus(INTEROP) else { return };
+    let d = ok_json(&["--json", "--tensor", "fixed"], &path(&dir, "composite_overlay.hry"));
+    assert_eq!(d["members"], json!(["fixed.base", "fixed.correction"]));
+}
+
 // ---------------------------------------------------------------------------
 // The shared corpora.
 // ---------------------------------------------------------------------------
