@@ -428,8 +428,9 @@ pub enum Error {
         offset: u64,
         /// Range start (absolute).
         start: u64,
-        /// Range end (absolute, exclusive).
-        end: u64,
+        /// Range end (absolute, exclusive): start + length, which may pass
+        /// `u64::MAX` when the length is wrong.
+        end: u128,
         /// Lower bound of the allowed area.
         lower: u64,
         /// Upper bound (exclusive).

@@ -751,3 +751,22 @@ fn parse_over_a_misaligned_slice_is_an_error_not_a_panic() {
     assert_eq!(t.buffer(0).unwrap().value(1), Some(hurray_reader::Value::Float(4.0)));
     assert_eq!(t.buffer(2).unwrap().value(5), Some(hurray_reader::Value::UInt(5)));
 }
+
+/// A `byte_size` so large that the buffer's end passes 2^64: the error
+/// gives the true end, `start + byte_size`, not one clamped at `u64::MAX`.
+/// (Permissive mode: strict names the size before placing the buffer.)
+#[test]
+fn buffer_end_past_u64_is_reported_exactly() {
+    let mut bytes = std::fs::read(FIXTURE).unwrap();
+    // buffer[0].byte_size of tensor A, at file offset 125 (`--tensor A`).
+    bytes[125..133].copy_from_slice(&(u64::MAX - 99).to_le_bytes());
+    let bytes = AlignedBytes::from_slice(&bytes);
+    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let e = file.tensor("A").unwrap_err();
+    let want_end = 4096u128 + u128::from(u64::MAX - 99);
+    assert!(
+        matches!(e, Error::OutOfRange { start: 4096, end, offset: 125, .. } if end == want_end),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("[4096, 18446744073709555612)"), "{e}");
+}
