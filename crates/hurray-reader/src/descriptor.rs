@@ -400,6 +400,7 @@ fn parse_from<'data>(
             field: Field::new("flags"),
             offset: offset + 10,
             value: u64::from(flags & !flags::KNOWN),
+            byte: None,
             rule: rule::FLAGS,
         });
     }
@@ -631,7 +632,7 @@ fn parse_layout_fields<'data>(
                 }
                 reserved_zero(
                     &orders.reserved,
-                    Field::new("tiled _reserved"),
+                    Field::new("_reserved"),
                     orders_offset + 2,
                     rule::TILED,
                     scope(),
@@ -757,6 +758,7 @@ fn parse_scheme<'data>(
             field: Field::sub("quantization", "flags"),
             offset: offset + 2,
             value: u64::from(qflags & !allowed_flags),
+            byte: None,
             rule: rule::QUANT,
         });
     }
@@ -820,6 +822,7 @@ fn check_statistics(s: &raw::Statistics, offset: u64, name: &str) -> Result<()> 
             field: Field::sub("statistics", "computed_mask"),
             offset,
             value: u64::from(mask & !0x3F),
+            byte: None,
             rule: rule::STATISTICS,
         });
     }
@@ -829,6 +832,7 @@ fn check_statistics(s: &raw::Statistics, offset: u64, name: &str) -> Result<()> 
             field: Field::sub("statistics", "_reserved"),
             offset: offset + 4,
             value: u64::from(s.reserved.get()),
+            byte: None,
             rule: rule::STATISTICS,
         });
     }

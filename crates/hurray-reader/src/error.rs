@@ -260,17 +260,22 @@ pub enum Error {
 
     /// Reserved bytes or flag bits are not zero.
     #[error(
-        "{scope}{field} at offset {offset}: reserved bits/bytes are set (0x{value:x}); they must be zero ({rule})"
+        "{scope}{field} at offset {offset}: reserved bits/bytes are set ({}); they must be zero ({rule})",
+        set_bits(*.value, *.byte, *.offset)
     )]
     Reserved {
         /// The tensor or KV key concerned, if any.
         scope: Scope,
-        /// The field holding reserved bits or bytes.
+        /// The field holding reserved bits or bytes (padding: the first
+        /// non-zero byte).
         field: Field,
         /// Where the field is.
         offset: u64,
         /// The offending bits (for flags) or the first non-zero byte.
         value: u64,
+        /// For a field of reserved bytes: which of its bytes (from 0) is the
+        /// first non-zero one.
+        byte: Option<u64>,
         /// The rule.
         rule: &'static str,
     },
@@ -1065,6 +1070,15 @@ pub(crate) mod rule {
     pub const BLOCK_PAGED_INV: &str = "layouts/block-paged.md § Storage Invariants";
 }
 
+/// What [`Error::Reserved`] found set: the bits of a flags field, or the
+/// first non-zero byte of a field of reserved bytes and its position.
+fn set_bits(value: u64, byte: Option<u64>, offset: u64) -> String {
+    match byte {
+        Some(i) => format!("its byte {i}, at offset {}, is 0x{value:02x}", offset.saturating_add(i)),
+        None => format!("0x{value:x}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1084,10 +1098,24 @@ mod tests {
             field: Field::new("file_flags"),
             offset: 12,
             value: 8,
+            byte: None,
             rule: rule::FILE_FLAGS,
         };
         assert_eq!((e.offset(), e.tensor()), (Some(12), None));
         assert_eq!(Error::NotFound { name: "x".into() }.offset(), None);
         assert_eq!(e.to_string(), "file_flags at offset 12: reserved bits/bytes are set (0x8); they must be zero (file-format.md § File Flags)");
+        // A field of reserved bytes: its offset, and which byte is set.
+        let e = Error::Reserved {
+            scope: Scope::File,
+            field: Field::new("_reserved_header"),
+            offset: 36,
+            value: 1,
+            byte: Some(4),
+            rule: rule::FILE_HEADER,
+        };
+        assert_eq!(
+            e.to_string(),
+            "_reserved_header at offset 36: reserved bits/bytes are set (its byte 4, at offset 40, is 0x01); they must be zero (file-format.md § File Header)"
+        );
     }
 }

@@ -670,6 +670,7 @@ fn check_header(h: &raw::FileHeader) -> Result<()> {
             field: Field::new("file_flags"),
             offset: 12,
             value: u64::from(flags & !file_flags::KNOWN),
+            byte: None,
             rule: rule::FILE_FLAGS,
         });
     }
@@ -758,15 +759,17 @@ fn check_trailer(h: &raw::FileHeader, t: &raw::Trailer, offset: u64) -> Result<(
     Ok(())
 }
 
-/// Errors if any byte of a reserved field is non-zero.
+/// Errors if any byte of a reserved field is non-zero: at the field's offset,
+/// naming the first non-zero byte.
 pub(crate) fn reserved_zero(bytes: &[u8], field: Field, offset: u64, rule: &'static str, scope: Scope) -> Result<()> {
     match bytes.iter().position(|&b| b != 0) {
         None => Ok(()),
         Some(i) => Err(Error::Reserved {
             scope,
             field,
-            offset: offset.saturating_add(to_u64(i)),
+            offset,
             value: u64::from(bytes.get(i).copied().unwrap_or(0)),
+            byte: Some(to_u64(i)),
             rule,
         }),
     }
@@ -895,6 +898,7 @@ fn parse_index(bytes: &[u8], base: u64, options: Options) -> Result<Vec<IndexEnt
                 field: Field::member("index_entry", i, "flags"),
                 offset: tail_offset + 28,
                 value: u64::from(tail.flags.get()),
+                byte: None,
                 rule: rule::INDEX,
             });
         }

@@ -294,6 +294,7 @@ fn check_handles(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<()
                 field: Field::member("buffer", i64_, "_reserved"),
                 offset: d.handle_offset(i, 15),
                 value: u64::from(h.reserved),
+                byte: None,
                 rule: rule::HANDLE,
             });
         }

@@ -145,6 +145,7 @@ impl<'data> Tensor<'data> {
                     field: Field::member("buffer", u64::from(buffer.index()), "padding bits"),
                     offset: buffer.file_offset().saturating_add(bit / 8),
                     value: u64::from(byte),
+                    byte: None,
                     rule: "element-types.md § Sub-Byte Integer Types (unused bits MUST be 0)",
                 });
             }
@@ -288,6 +289,7 @@ impl<'data> HurrayFile<'data> {
                 field: Field::new("padding"),
                 offset: start.saturating_add(to_u64(k)),
                 value: u64::from(bytes.get(k).copied().unwrap_or(0)),
+                byte: None,
                 rule: "file-format.md § Alignment and Padding Summary (padding bytes are 0x00)",
             }),
         }

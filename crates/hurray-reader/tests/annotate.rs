@@ -153,8 +153,8 @@ fn descriptor_at_reads_what_tensor_at_rejects() {
     ));
 }
 
-/// An error inside a descriptor points into a field the dump lists and
-/// names it as the dump does (`quantization.block_size at offset 153`): the
+/// An error inside a descriptor points at the start of a field the dump
+/// lists and names it as the dump does (`quantization.block_size at offset 153`): the
 /// error line can be matched with the bytes (`hurray-inspect --tensor`).
 /// Over every file of `fixtures/invalid/`.
 #[test]
@@ -189,6 +189,12 @@ fn descriptor_errors_point_into_a_listed_field() {
                 None => problems.push(format!("{}: {error} (offset {at}): no listed field", path.display())),
                 // The error names the field as the dump lists it (an
                 // error about a whole array, `shape`, names the array).
+                Some(f) if f.field.name != "(unread)" && f.offset != at => problems.push(format!(
+                    "{}: {error}: inside {} (at offset {}), not at its start",
+                    path.display(),
+                    f.field,
+                    f.offset
+                )),
                 Some(f) if f.field.name != "(unread)" => {
                     let name = f.field.to_string();
                     let array = (f.field.index.is_some() && f.field.member.is_none()).then_some(f.field.name);
