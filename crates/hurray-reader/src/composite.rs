@@ -1,5 +1,6 @@
 //! Composite heads and their members (`layouts/composite.md` § Validation).
 
+use crate::cursor::to_u64;
 use crate::descriptor::flags;
 use crate::element_type::ElementType;
 use crate::error::{rule, Error, Field, Result, Scope};
@@ -89,6 +90,7 @@ pub(crate) fn check(head: &Tensor<'_>, f: &raw::CompositeFields, members: &[Tens
                 return Err(member_error(
                     head,
                     m,
+                    flags_field(m),
                     "a group member must not carry a composite member section",
                 ));
             }
@@ -105,54 +107,107 @@ pub(crate) fn check(head: &Tensor<'_>, f: &raw::CompositeFields, members: &[Tens
     Ok(())
 }
 
-fn member_error(head: &Tensor<'_>, member: &Tensor<'_>, what: &'static str) -> Error {
+fn member_error(head: &Tensor<'_>, member: &Tensor<'_>, (field, offset): (Field, u64), what: &'static str) -> Error {
     Error::Composite {
         tensor: head.name().into(),
         member: member.name().into(),
-        offset: member.descriptor().offsets().descriptor,
+        field,
+        offset,
         what,
+    }
+}
+
+/// A member's `flags` (a section it must or must not carry).
+fn flags_field(m: &Tensor<'_>) -> (Field, u64) {
+    (
+        Field::new("flags"),
+        m.descriptor().offsets().descriptor.saturating_add(10),
+    )
+}
+
+/// A member's `shard_offset` (its box in the head), or its `flags` when it
+/// has no shard section.
+fn shard_offset(m: &Tensor<'_>) -> (Field, u64) {
+    match m.descriptor().shard() {
+        Some(shard) => (
+            Field::new("shard_offset"),
+            shard
+                .offset
+                .saturating_add(to_u64(shard.parent_shape.len()).saturating_mul(8)),
+        ),
+        None => flags_field(m),
     }
 }
 
 /// Per-member checks 1, 2, 4 and 5 of `layouts/composite.md` § Validation.
 fn check_member(head: &Tensor<'_>, head_shape: &[u64], m: &Tensor<'_>, rule_tag: u8, k: usize) -> Result<()> {
-    let err = |what| member_error(head, m, what);
+    let err = |at, what| member_error(head, m, at, what);
     let md = m.descriptor();
     let Some(shard) = md.shard() else {
-        return Err(err("a partition or overlay member must carry a shard section"));
+        return Err(err(
+            flags_field(m),
+            "a partition or overlay member must carry a shard section",
+        ));
     };
-    if !shard
-        .parent_shape
-        .iter()
-        .map(|v| v.get())
-        .eq(head_shape.iter().copied())
-    {
-        return Err(err("the member's parent_shape differs from the head's shape"));
+    let parent: Vec<u64> = shard.parent_shape.iter().map(|v| v.get()).collect();
+    if parent != head_shape {
+        // The first dimension that differs (or the first one past the
+        // shorter of the two).
+        let i = parent.iter().zip(head_shape).take_while(|(a, b)| a == b).count();
+        let at = if i < parent.len() {
+            (
+                Field::at("parent_shape", to_u64(i)),
+                shard.offset.saturating_add(to_u64(i).saturating_mul(8)),
+            )
+        } else {
+            (Field::new("rank"), md.offsets().descriptor.saturating_add(16))
+        };
+        return Err(err(at, "the member's parent_shape differs from the head's shape"));
     }
     if !decodes_to(m, head.element_type()) {
         return Err(err(
+            (Field::new("type_tag"), md.offsets().descriptor.saturating_add(14)),
             "the member's decoded element type differs from the head's type_tag",
         ));
     }
     let member_section = md.composite_member();
     if rule_tag == PARTITION {
         if member_section.is_some() {
-            return Err(err("a partition member must not carry a composite member section"));
+            return Err(err(
+                flags_field(m),
+                "a partition member must not carry a composite member section",
+            ));
         }
         return Ok(());
     }
     let Some(section) = member_section else {
-        return Err(err("an overlay member must carry a composite member section"));
+        return Err(err(
+            flags_field(m),
+            "an overlay member must carry a composite member section",
+        ));
     };
+    let role = (
+        Field::sub("composite_member", "member_role"),
+        md.offsets().composite_member,
+    );
     if k == 0 {
-        let spans = shard.shard_offset.iter().all(|v| v.get() == 0) && md.shape().eq(head_shape.iter().copied());
-        if section.member_role != 1 || !spans {
-            return Err(err(
-                "the first overlay member must be the base (member_role 1) spanning the whole index space",
-            ));
+        let base = "the first overlay member must be the base (member_role 1) spanning the whole index space";
+        if section.member_role != 1 {
+            return Err(err(role, base));
+        }
+        if let Some(i) = shard.shard_offset.iter().position(|v| v.get() != 0) {
+            let at = shard
+                .offset
+                .saturating_add(to_u64(parent.len().saturating_add(i)).saturating_mul(8));
+            return Err(err((Field::at("shard_offset", to_u64(i)), at), base));
+        }
+        if let Some(i) = md.shape().zip(head_shape).position(|(a, &b)| a != b) {
+            let at = md.offsets().shape.saturating_add(to_u64(i).saturating_mul(8));
+            return Err(err((Field::at("shape", to_u64(i)), at), base));
         }
     } else if section.member_role != 0 {
         return Err(err(
+            role,
             "overlay members after the first must be corrections (member_role 0)",
         ));
     }
@@ -215,6 +270,7 @@ fn check_exact_cover(head: &Tensor<'_>, head_shape: &[u64], members: &[Tensor<'_
                 return Err(member_error(
                     head,
                     b.member,
+                    shard_offset(b.member),
                     "too many overlapping member boxes to verify the partition",
                 ));
             }
@@ -224,7 +280,12 @@ fn check_exact_cover(head: &Tensor<'_>, head_shape: &[u64], members: &[Tensor<'_
                 sa < eb && sb < ea
             });
             if overlap {
-                return Err(member_error(head, b.member, "partition member boxes overlap"));
+                return Err(member_error(
+                    head,
+                    b.member,
+                    shard_offset(b.member),
+                    "partition member boxes overlap",
+                ));
             }
         }
     }
@@ -237,6 +298,7 @@ fn check_exact_cover(head: &Tensor<'_>, head_shape: &[u64], members: &[Tensor<'_
         return Err(member_error(
             head,
             last,
+            shard_offset(last),
             "partition members do not cover the head's index space exactly",
         ));
     }

@@ -750,13 +750,16 @@ pub enum Error {
     },
 
     /// A composite's members break a composition rule.
-    #[error("tensor '{}': member '{}' at offset {offset}: {what} (layouts/composite.md § Validation)", .tensor.escape_debug(), .member.escape_debug())]
+    #[error("tensor '{}': member '{}': {field} at offset {offset}: {what} (layouts/composite.md § Validation)", .tensor.escape_debug(), .member.escape_debug())]
     Composite {
         /// The head.
         tensor: Box<str>,
         /// The member concerned.
         member: Box<str>,
-        /// Offset of the member's descriptor.
+        /// The member's field that breaks the rule (`flags` for a missing
+        /// section, `parent_shape[1]`, `shard_offset`, ...).
+        field: Field,
+        /// Offset of that field in the member's descriptor.
         offset: u64,
         /// What is wrong, in words.
         what: &'static str,

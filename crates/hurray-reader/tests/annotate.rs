@@ -217,3 +217,46 @@ fn descriptor_errors_point_into_a_listed_field() {
         problems.join("\n")
     );
 }
+
+/// A composite error names the member's field that breaks the rule, at the
+/// offset where the member's dump lists it (`--tensor MEMBER`). Over every
+/// file of `fixtures/invalid/`.
+#[test]
+fn composite_errors_point_at_the_members_field() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/invalid");
+    let mut checked = 0;
+    let mut problems = Vec::new();
+    for path in std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()) {
+        if path.extension().is_none_or(|x| x != "hry") {
+            continue;
+        }
+        let bytes = AlignedBytes::read(&path).unwrap();
+        let Ok(file) = HurrayFile::parse(&bytes, Options::strict()) else {
+            continue;
+        };
+        for entry in file.entries() {
+            let Err(e) = file.tensor(entry.name()) else {
+                continue;
+            };
+            let Error::Composite {
+                member, field, offset, ..
+            } = &e
+            else {
+                continue;
+            };
+            checked += 1;
+            let dump = file.dump_descriptor(member).unwrap();
+            // A whole array (`shard_offset`) is listed by its elements.
+            let same = |f: &Field| f == field || (field.index.is_none() && f.name == field.name && f.index == Some(0));
+            if !dump.fields.iter().any(|f| f.offset == *offset && same(&f.field)) {
+                problems.push(format!("{}: {e}", path.display()));
+            }
+        }
+    }
+    assert!(checked >= 8, "only {checked} composite errors seen");
+    assert!(
+        problems.is_empty(),
+        "not listed in the member's dump:\n{}",
+        problems.join("\n")
+    );
+}
