@@ -551,14 +551,10 @@ fn peers_table(p: &Value) {
         let ratio = st / ot;
         let (t, m) = target.map_or(("–".to_string(), "–"), |t| (format!("≥ {t}x"), met(ratio >= t)));
         let ot_s = if ot.is_nan() { "–".to_string() } else { time(ot) };
-        // Two decimals near the targets (1.45x is not "1.5x"), none for
-        // the large ratios of open to first value.
         let r = if ratio.is_nan() {
             "–".to_string()
-        } else if ratio < 100.0 {
-            format!("{ratio:.2}x")
         } else {
-            format!("{ratio:.0}x")
+            times(ratio)
         };
         println!("| {what} | {o} | {ot_s} | {s} | {} | {r} | {t} | {m} |", time(st));
     }
@@ -586,7 +582,7 @@ fn targets(c: &BTreeMap<String, Bench>, peers: Option<&Value>, results: &Path, c
     println!("|---|---:|---|");
     let get = |id: &str| c.get(id).map(|b| b.median_ns);
     let row = |name: &str, value: Option<f64>, ok: &dyn Fn(f64) -> bool| match value {
-        Some(v) => println!("| {name} | {v:.2}x | {} |", met(ok(v))),
+        Some(v) => println!("| {name} | {} | {} |", times(v), met(ok(v))),
         None => println!("| {name} | not measured | – |"),
     };
     let big = get("open/hurray_open_unscanned/8GiB");
@@ -741,4 +737,14 @@ fn main() {
         None => println!("### 5. Peers: no peers.json (run benches/peers/run.sh)\n"),
     }
     targets(&c, peers.as_ref(), &results, &ceilings);
+}
+
+/// A ratio: two decimals near the targets (1.45x is not "1.5x"), none for
+/// the large ones of open to first value.
+fn times(ratio: f64) -> String {
+    if ratio < 100.0 {
+        format!("{ratio:.2}x")
+    } else {
+        format!("{ratio:.0}x")
+    }
 }
