@@ -542,7 +542,7 @@ pub fn slice<'data>(t: &Tensor<'data>, kind: &'static str, index: u64) -> Result
     let bound = header.shape.get(shape_dim).copied().unwrap_or(0);
     if index >= bound {
         return Err(Failure::Usage(format!(
-            "--{kind} {index}: tensor '{name}' of shape {} has {bound} {kind}s",
+            "--{kind} {index}: tensor '{name}' of shape {} has {bound} {kind}s (must be < {bound})",
             shape_text(&header.shape),
         )));
     }

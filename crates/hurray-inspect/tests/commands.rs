@@ -570,7 +570,7 @@ fn usage_errors_exit_2_with_one_line() {
         (
             &["--column", "5"],
             &worked,
-            "--column 5: tensor 'A' of shape [4, 5] has 5 columns",
+            "--column 5: tensor 'A' of shape [4, 5] has 5 columns (must be < 5)",
         ),
     ];
     for (args, file, wanted) in cases {
