@@ -2259,7 +2259,7 @@ fn composite(c: &mut Corpus) {
         "partition members m0 and m1 both cover rows 0-1",
         val,
         "Composite",
-        "member 'm1'",
+        "member 'm1': shard_offset",
         files((h, m0, member("m1", vec![2, 2], vec![0, 0]))),
     );
     let (h, m0, _) = pp();
@@ -2268,7 +2268,7 @@ fn composite(c: &mut Corpus) {
         "partition members leave row 3 uncovered",
         val,
         "Composite",
-        "member 'm1'",
+        "member 'm1': shard_offset",
         files((h, m0, member("m1", vec![1, 2], vec![2, 0]))),
     );
     let (h, m0, m1) = pp();
@@ -2277,7 +2277,7 @@ fn composite(c: &mut Corpus) {
         "partition member m1 carries no shard section",
         val,
         "Composite",
-        "member 'm1'",
+        "member 'm1': flags",
         files((h, m0, m1.d(|d| d.shard = None))),
     );
     let (h, m0, m1) = pp();
@@ -2286,7 +2286,7 @@ fn composite(c: &mut Corpus) {
         "member m1's parent_shape [4, 3] differs from the head's shape [4, 2]",
         val,
         "Composite",
-        "member 'm1'",
+        "member 'm1': parent_shape[1]",
         files((h, m0, m1.d(|d| d.shard = Some(Shard::new(vec![4, 3], vec![2, 0]))))),
     );
     let (h, base, fix) = overlay_parts();
@@ -2295,7 +2295,7 @@ fn composite(c: &mut Corpus) {
         "the first overlay member has member_role CORRECTION (must be BASE)",
         val,
         "Composite",
-        "member 'base'",
+        "member 'base': composite_member.member_role",
         files((
             h,
             base.d(|d| d.composite_member = Some(CompositeMember::correction())),
@@ -2308,7 +2308,7 @@ fn composite(c: &mut Corpus) {
         "overlay member fix carries no composite member section",
         val,
         "Composite",
-        "member 'fix'",
+        "member 'fix': flags",
         files((h, base, fix.d(|d| d.composite_member = None))),
     );
     let (h, m0, m1) = pp();
@@ -2317,7 +2317,7 @@ fn composite(c: &mut Corpus) {
         "partition member m1 carries a composite member section",
         val,
         "Composite",
-        "member 'm1'",
+        "member 'm1': flags",
         files((
             h,
             m0,
@@ -2336,7 +2336,7 @@ fn composite(c: &mut Corpus) {
         "member m1 is float64, the head float32",
         val,
         "Composite",
-        "member 'm1'",
+        "member 'm1': type_tag",
         files((h, m0, m1)),
     );
     // Nine nested group heads (each the single member of the one above).
