@@ -159,17 +159,9 @@ fn descriptor_at_reads_what_tensor_at_rejects() {
 /// Over every file of `fixtures/invalid/`.
 #[test]
 fn descriptor_errors_point_into_a_listed_field() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/invalid");
     let mut checked = 0;
     let mut problems = Vec::new();
-    for path in std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()) {
-        if path.extension().is_none_or(|x| x != "hry") {
-            continue;
-        }
-        let bytes = AlignedBytes::read(&path).unwrap();
-        let Ok(file) = HurrayFile::parse(&bytes, Options::strict()) else {
-            continue;
-        };
+    each_invalid_file(|path, file| {
         for entry in file.entries() {
             let dump = file.dump_descriptor(entry.name()).unwrap();
             let Some(at) = dump.error.as_ref().and_then(Error::offset) else {
@@ -208,7 +200,7 @@ fn descriptor_errors_point_into_a_listed_field() {
                 Some(_) => {}
             }
         }
-    }
+    });
     assert!(checked > 50, "only {checked} descriptor errors seen");
     assert!(
         problems.is_empty(),
@@ -223,17 +215,9 @@ fn descriptor_errors_point_into_a_listed_field() {
 /// file of `fixtures/invalid/`.
 #[test]
 fn composite_errors_point_at_the_members_field() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/invalid");
     let mut checked = 0;
     let mut problems = Vec::new();
-    for path in std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()) {
-        if path.extension().is_none_or(|x| x != "hry") {
-            continue;
-        }
-        let bytes = AlignedBytes::read(&path).unwrap();
-        let Ok(file) = HurrayFile::parse(&bytes, Options::strict()) else {
-            continue;
-        };
+    each_invalid_file(|path, file| {
         for entry in file.entries() {
             let Err(e) = file.tensor(entry.name()) else {
                 continue;
@@ -252,11 +236,26 @@ fn composite_errors_point_at_the_members_field() {
                 problems.push(format!("{}: {e}", path.display()));
             }
         }
-    }
+    });
     assert!(checked >= 8, "only {checked} composite errors seen");
     assert!(
         problems.is_empty(),
         "not listed in the member's dump:\n{}",
         problems.join("\n")
     );
+}
+
+/// Calls `f` with every file of `fixtures/invalid/` whose container opens
+/// (strict).
+fn each_invalid_file(mut f: impl FnMut(&Path, &HurrayFile<'_>)) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/invalid");
+    for path in std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()) {
+        if path.extension().is_none_or(|x| x != "hry") {
+            continue;
+        }
+        let bytes = AlignedBytes::read(&path).unwrap();
+        if let Ok(file) = HurrayFile::parse(&bytes, Options::strict()) {
+            f(&path, &file);
+        }
+    }
 }
