@@ -71,7 +71,7 @@ impl<'data> HurrayFile<'data> {
         let fields = spans.into_iter().map(annotate).collect();
         let (descriptor, tensor, error) = match parsed {
             Err(e) => (None, None, Some(e)),
-            Ok(d) => match self.tensor(name) {
+            Ok(d) => match self.resolve_parsed(entry, d.clone(), 0) {
                 Ok(t) => (Some(d), Some(t), None),
                 Err(e) => (Some(d), None, Some(e)),
             },

@@ -107,9 +107,20 @@ impl<'data> HurrayFile<'data> {
     }
 
     fn resolve(&self, entry: IndexEntry<'data>, depth: usize) -> Result<Tensor<'data>> {
+        self.resolve_parsed(entry, self.descriptor_of(entry)?, depth)
+    }
+
+    /// [`resolve`](Self::resolve) with `entry`'s descriptor already parsed
+    /// (by [`descriptor_of`](Self::descriptor_of) or, recording its fields,
+    /// by `dump_descriptor`).
+    pub(crate) fn resolve_parsed(
+        &self,
+        entry: IndexEntry<'data>,
+        descriptor: Descriptor<'data>,
+        depth: usize,
+    ) -> Result<Tensor<'data>> {
         let options = self.options();
         let name = entry.name();
-        let descriptor = self.descriptor_of(entry)?;
         let mut tensor = Tensor {
             entry,
             descriptor,

@@ -15,12 +15,21 @@ pub fn exercise(bytes: &[u8], options: Options) -> usize {
         if let Ok(d) = file.descriptor_at(position) {
             touched += d.shape().len();
         }
-        if let Ok(t) = file.tensor(entry.name()) {
-            touched += touch(&t);
+        let resolved = file.tensor(entry.name());
+        if let Ok(t) = &resolved {
+            touched += touch(t);
             let _ = t.validate_data();
         }
         if let Ok(dump) = file.dump_descriptor(entry.name()) {
             touched += dump.fields.len();
+            // The dump resolves the descriptor it recorded: the verdict of
+            // `tensor`, to the message.
+            assert_eq!(
+                dump.error.as_ref().map(ToString::to_string),
+                resolved.as_ref().err().map(ToString::to_string),
+                "dump_descriptor and tensor disagree on {:?}",
+                entry.name()
+            );
         }
     }
     touched
