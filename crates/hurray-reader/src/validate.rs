@@ -63,31 +63,41 @@ impl<'data> Tensor<'data> {
             return Ok(());
         };
         let (table, seq) = (self.buffer(1)?, self.buffer(2)?);
-        let seq_values: Vec<u64> = seq.values().filter_map(as_u64).collect();
-        let ptr = crate::view::compressed::Compressed {
-            tensor: self.name(),
-            names: crate::view::compressed::Names {
-                ptr: "seq_ptr",
-                idx: "block_table",
-                outer: "sequence",
-                inner: "page",
-                bound: "num_pages",
-                inv1: rule::BLOCK_PAGED_INV,
-                inv2: rule::BLOCK_PAGED_INV,
-                inv3: rule::BLOCK_PAGED_INV,
-                inv4: rule::BLOCK_PAGED_INV,
-            },
-            outer_len: u64::from(f.num_seqs.get()),
-            inner_len: f.num_pages.get(),
-            nnz: table.len(),
-            ptr: &seq_values,
-            idx: &[],
-            ptr_offset: seq.file_offset(),
-            idx_offset: table.file_offset(),
-            scanned: false,
+        // Element k of a buffer of uint32 or uint64 indices.
+        let at = |b: &Buffer<'_>, k: u64| {
+            let width = b.byte_size().checked_div(b.len().max(1)).unwrap_or(4);
+            b.file_offset().saturating_add(k.saturating_mul(width))
         };
-        ptr.check_pointer_array()?;
-        let width = table.byte_size().checked_div(table.len().max(1)).unwrap_or(4);
+        // seq_ptr starts at 0 and never decreases (read in place, at its
+        // stored width); its last entry sized the block table when the
+        // tensor was resolved (check_placed).
+        let mut previous: Option<u64> = None;
+        for (k, v) in seq.values().enumerate() {
+            let (k, v) = (to_u64(k), as_u64(v).unwrap_or(u64::MAX));
+            match previous {
+                None if v != 0 => {
+                    return Err(Error::PtrFirst {
+                        tensor: self.name().into(),
+                        array: "seq_ptr",
+                        offset: seq.file_offset(),
+                        value: v,
+                        rule: rule::BLOCK_PAGED_INV,
+                    })
+                }
+                Some(p) if v < p => {
+                    return Err(Error::PtrDecreasing {
+                        tensor: self.name().into(),
+                        array: "seq_ptr",
+                        position: k,
+                        offset: at(seq, k),
+                        value: v,
+                        previous: p,
+                        rule: rule::BLOCK_PAGED_INV,
+                    })
+                }
+                _ => previous = Some(v),
+            }
+        }
         for (k, v) in table.values().enumerate() {
             let page = as_u64(v).unwrap_or(u64::MAX);
             if page >= f.num_pages.get() {
@@ -95,7 +105,7 @@ impl<'data> Tensor<'data> {
                     tensor: self.name().into(),
                     array: "block_table",
                     position: to_u64(k),
-                    offset: table.file_offset().saturating_add(to_u64(k).saturating_mul(width)),
+                    offset: at(table, to_u64(k)),
                     value: page,
                     bound: f.num_pages.get(),
                     bound_name: "num_pages",

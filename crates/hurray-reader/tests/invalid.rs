@@ -296,3 +296,49 @@ fn block_table_is_sized_by_seq_ptr() {
     assert_eq!(t.buffer(1).unwrap().len(), 2);
     t.validate_data().unwrap();
 }
+
+/// A data error that names an element, `seq_ptr[2] at offset 12296`, points
+/// at that element: its buffer's offset plus `k` elements of the buffer's
+/// width (buffers of whole-byte elements), over every `data` file of the
+/// corpus.
+#[test]
+fn data_errors_point_at_the_element_they_name() {
+    let text = std::fs::read_to_string(dir().join("manifest.json")).expect("fixtures/invalid/manifest.json");
+    let manifest: Json = serde_json::from_str(&text).expect("manifest JSON");
+    let (mut checked, mut problems) = (0, Vec::new());
+    for entry in manifest["files"].as_array().expect("files") {
+        if entry["stage"] != "data" {
+            continue;
+        }
+        let name = entry["file"].as_str().expect("file");
+        let bytes = AlignedBytes::read(dir().join(name)).unwrap();
+        let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+        let t = file.tensor(entry["offending_tensor"].as_str().unwrap_or("t")).unwrap();
+        let Err(e) = t.validate_data() else {
+            problems.push(format!("{name}: accepted"));
+            continue;
+        };
+        // "<array>[<k>] at offset <n>"
+        let text = e.to_string();
+        let Some((array, k, n)) = text.split(": ").find_map(|part| {
+            let (element, n) = part.split_once(" at offset ")?;
+            let (array, k) = element.strip_suffix(']')?.split_once('[')?;
+            Some((array, k.parse::<u64>().ok()?, n.parse::<u64>().ok()?))
+        }) else {
+            continue;
+        };
+        let Some(b) = t.buffers().iter().find(|b| b.role().as_str() == array) else {
+            continue;
+        };
+        if b.is_empty() || b.byte_size() % b.len() != 0 {
+            continue; // packed sub-byte elements
+        }
+        checked += 1;
+        let want = b.file_offset() + k * (b.byte_size() / b.len());
+        if n != want {
+            problems.push(format!("{name}: {text} (element {k} of {array} is at {want})"));
+        }
+    }
+    assert!(checked >= 15, "only {checked} element errors seen");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
