@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use hurray_reader::KvValue;
+use hurray_reader::{EntryField, KvValue};
 
 use crate::detail::{shape_text, Entries, Header, Lookup, Order, TensorDetail};
 use crate::model::{PaddingCheck, Report, TensorReport};
@@ -268,11 +268,14 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
 
     let e = &d.entry;
     writeln!(out, "\nIndex entry {} (at offset {}):", e.position(), e.offset())?;
-    let mut entry = Table::new(&[], &[1]);
-    entry.row(vec!["descriptor_offset".into(), e.descriptor_offset().to_string()]);
-    entry.row(vec!["descriptor_length".into(), e.descriptor_length().to_string()]);
-    entry.row(vec!["data_offset".into(), e.data_offset().to_string()]);
-    entry.row(vec!["data_length".into(), e.data_length().to_string()]);
+    let mut entry = Table::new(&["OFFSET", "FIELD", "VALUE"], &[0, 2]);
+    for f in EntryField::ALL {
+        entry.row(vec![
+            e.field_offset(f).to_string(),
+            f.name().into(),
+            e.field_value(f).to_string(),
+        ]);
+    }
     entry.write(out)?;
 
     writeln!(

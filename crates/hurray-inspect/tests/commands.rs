@@ -659,6 +659,23 @@ fn help_leads_to_shape_nnz_descriptor_bytes_and_a_column() {
     assert_eq!(examples, flags - 2, "{options}");
 }
 
+/// An index-entry error found when the tensor is resolved names the
+/// field as `index_entry[k].<field>` at an offset the `--tensor` listing
+/// shows for that field.
+#[test]
+fn index_entry_errors_are_listed_at_their_offset() {
+    let file = fixtures_dir().join("invalid/handle_data_length_too_long.hry");
+    let out = inspect(&["--tensor", "t"], &file);
+    let line = assert_one_error_line(&out, &file);
+    assert!(line.contains("index_entry[0].data_length at offset 8223:"), "{line}");
+    let row: Vec<&str> = stdout(&out)
+        .lines()
+        .find(|l| l.trim_start().starts_with("8223 "))
+        .map(|l| l.split_whitespace().collect())
+        .unwrap_or_default();
+    assert_eq!(row, ["8223", "data_length", "24"], "{}", stdout(&out));
+}
+
 /// `members` in `--tensor --json`: a composite head's direct members, `null`
 /// when the head did not resolve (its members are not known), absent for
 /// other layouts.

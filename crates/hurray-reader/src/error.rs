@@ -463,10 +463,12 @@ pub enum Error {
     },
 
     /// A tensor's first data buffer is not on a `data_buffer_alignment` boundary.
-    #[error("tensor '{}': data_offset at offset {offset}: {data_offset} is not a multiple of data_buffer_alignment {alignment} (file-format.md § Data Buffer Placement)", .tensor.escape_debug())]
+    #[error("tensor '{}': index_entry[{position}].data_offset at offset {offset}: {data_offset} is not a multiple of data_buffer_alignment {alignment} (file-format.md § Data Buffer Placement)", .tensor.escape_debug())]
     DataOffsetMisaligned {
         /// The tensor.
         tensor: Box<str>,
+        /// Its entry's position in the footer index.
+        position: u64,
         /// Offset of the index entry's `data_offset` field.
         offset: u64,
         /// The data offset.
@@ -491,10 +493,12 @@ pub enum Error {
     },
 
     /// The index's `data_length` differs from what the buffer table implies.
-    #[error("tensor '{}': data_length at offset {offset}: the index says {index_value}, the buffer table spans {expected} bytes (file-format.md § Index Section; NOTES.md 'data_length')", .tensor.escape_debug())]
+    #[error("tensor '{}': index_entry[{position}].data_length at offset {offset}: the index says {index_value}, the buffer table spans {expected} bytes (file-format.md § Index Section; NOTES.md 'data_length')", .tensor.escape_debug())]
     DataLengthMismatch {
         /// The tensor.
         tensor: Box<str>,
+        /// Its entry's position in the footer index.
+        position: u64,
         /// Offset of the index entry's `data_length` field.
         offset: u64,
         /// Value in the footer index.

@@ -174,8 +174,9 @@ impl<'data> IndexEntry<'data> {
         self.offset
     }
 
-    /// Absolute offset of a field of the fixed part that follows the name.
-    pub(crate) fn field_offset(&self, field: EntryField) -> u64 {
+    /// Absolute offset (bytes) of a field of the fixed part that follows
+    /// the name (`file-format.md` § Index Section), for pointing at it.
+    pub fn field_offset(&self, field: EntryField) -> u64 {
         let name_len = to_u64(self.name.len());
         let tail = self.offset.saturating_add(2).saturating_add(name_len);
         tail.saturating_add(match field {
@@ -183,7 +184,19 @@ impl<'data> IndexEntry<'data> {
             EntryField::DescriptorLength => 8,
             EntryField::DataOffset => 12,
             EntryField::DataLength => 20,
+            EntryField::Flags => 28,
         })
+    }
+
+    /// The value of a field of the fixed part.
+    pub fn field_value(&self, field: EntryField) -> u64 {
+        match field {
+            EntryField::DescriptorOffset => self.tail.descriptor_offset.get(),
+            EntryField::DescriptorLength => u64::from(self.tail.descriptor_length.get()),
+            EntryField::DataOffset => self.tail.data_offset.get(),
+            EntryField::DataLength => self.tail.data_length.get(),
+            EntryField::Flags => u64::from(self.tail.flags.get()),
+        }
     }
 
     /// The raw fixed part of the entry.
@@ -202,12 +215,42 @@ impl<'data> IndexEntry<'data> {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum EntryField {
+/// The fields of an index entry after its name
+/// ([`IndexEntry::field_offset`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryField {
+    /// `descriptor_offset` (u64).
     DescriptorOffset,
+    /// `descriptor_length` (u32).
     DescriptorLength,
+    /// `data_offset` (u64).
     DataOffset,
+    /// `data_length` (u64).
     DataLength,
+    /// `flags` (u32, must be zero).
+    Flags,
+}
+
+impl EntryField {
+    /// Every field, in file order.
+    pub const ALL: [EntryField; 5] = [
+        EntryField::DescriptorOffset,
+        EntryField::DescriptorLength,
+        EntryField::DataOffset,
+        EntryField::DataLength,
+        EntryField::Flags,
+    ];
+
+    /// The spec's name of the field.
+    pub fn name(self) -> &'static str {
+        match self {
+            EntryField::DescriptorOffset => "descriptor_offset",
+            EntryField::DescriptorLength => "descriptor_length",
+            EntryField::DataOffset => "data_offset",
+            EntryField::DataLength => "data_length",
+            EntryField::Flags => "flags",
+        }
+    }
 }
 
 /// A parsed Hurray file over borrowed bytes.
@@ -513,6 +556,7 @@ impl<'data> HurrayFile<'data> {
             if e.data_length() > 0 && data_start % dba != 0 {
                 return Err(Error::DataOffsetMisaligned {
                     tensor: e.name.into(),
+                    position: to_u64(e.position),
                     offset: e.field_offset(EntryField::DataOffset),
                     data_offset: data_start,
                     alignment: dba,

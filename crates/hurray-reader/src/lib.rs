@@ -76,7 +76,7 @@ pub use descriptor::{
 };
 pub use element_type::{Complex, Element, ElementType, Float8E4m3, Float8E5m2, Float8E8m0};
 pub use error::{Error, Field, Number, Result, Scope};
-pub use file::{file_flags, HurrayFile, IndexEntry, Mode, Options, CONTAINER_VERSION_MAJOR, FILE_MAGIC};
+pub use file::{file_flags, EntryField, HurrayFile, IndexEntry, Mode, Options, CONTAINER_VERSION_MAJOR, FILE_MAGIC};
 pub use kv::{KvArray, KvEntry, KvType, KvValue};
 pub use layout::{Layout, LayoutFields, TiledLevel};
 #[cfg(feature = "mmap")]

@@ -88,7 +88,7 @@ impl<'data> HurrayFile<'data> {
         let bytes = descriptor::descriptor_bytes(self.data(), entry.descriptor_offset(), entry.descriptor_length())
             .ok_or_else(|| Error::OutOfRange {
                 scope: Scope::tensor(name),
-                field: Field::new("descriptor_offset"),
+                field: Field::member("index_entry", to_u64(entry.position()), "descriptor_offset"),
                 offset: entry.field_offset(EntryField::DescriptorOffset),
                 start: entry.descriptor_offset(),
                 end: u128::from(entry.descriptor_offset()) + u128::from(entry.descriptor_length()),
@@ -345,6 +345,7 @@ fn place_buffers<'data>(
     if !handles.is_empty() && !data_start.is_multiple_of(dba) {
         return Err(Error::DataOffsetMisaligned {
             tensor: d.name.into(),
+            position: to_u64(entry.position()),
             offset: entry.field_offset(EntryField::DataOffset),
             data_offset: data_start,
             alignment: dba,
@@ -413,6 +414,7 @@ fn check_data_length(name: &str, entry: &IndexEntry<'_>, spans: Spans) -> Result
     if entry.data_length() != spans.all && entry.data_length() != spans.nonempty {
         return Err(Error::DataLengthMismatch {
             tensor: name.into(),
+            position: to_u64(entry.position()),
             offset: entry.field_offset(EntryField::DataLength),
             index_value: entry.data_length(),
             expected: spans.all,

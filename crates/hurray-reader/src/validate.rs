@@ -69,8 +69,7 @@ impl<'data> Tensor<'data> {
             b.file_offset().saturating_add(k.saturating_mul(width))
         };
         // seq_ptr starts at 0 and never decreases (read in place, at its
-        // stored width); its last entry sized the block table when the
-        // tensor was resolved (check_placed).
+        // stored width).
         let mut previous: Option<u64> = None;
         for (k, v) in seq.values().enumerate() {
             let (k, v) = (to_u64(k), as_u64(v).unwrap_or(u64::MAX));
@@ -97,6 +96,22 @@ impl<'data> Tensor<'data> {
                 }
                 _ => previous = Some(v),
             }
+        }
+        // Holds by construction (the block table was sized by this entry);
+        // checked all the same, it costs one comparison.
+        let last = previous.unwrap_or(0);
+        if last != table.len() {
+            let num_seqs = u64::from(f.num_seqs.get());
+            return Err(Error::PtrLast {
+                tensor: self.name().into(),
+                array: "seq_ptr",
+                position: num_seqs,
+                offset: at(seq, num_seqs),
+                value: last,
+                expected_name: "the block_table length",
+                expected: table.len(),
+                rule: rule::BLOCK_PAGED_INV,
+            });
         }
         for (k, v) in table.values().enumerate() {
             let page = as_u64(v).unwrap_or(u64::MAX);
