@@ -21,13 +21,19 @@ impl Source {
     /// The library's [`hurray_reader::Error::Io`] (it names the path).
     pub fn open(input: Input<'_>, options: Options) -> hurray_reader::Result<Self> {
         match input {
-            Input::Stdin => Ok(Source::Memory(read_stream(std::io::stdin().lock())?, options)),
+            Input::Stdin => Ok(Source::Memory(
+                read_stream(std::io::stdin().lock(), "<stdin>")?,
+                options,
+            )),
             Input::Path(path) => {
                 // A FIFO or device (e.g. `<(cat f.hry)`, `/dev/stdin`) cannot be mapped.
                 let is_stream = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
                 if is_stream {
                     if let Ok(stream) = File::open(path) {
-                        return Ok(Source::Memory(read_stream(stream)?, options));
+                        return Ok(Source::Memory(
+                            read_stream(stream, &path.display().to_string())?,
+                            options,
+                        ));
                     }
                 }
                 // The library opens and maps the file, and names the path in its errors.
@@ -57,12 +63,17 @@ const PROBE: u64 = 104;
 /// the magic at once instead of after reading an endless stream.
 ///
 /// # Errors
-/// The library's [`hurray_reader::Error::Io`] when the stream cannot be read.
-fn read_stream(mut stream: impl Read) -> hurray_reader::Result<AlignedBytes> {
-    let mut first = Vec::new();
-    let probed = (&mut stream).take(PROBE).read_to_end(&mut first);
-    if probed.is_ok() && !first.starts_with(FILE_MAGIC) {
-        return Ok(AlignedBytes::from_slice(&first));
+/// [`hurray_reader::Error::Io`] naming the stream as `name` (as every other
+/// message does: `<stdin>` or the path) when it cannot be read.
+fn read_stream(mut stream: impl Read, name: &str) -> hurray_reader::Result<AlignedBytes> {
+    let failed = |e: std::io::Error| hurray_reader::Error::Io {
+        kind: e.kind(),
+        message: format!("{name}: cannot read: {e}").into(),
+    };
+    let mut bytes = Vec::new();
+    (&mut stream).take(PROBE).read_to_end(&mut bytes).map_err(failed)?;
+    if bytes.starts_with(FILE_MAGIC) {
+        stream.read_to_end(&mut bytes).map_err(failed)?;
     }
-    AlignedBytes::from_reader(first.as_slice().chain(stream))
+    Ok(AlignedBytes::from_slice(&bytes))
 }

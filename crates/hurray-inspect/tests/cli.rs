@@ -568,6 +568,25 @@ fn a_pipe_given_as_a_path_is_read() {
     assert!(stdout(&out).contains("csc_example  OK"), "{}", stdout(&out));
 }
 
+/// Standard input that cannot be read is named `<stdin>`, as in every other
+/// message (it was `-`).
+#[cfg(target_os = "linux")]
+#[test]
+fn unreadable_stdin_is_named_stdin() {
+    let dir = std::fs::File::open(env!("CARGO_MANIFEST_DIR")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hurray-inspect"))
+        .arg("-")
+        .stdin(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with("error: <stdin>: cannot read: Is a directory"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn empty_stdin_is_a_bad_file() {
     let out = bin().arg("-").write_stdin("").output().unwrap();

@@ -763,7 +763,7 @@ fn check_trailer(h: &raw::FileHeader, t: &raw::Trailer, offset: u64) -> Result<(
     }
     reserved_zero(
         &t.reserved,
-        Field::new("trailer _reserved"),
+        Field::sub("trailer", "_reserved"),
         offset + 32,
         rule::TRAILER,
         Scope::File,
