@@ -8,7 +8,7 @@
 
 use std::io::{self, Write};
 
-use hurray_reader::{KvValue, Layout};
+use hurray_reader::{EntryField, KvValue, Layout};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
@@ -235,6 +235,18 @@ struct JsonIndexEntry {
     descriptor_length: u64,
     data_offset: u64,
     data_length: u64,
+    flags: u64,
+    /// Where each of those fields is in the file.
+    field_offsets: JsonEntryOffsets,
+}
+
+#[derive(Serialize)]
+struct JsonEntryOffsets {
+    descriptor_offset: u64,
+    descriptor_length: u64,
+    data_offset: u64,
+    data_length: u64,
+    flags: u64,
 }
 
 #[derive(Serialize)]
@@ -279,6 +291,14 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
             descriptor_length: e.descriptor_length(),
             data_offset: e.data_offset(),
             data_length: e.data_length(),
+            flags: e.field_value(EntryField::Flags),
+            field_offsets: JsonEntryOffsets {
+                descriptor_offset: e.field_offset(EntryField::DescriptorOffset),
+                descriptor_length: e.field_offset(EntryField::DescriptorLength),
+                data_offset: e.field_offset(EntryField::DataOffset),
+                data_length: e.field_offset(EntryField::DataLength),
+                flags: e.field_offset(EntryField::Flags),
+            },
         },
         descriptor: d
             .fields

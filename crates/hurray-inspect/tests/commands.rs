@@ -60,6 +60,11 @@ fn worked_example_tensor_json() {
         (&json!(0), &json!(64), &json!(4096))
     );
     assert_eq!(e["descriptor_length"], 109);
+    assert_eq!(
+        e["field_offsets"],
+        json!({"descriptor_offset": 16395, "descriptor_length": 16403, "data_offset": 16407,
+               "data_length": 16415, "flags": 16423})
+    );
     let fields: BTreeMap<&str, &Value> = v["descriptor"]
         .as_array()
         .unwrap()
