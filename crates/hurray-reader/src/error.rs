@@ -1082,7 +1082,7 @@ pub(crate) mod rule {
 fn set_bits(value: u64, byte: Option<u64>, offset: u64) -> String {
     match byte {
         Some(i) => format!("its byte {i}, at offset {}, is 0x{value:02x}", offset.saturating_add(i)),
-        None => format!("0x{value:x}"),
+        None => format!("0x{value:02x}"),
     }
 }
 
@@ -1110,7 +1110,7 @@ mod tests {
         };
         assert_eq!((e.offset(), e.tensor()), (Some(12), None));
         assert_eq!(Error::NotFound { name: "x".into() }.offset(), None);
-        assert_eq!(e.to_string(), "file_flags at offset 12: reserved bits/bytes are set (0x8); they must be zero (file-format.md § File Flags)");
+        assert_eq!(e.to_string(), "file_flags at offset 12: reserved bits/bytes are set (0x08); they must be zero (file-format.md § File Flags)");
         // A field of reserved bytes: its offset, and which byte is set.
         let e = Error::Reserved {
             scope: Scope::File,

@@ -165,11 +165,19 @@ impl<'data> Tensor<'data> {
                 .copied()
                 .unwrap_or(0);
             if byte >> (bit % 8) & 1 != 0 {
+                // The padding bits of this byte that are set, not the
+                // elements' bits beside them.
+                let first = if bit / 8 == first_unused / 8 {
+                    first_unused % 8
+                } else {
+                    0
+                };
+                let padding = 0xFFu8.checked_shl(u32::try_from(first).unwrap_or(8)).unwrap_or(0);
                 return Err(Error::Reserved {
                     scope: Scope::tensor(self.name()),
                     field: Field::member("buffer", u64::from(buffer.index()), "padding bits"),
                     offset: buffer.file_offset().saturating_add(bit / 8),
-                    value: u64::from(byte),
+                    value: u64::from(byte & padding),
                     byte: None,
                     rule: "element-types.md § Sub-Byte Integer Types (unused bits MUST be 0)",
                 });

@@ -342,3 +342,25 @@ fn data_errors_point_at_the_element_they_name() {
     assert!(checked >= 15, "only {checked} element errors seen");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Padding bits of a packed type: the error gives the padding bits that are
+/// set (bit 7: 0x80), not the whole byte with the elements' bits (0x85).
+#[test]
+fn padding_bits_error_gives_only_the_padding_bits() {
+    let bytes = AlignedBytes::read(dir().join("data_bool_padding_bits.hry")).unwrap();
+    let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    let e = file.tensor("t").unwrap().validate_data().unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Reserved {
+                offset: 4096,
+                value: 0x80,
+                byte: None,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("reserved bits/bytes are set (0x80)"), "{e}");
+}
