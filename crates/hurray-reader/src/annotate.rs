@@ -6,7 +6,7 @@ use crate::cursor::Span;
 use crate::descriptor::{self, flags, statistics_mask, Descriptor, DYNAMIC};
 use crate::element_type::ElementType;
 use crate::error::{Error, Field, Result};
-use crate::file::{EntryField, HurrayFile, IndexEntry};
+use crate::file::{HurrayFile, IndexEntry};
 use crate::layout::Layout;
 use crate::tensor::Tensor;
 
@@ -60,14 +60,7 @@ impl<'data> HurrayFile<'data> {
                 error: self.tensor(name).err(),
             });
         };
-        let (parsed, spans) = descriptor::parse_recorded(
-            entry.name(),
-            bytes,
-            entry.descriptor_offset(),
-            entry.descriptor_length(),
-            entry.field_offset(EntryField::DescriptorLength),
-            self.options(),
-        );
+        let (parsed, spans) = descriptor::parse_recorded(entry, bytes, self.options());
         let fields = spans.into_iter().map(annotate).collect();
         let (descriptor, tensor, error) = match parsed {
             Err(e) => (None, None, Some(e)),

@@ -10,7 +10,7 @@ use zerocopy::FromBytes;
 use crate::cursor::{to_u64, Cursor, Span};
 use crate::element_type::{ElementType, TagClass};
 use crate::error::{rule, Error, Field, Result, Scope};
-use crate::file::{reserved_zero, Options};
+use crate::file::{reserved_zero, EntryField, IndexEntry, Options};
 use crate::layout::{Layout, LayoutFields, TiledLevel};
 use crate::raw;
 
@@ -275,36 +275,29 @@ impl<'data> Descriptor<'data> {
     }
 }
 
-/// Parses a descriptor from the bytes its index entry delimits.
-///
-/// `index_length` is the index entry's `descriptor_length` (already known
-/// to lie inside the file), `index_offset` where that field is; `offset` is
-/// the descriptor's absolute offset.
+/// Parses a descriptor from the bytes its index entry delimits (`bytes`:
+/// the entry's `descriptor_length` bytes at its `descriptor_offset`,
+/// already known to lie inside the file).
 pub(crate) fn parse<'data>(
-    name: &'data str,
+    entry: IndexEntry<'data>,
     bytes: &'data [u8],
-    offset: u64,
-    index_length: u64,
-    index_offset: u64,
     options: Options,
 ) -> Result<Descriptor<'data>> {
-    let mut c = Cursor::new(bytes, offset, "descriptor", rule::FIXED_HEADER).for_tensor(name);
-    parse_from(&mut c, name, bytes, offset, index_length, index_offset, options)
+    let mut c =
+        Cursor::new(bytes, entry.descriptor_offset(), "descriptor", rule::FIXED_HEADER).for_tensor(entry.name());
+    parse_from(&mut c, entry, bytes, options)
 }
 
 /// As [`parse`], also returning every field read (up to the first error).
 pub(crate) fn parse_recorded<'data>(
-    name: &'data str,
+    entry: IndexEntry<'data>,
     bytes: &'data [u8],
-    offset: u64,
-    index_length: u64,
-    index_offset: u64,
     options: Options,
 ) -> (Result<Descriptor<'data>>, Vec<Span<'data>>) {
-    let mut c = Cursor::new(bytes, offset, "descriptor", rule::FIXED_HEADER)
-        .for_tensor(name)
+    let mut c = Cursor::new(bytes, entry.descriptor_offset(), "descriptor", rule::FIXED_HEADER)
+        .for_tensor(entry.name())
         .recording(true);
-    let result = parse_from(&mut c, name, bytes, offset, index_length, index_offset, options);
+    let result = parse_from(&mut c, entry, bytes, options);
     let stopped = c.offset();
     let unread = bytes.get(c.position()..).unwrap_or_default();
     let mut spans = c.into_spans();
@@ -323,13 +316,11 @@ pub(crate) fn parse_recorded<'data>(
 
 fn parse_from<'data>(
     c: &mut Cursor<'data>,
-    name: &'data str,
+    entry: IndexEntry<'data>,
     bytes: &'data [u8],
-    offset: u64,
-    index_length: u64,
-    index_offset: u64,
     options: Options,
 ) -> Result<Descriptor<'data>> {
+    let (name, offset) = (entry.name(), entry.descriptor_offset());
     let strict = options.is_strict();
     let scope = || Scope::tensor(name);
 
@@ -369,12 +360,13 @@ fn parse_from<'data>(
             rule: rule::FIXED_HEADER,
         });
     }
-    if descriptor_length != index_length {
+    if descriptor_length != entry.descriptor_length() {
         return Err(Error::DescriptorLengthMismatch {
             tensor: name.into(),
-            offset: offset + 6,
-            index_offset,
-            index_value: index_length,
+            position: to_u64(entry.position()),
+            offset: entry.field_offset(EntryField::DescriptorLength),
+            descriptor_offset: offset + 6,
+            index_value: entry.descriptor_length(),
             descriptor_value: descriptor_length,
         });
     }

@@ -1,8 +1,13 @@
 //! The crate's one error type.
 //!
-//! Every variant says *where* (the tensor when there is one, the field and
-//! the absolute byte offset in the file) and *which rule* was broken (spec
-//! file and section). The `Display` form is one line:
+//! Every variant about the file's bytes says *where* (the tensor when there
+//! is one, the field and the absolute byte offset in the file) and *which
+//! rule* was broken (spec file and section); the accessors
+//! [`Error::tensor`], [`Error::field`], [`Error::offset`] and
+//! [`Error::rule`] give the same without parsing the message. Errors about a
+//! request (a name not in the index, a view of the wrong element type, a
+//! column past the end) and I/O errors name what was asked. The `Display`
+//! form is one line:
 //!
 //! ```text
 //! tensor 'A': col_ptr[3] at offset 12312: 2 is less than the previous entry 3 (layouts/csc.md § Storage Invariants (2))
@@ -154,14 +159,35 @@ impl fmt::Display for Number {
 /// Offsets are absolute byte positions in the file (for [`HurrayFile::parse`]
 /// over a slice: positions in that slice). `tensor` fields hold the tensor's
 /// name from the footer index. `rule` fields (and the text of the specific
-/// variants) cite the spec file and section that was broken.
+/// variants) cite the spec file and section that was broken. The fields
+/// differ from variant to variant; [`tensor`](Self::tensor),
+/// [`field`](Self::field), [`offset`](Self::offset) and
+/// [`rule`](Self::rule) read them the same way for all:
+///
+/// ```
+/// use hurray_reader::{Error, HurrayFile, Options};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/invalid/csc_indices_unsorted.hry");
+/// let bytes = hurray_reader::AlignedBytes::read(path)?;
+/// let file = HurrayFile::parse(&bytes, Options::strict())?;
+/// // The strict view runs the storage invariant scan, which fails.
+/// let e = file.tensor("t")?.csc::<f32>().unwrap_err();
+/// assert!(matches!(e, Error::NotIncreasing { .. }));
+/// assert_eq!(e.tensor(), Some("t"));
+/// assert_eq!(e.field().map(|f| f.to_string()).as_deref(), Some("row_indices[1]"));
+/// assert_eq!(e.offset(), Some(8200));
+/// assert_eq!(e.rule(), Some("layouts/csc.md § Storage Invariants (3)"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 ///
 /// [`HurrayFile::parse`]: crate::HurrayFile::parse
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     /// The file cannot even hold the 64-byte header and the 40-byte trailer.
-    #[error("file size {size} at offset 0: below the minimum {minimum} bytes (64-byte header + 40-byte trailer) (file-format.md § File Layout)")]
+    #[error(
+        "file size {size} at offset 0: below the minimum {minimum} bytes (64-byte header + 40-byte trailer) ({})",
+        rule::FILE_LAYOUT
+    )]
     FileTooSmall {
         /// File size in bytes.
         size: u64,
@@ -299,7 +325,10 @@ pub enum Error {
     },
 
     /// The index CRC-32C does not match the index bytes.
-    #[error("index_crc32c at offset {offset}: stored 0x{stored:08x} but the index bytes give 0x{computed:08x} (file-format.md § File Flags, HAS_INDEX_CRC32C)")]
+    #[error(
+        "index_crc32c at offset {offset}: stored 0x{stored:08x} but the index bytes give 0x{computed:08x} ({})",
+        rule::INDEX_CRC
+    )]
     IndexCrcMismatch {
         /// Offset of the `index_crc32c` trailer field.
         offset: u64,
@@ -383,7 +412,7 @@ pub enum Error {
     },
 
     /// Two index entries carry the same tensor name.
-    #[error("index_entry[{second}].name at offset {offset}: duplicate name '{}' (entries {first} and {second}) (file-format.md § Index Section: names are unique)", .name.escape_debug())]
+    #[error("index_entry[{second}].name at offset {offset}: duplicate name '{}' (entries {first} and {second}) ({})", .name.escape_debug(), rule::UNIQUE_NAMES)]
     DuplicateName {
         /// The repeated name.
         name: Box<str>,
@@ -396,7 +425,7 @@ pub enum Error {
     },
 
     /// Two KV entries carry the same key.
-    #[error("kv_entry[{second}].key at offset {offset}: duplicate key '{}' (KV entries {first} and {second}) (file-format.md § KV Metadata Section: a reader MUST reject duplicate keys)", .key.escape_debug())]
+    #[error("kv_entry[{second}].key at offset {offset}: duplicate key '{}' (KV entries {first} and {second}) ({})", .key.escape_debug(), rule::UNIQUE_KEYS)]
     DuplicateKey {
         /// The repeated key.
         key: Box<str>,
@@ -409,7 +438,7 @@ pub enum Error {
     },
 
     /// `SORTED_INDEX` is set but the entries are not in UTF-8 byte order.
-    #[error("index_entry[{entry}].name at offset {offset}: '{}' sorts before the previous name '{}' although SORTED_INDEX is set (file-format.md § File Flags)", .name.escape_debug(), .previous.escape_debug())]
+    #[error("index_entry[{entry}].name at offset {offset}: '{}' sorts before the previous name '{}' although SORTED_INDEX is set ({})", .name.escape_debug(), .previous.escape_debug(), rule::FILE_FLAGS)]
     IndexNotSorted {
         /// Position of the out-of-order entry.
         entry: u64,
@@ -463,7 +492,7 @@ pub enum Error {
     },
 
     /// A tensor's first data buffer is not on a `data_buffer_alignment` boundary.
-    #[error("tensor '{}': index_entry[{position}].data_offset at offset {offset}: {data_offset} is not a multiple of data_buffer_alignment {alignment} (file-format.md § Data Buffer Placement)", .tensor.escape_debug())]
+    #[error("tensor '{}': index_entry[{position}].data_offset at offset {offset}: {data_offset} is not a multiple of data_buffer_alignment {alignment} ({})", .tensor.escape_debug(), rule::DATA_PLACEMENT)]
     DataOffsetMisaligned {
         /// The tensor.
         tensor: Box<str>,
@@ -478,14 +507,19 @@ pub enum Error {
     },
 
     /// The index's `descriptor_length` differs from the descriptor's own.
-    #[error("tensor '{}': descriptor_length at offset {offset}: the index (its field at offset {index_offset}) says {index_value}, the descriptor says {descriptor_value} (file-format.md § Index Section: they MUST agree)", .tensor.escape_debug())]
+    /// Reported at the index entry's field: the index delimits the
+    /// descriptor's bytes, and the message gives where the descriptor's
+    /// copy is.
+    #[error("tensor '{}': index_entry[{position}].descriptor_length at offset {offset}: the index says {index_value}, the descriptor (its descriptor_length at offset {descriptor_offset}) says {descriptor_value} ({})", .tensor.escape_debug(), rule::DESCRIPTOR_LENGTH)]
     DescriptorLengthMismatch {
         /// The tensor.
         tensor: Box<str>,
-        /// Offset of the descriptor's `descriptor_length` field.
-        offset: u64,
+        /// Its entry's position in the footer index.
+        position: u64,
         /// Offset of the index entry's `descriptor_length` field.
-        index_offset: u64,
+        offset: u64,
+        /// Offset of the descriptor's own `descriptor_length` field.
+        descriptor_offset: u64,
         /// Value in the footer index.
         index_value: u64,
         /// Value in the descriptor.
@@ -493,7 +527,7 @@ pub enum Error {
     },
 
     /// The index's `data_length` differs from what the buffer table implies.
-    #[error("tensor '{}': index_entry[{position}].data_length at offset {offset}: the index says {index_value}, the buffer table spans {expected} bytes (file-format.md § Index Section; NOTES.md 'data_length')", .tensor.escape_debug())]
+    #[error("tensor '{}': index_entry[{position}].data_length at offset {offset}: the index says {index_value}, the buffer table spans {expected} bytes ({})", .tensor.escape_debug(), rule::DATA_LENGTH)]
     DataLengthMismatch {
         /// The tensor.
         tensor: Box<str>,
@@ -525,7 +559,7 @@ pub enum Error {
     },
 
     /// A shape carries the dynamic-dimension sentinel where a size is needed.
-    #[error("tensor '{}': {field} at offset {offset}: dynamic dimension (0xFFFFFFFFFFFFFFFF) in a stored tensor; buffer sizes cannot be computed from it (data-model.md § Dynamic Dimensions)", .tensor.escape_debug())]
+    #[error("tensor '{}': {field} at offset {offset}: dynamic dimension (0xFFFFFFFFFFFFFFFF) in a stored tensor; buffer sizes cannot be computed from it ({})", .tensor.escape_debug(), rule::DYNAMIC_DIMENSION)]
     DynamicDimension {
         /// The tensor.
         tensor: Box<str>,
@@ -593,7 +627,7 @@ pub enum Error {
     },
 
     /// A buffer's file offset is not a multiple of its declared alignment.
-    #[error("tensor '{}': buffer[{buffer}].alignment at offset {offset}: declares {alignment} but the buffer starts at file offset {file_offset} (buffer-protocol.md § Alignment; NOTES.md 'Declared alignment vs delivered')", .tensor.escape_debug())]
+    #[error("tensor '{}': buffer[{buffer}].alignment at offset {offset}: declares {alignment} but the buffer starts at file offset {file_offset} ({})", .tensor.escape_debug(), rule::ALIGNMENT_DELIVERED)]
     AlignmentNotDelivered {
         /// The tensor.
         tensor: Box<str>,
@@ -741,7 +775,7 @@ pub enum Error {
     },
 
     /// Fewer tensors follow a composite head than its `member_count`.
-    #[error("tensor '{}': member_count at offset {offset}: the head declares {member_count} members but only {found} tensors follow it (file-format.md § Composite Tensors)", .tensor.escape_debug())]
+    #[error("tensor '{}': member_count at offset {offset}: the head declares {member_count} members but only {found} tensors follow it ({})", .tensor.escape_debug(), rule::TORN_COMPOSITE)]
     TornComposite {
         /// The head.
         tensor: Box<str>,
@@ -754,7 +788,7 @@ pub enum Error {
     },
 
     /// A composite's members break a composition rule.
-    #[error("tensor '{}': member '{}': {field} at offset {offset}: {what} (layouts/composite.md § Validation)", .tensor.escape_debug(), .member.escape_debug())]
+    #[error("tensor '{}': member '{}': {field} at offset {offset}: {what} ({})", .tensor.escape_debug(), .member.escape_debug(), rule::COMPOSITE_VALIDATION)]
     Composite {
         /// The head.
         tensor: Box<str>,
@@ -793,7 +827,7 @@ pub enum Error {
 
     /// The bytes handed to [`HurrayFile::parse`](crate::HurrayFile::parse)
     /// do not start at an address aligned enough for a typed view.
-    #[error("tensor '{}': buffer[{buffer}] ({role}) at offset {offset}: its address is not aligned to {align} bytes for a typed view; parse from an aligned buffer (e.g. MappedFile or an aligned allocation) or read the bytes", .tensor.escape_debug())]
+    #[error("tensor '{}': buffer[{buffer}] ({role}) at offset {offset}: its address is not aligned to {align} bytes for a typed view; parse from an aligned buffer (MappedFile::open, or AlignedBytes::read / AlignedBytes::from_slice) or read the bytes (Buffer::bytes)", .tensor.escape_debug())]
     Misaligned {
         /// The tensor.
         tensor: Box<str>,
@@ -863,6 +897,16 @@ pub enum Error {
     NotFound {
         /// The name looked up.
         name: Box<str>,
+    },
+
+    /// No index entry at this position (e.g.
+    /// [`HurrayFile::tensor_at`](crate::HurrayFile::tensor_at)).
+    #[error("no index entry at position {position}: the index has {count} entries")]
+    PositionNotFound {
+        /// The position asked for.
+        position: u64,
+        /// The index's entry count.
+        count: u64,
     },
 
     /// Opening or mapping the file failed.
@@ -1000,12 +1044,124 @@ impl Error {
             _ => None,
         }
     }
+
+    /// The field the error names, as the spec spells it (`col_ptr[3]`,
+    /// `buffer[1].byte_size`, `index_entry[0].data_offset`; displays as the
+    /// message does). Every variant about the file's bytes has one, except
+    /// [`Error::FileTooSmall`]; argument and I/O errors have none, but for
+    /// [`Error::TypeMismatch`] (`type_tag`) and [`Error::LayoutMismatch`]
+    /// (`layout_tag`), the descriptor fields they compare.
+    pub fn field(&self) -> Option<Field> {
+        let field = match self {
+            Error::Truncated { field, .. }
+            | Error::BadMagic { field, .. }
+            | Error::UnsupportedVersion { field, .. }
+            | Error::Invalid { field, .. }
+            | Error::InvalidNumber { field, .. }
+            | Error::Reserved { field, .. }
+            | Error::UnknownTag { field, .. }
+            | Error::SectionRange { field, .. }
+            | Error::CountTooLarge { field, .. }
+            | Error::InvalidUtf8 { field, .. }
+            | Error::OutOfRange { field, .. }
+            | Error::Layout { field, .. }
+            | Error::DynamicDimension { field, .. }
+            | Error::Overflow { field, .. }
+            | Error::Composite { field, .. } => *field,
+            Error::TrailingBytes { section, .. } => Field::new(section),
+            Error::IndexCrcMismatch { .. } => Field::new("index_crc32c"),
+            Error::DuplicateName { second, .. } => Field::member("index_entry", *second, "name"),
+            Error::DuplicateKey { second, .. } => Field::member("kv_entry", *second, "key"),
+            Error::IndexNotSorted { entry, .. } => Field::member("index_entry", *entry, "name"),
+            Error::DataOffsetMisaligned { position, .. } => Field::member("index_entry", *position, "data_offset"),
+            Error::DescriptorLengthMismatch { position, .. } => {
+                Field::member("index_entry", *position, "descriptor_length")
+            }
+            Error::DataLengthMismatch { position, .. } => Field::member("index_entry", *position, "data_length"),
+            Error::RankNotAllowed { .. } => Field::new("rank"),
+            Error::BufferSize { buffer, .. } => Field::member("buffer", u64::from(*buffer), "byte_size"),
+            Error::NnzMismatch { .. } => Field::new("nnz"),
+            Error::AlignmentNotDelivered { buffer, .. } => Field::member("buffer", u64::from(*buffer), "alignment"),
+            Error::PtrFirst { array, .. } => Field::at(array, 0),
+            Error::PtrLast { array, position, .. }
+            | Error::PtrDecreasing { array, position, .. }
+            | Error::NotIncreasing { array, position, .. }
+            | Error::IndexOutOfBounds { array, position, .. } => Field::at(array, *position),
+            // One entry is `rank` elements of `indices`: the array, at the
+            // entry's first coordinate (the offset).
+            Error::CooOrder { .. } => Field::new("indices"),
+            Error::StatisticsNnzMismatch { .. } => Field::sub("statistics", "nnz"),
+            Error::TornComposite { .. } => Field::new("member_count"),
+            Error::Misaligned { buffer, .. } => Field::at("buffer", u64::from(*buffer)),
+            Error::TypeMismatch { .. } => Field::new("type_tag"),
+            Error::LayoutMismatch { .. } => Field::new("layout_tag"),
+            _ => return None,
+        };
+        Some(field)
+    }
+
+    /// The spec rule the file breaks: the spec file and section, as the
+    /// message cites it (`layouts/csc.md § Storage Invariants (2)`). Every
+    /// variant about the file's bytes has one, except [`Error::Misaligned`]
+    /// (the slice given to the reader, not the file, is misaligned) and
+    /// [`Error::NotViewable`] (which gives its reason in words); argument
+    /// and I/O errors have none.
+    pub fn rule(&self) -> Option<&'static str> {
+        match self {
+            Error::Truncated { rule, .. }
+            | Error::BadMagic { rule, .. }
+            | Error::UnsupportedVersion { rule, .. }
+            | Error::Invalid { rule, .. }
+            | Error::InvalidNumber { rule, .. }
+            | Error::Reserved { rule, .. }
+            | Error::UnknownTag { rule, .. }
+            | Error::SectionRange { rule, .. }
+            | Error::CountTooLarge { rule, .. }
+            | Error::TrailingBytes { rule, .. }
+            | Error::InvalidUtf8 { rule, .. }
+            | Error::OutOfRange { rule, .. }
+            | Error::Layout { rule, .. }
+            | Error::RankNotAllowed { rule, .. }
+            | Error::Overflow { rule, .. }
+            | Error::BufferSize { rule, .. }
+            | Error::NnzMismatch { rule, .. }
+            | Error::PtrFirst { rule, .. }
+            | Error::PtrLast { rule, .. }
+            | Error::PtrDecreasing { rule, .. }
+            | Error::NotIncreasing { rule, .. }
+            | Error::IndexOutOfBounds { rule, .. }
+            | Error::CooOrder { rule, .. }
+            | Error::StatisticsNnzMismatch { rule, .. } => Some(rule),
+            Error::FileTooSmall { .. } => Some(rule::FILE_LAYOUT),
+            Error::IndexCrcMismatch { .. } => Some(rule::INDEX_CRC),
+            Error::DuplicateName { .. } => Some(rule::UNIQUE_NAMES),
+            Error::DuplicateKey { .. } => Some(rule::UNIQUE_KEYS),
+            Error::IndexNotSorted { .. } => Some(rule::FILE_FLAGS),
+            Error::DataOffsetMisaligned { .. } => Some(rule::DATA_PLACEMENT),
+            Error::DescriptorLengthMismatch { .. } => Some(rule::DESCRIPTOR_LENGTH),
+            Error::DataLengthMismatch { .. } => Some(rule::DATA_LENGTH),
+            Error::DynamicDimension { .. } => Some(rule::DYNAMIC_DIMENSION),
+            Error::AlignmentNotDelivered { .. } => Some(rule::ALIGNMENT_DELIVERED),
+            Error::TornComposite { .. } => Some(rule::TORN_COMPOSITE),
+            Error::Composite { .. } => Some(rule::COMPOSITE_VALIDATION),
+            _ => None,
+        }
+    }
 }
 
 /// Spec references cited by errors, in one place so they stay consistent.
 pub(crate) mod rule {
     pub const FILE_HEADER: &str = "file-format.md § File Header";
+    pub const FILE_LAYOUT: &str = "file-format.md § File Layout";
     pub const FILE_FLAGS: &str = "file-format.md § File Flags";
+    pub const INDEX_CRC: &str = "file-format.md § File Flags, HAS_INDEX_CRC32C";
+    pub const UNIQUE_NAMES: &str = "file-format.md § Index Section: names are unique";
+    pub const UNIQUE_KEYS: &str = "file-format.md § KV Metadata Section: a reader MUST reject duplicate keys";
+    pub const DESCRIPTOR_LENGTH: &str = "file-format.md § Index Section: they MUST agree";
+    pub const DATA_LENGTH: &str = "file-format.md § Index Section; NOTES.md 'data_length'";
+    pub const TORN_COMPOSITE: &str = "file-format.md § Composite Tensors";
+    pub const DYNAMIC_DIMENSION: &str = "data-model.md § Dynamic Dimensions";
+    pub const ALIGNMENT_DELIVERED: &str = "buffer-protocol.md § Alignment; NOTES.md 'Declared alignment vs delivered'";
     pub const KV_FLAG: &str = "file-format.md § File Flags; NOTES.md 'HAS_KV_METADATA'";
     pub const TRAILER: &str = "file-format.md § Trailer";
     pub const INDEX: &str = "file-format.md § Index Section";
@@ -1100,6 +1256,33 @@ mod tests {
             rule: rule::CSC_INV1,
         };
         assert_eq!((e.offset(), e.tensor()), (Some(12288), Some("A")));
+        assert_eq!(e.field(), Some(Field::at("col_ptr", 0)));
+        assert_eq!(e.rule(), Some("layouts/csc.md § Storage Invariants (1)"));
+        // A variant whose rule is fixed: the accessor and the message agree.
+        let e = Error::DataOffsetMisaligned {
+            tensor: "A".into(),
+            position: 2,
+            offset: 16500,
+            data_offset: 4100,
+            alignment: 4096,
+        };
+        assert_eq!(
+            e.field().map(|f| f.to_string()).as_deref(),
+            Some("index_entry[2].data_offset")
+        );
+        assert_eq!(e.rule(), Some("file-format.md § Data Buffer Placement"));
+        assert!(
+            e.to_string().ends_with("(file-format.md § Data Buffer Placement)"),
+            "{e}"
+        );
+        // Argument errors have no field, offset or rule.
+        let e = Error::IndexArgument {
+            tensor: "A".into(),
+            what: "column",
+            index: 9,
+            bound: 5,
+        };
+        assert_eq!((e.field(), e.offset(), e.rule()), (None, None, None));
         let e = Error::Reserved {
             scope: Scope::File,
             field: Field::new("file_flags"),

@@ -29,9 +29,12 @@ pub enum Mode {
     /// Accept what the spec lets a reader accept: unknown layout, type and
     /// quantization tags (the descriptor is kept, its data is never
     /// interpreted), sparse invariant scans skipped, oversized buffers, extra
-    /// descriptor bytes, gaps between regions, torn composites (members
-    /// readable alone). Bounds, overflow and alignment checks stay on:
-    /// permissive never means unsafe.
+    /// bytes after the last field of a descriptor, the index or the KV
+    /// section, gaps and non-zero padding between regions, a data region
+    /// not at the first boundary after its descriptor, a statistics `nnz`
+    /// that disagrees with the descriptor's (the descriptor's is used), torn
+    /// composites (members readable alone). Bounds, overflow and alignment
+    /// checks stay on: permissive never means unsafe.
     Permissive,
 }
 

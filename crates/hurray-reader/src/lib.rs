@@ -19,8 +19,12 @@
 //! - Strict by default ([`Options`]): a sparse view runs its storage
 //!   invariant scan (one pass, no allocation) before it is returned.
 //!   Permissive mode is an explicit option.
-//! - Errors: one [`Error`] enum; each variant names the tensor, the field,
-//!   the byte offset and the spec rule.
+//! - Errors: one [`Error`] enum. An error about the file's bytes names the
+//!   tensor (when there is one), the field, the absolute byte offset and the
+//!   spec rule, in its message and through [`Error::tensor`],
+//!   [`Error::field`], [`Error::offset`] and [`Error::rule`]. Errors about a
+//!   request ([`Error::NotFound`], [`Error::TypeMismatch`], a column past the
+//!   end) and I/O errors have no offset or rule.
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -77,6 +81,11 @@ pub use descriptor::{
 pub use element_type::{Complex, Element, ElementType, Float8E4m3, Float8E5m2, Float8E8m0};
 pub use error::{Error, Field, Number, Result, Scope};
 pub use file::{file_flags, EntryField, HurrayFile, IndexEntry, Mode, Options, CONTAINER_VERSION_MAJOR, FILE_MAGIC};
+/// The `half` crate, whose [`f16`](half::f16) and [`bf16`](half::bf16) are
+/// the element types of `float16` and `bfloat16` views: use these
+/// re-exported types, so that a different `half` version in your own
+/// dependencies cannot make `Element` unimplemented for them.
+pub use half;
 pub use kv::{KvArray, KvEntry, KvType, KvValue};
 pub use layout::{Layout, LayoutFields, TiledLevel};
 #[cfg(feature = "mmap")]

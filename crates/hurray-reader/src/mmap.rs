@@ -26,6 +26,26 @@ fn io_error(path: &Path, what: &str, e: &std::io::Error) -> Error {
 /// nothing proportional to the data is copied. Parse once and keep the
 /// `HurrayFile`.
 ///
+/// Lifetimes: a `HurrayFile<'data>` borrows the `MappedFile` (`'data` is
+/// the mapping's), and so do the [`Tensor`](crate::Tensor)s and views it
+/// hands out — they borrow the mapped bytes, not the `HurrayFile`, so they
+/// may outlive it. What must outlive them all is the `MappedFile`: keep it
+/// in a longer-lived place than its views (a struct holding both needs the
+/// `MappedFile` outside it, e.g. in an `Arc` or a leaked `Box` for the life
+/// of the process).
+///
+/// ```
+/// use hurray_reader::{CscView, MappedFile, Options};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry");
+/// let mapped = MappedFile::open(path, Options::default())?;
+/// let a: CscView<'_, f32> = {
+///     let file = mapped.file()?; // dropped at the end of this block
+///     file.tensor("A")?.csc()?
+/// };
+/// assert_eq!(a.get(0, 3)?, Some(&2.0)); // the view lives on with `mapped`
+/// # Ok::<(), hurray_reader::Error>(())
+/// ```
+///
 /// # The mapping hazard
 ///
 /// A mapping shows the file as it is *now*. If another process truncates

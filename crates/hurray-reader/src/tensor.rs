@@ -51,35 +51,33 @@ impl<'data> HurrayFile<'data> {
     /// Like [`tensor`](Self::tensor), by position in the footer index.
     ///
     /// # Errors
-    /// [`Error::IndexArgument`] past the last entry, else as `tensor`.
+    /// [`Error::PositionNotFound`] past the last entry, else as `tensor`.
     pub fn tensor_at(&self, position: usize) -> Result<Tensor<'data>> {
         self.resolve(self.entry_at(position)?, 0)
     }
 
     /// The descriptor of the tensor at `position` in the footer index,
-    /// parsed and checked on its own (`tensor-descriptor.md`): its buffers
+    /// parsed and checked on its own (metadata.md): its buffers
     /// are not located, nor checked against the layout. For tools that
     /// show what a descriptor says when [`tensor_at`](Self::tensor_at)
     /// rejects the tensor (a buffer of the wrong size, a statistics block
     /// that disagrees).
     ///
     /// # Errors
-    /// [`Error::IndexArgument`] past the last entry, else the first rule the
+    /// [`Error::PositionNotFound`] past the last entry, else the first rule the
     /// descriptor itself breaks.
     pub fn descriptor_at(&self, position: usize) -> Result<Descriptor<'data>> {
         self.descriptor_of(self.entry_at(position)?)
     }
 
-    /// The index entry at `position`, or [`Error::IndexArgument`].
+    /// The index entry at `position`, or [`Error::PositionNotFound`].
     fn entry_at(&self, position: usize) -> Result<IndexEntry<'data>> {
         self.entries()
             .get(position)
             .copied()
-            .ok_or_else(|| Error::IndexArgument {
-                tensor: "".into(),
-                what: "index position",
-                index: to_u64(position),
-                bound: to_u64(self.len()),
+            .ok_or_else(|| Error::PositionNotFound {
+                position: to_u64(position),
+                count: to_u64(self.len()),
             })
     }
 
@@ -96,14 +94,7 @@ impl<'data> HurrayFile<'data> {
                 upper: to_u64(self.data().len()),
                 rule: rule::TENSOR_REGION,
             })?;
-        descriptor::parse(
-            name,
-            bytes,
-            entry.descriptor_offset(),
-            entry.descriptor_length(),
-            entry.field_offset(EntryField::DescriptorLength),
-            self.options(),
-        )
+        descriptor::parse(entry, bytes, self.options())
     }
 
     fn resolve(&self, entry: IndexEntry<'data>, depth: usize) -> Result<Tensor<'data>> {

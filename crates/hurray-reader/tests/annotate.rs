@@ -149,7 +149,7 @@ fn descriptor_at_reads_what_tensor_at_rejects() {
     assert_eq!(d.layout_fields().nnz(), Some(5));
     assert!(matches!(
         file.descriptor_at(1),
-        Err(Error::IndexArgument { index: 1, bound: 1, .. })
+        Err(Error::PositionNotFound { position: 1, count: 1 })
     ));
 }
 

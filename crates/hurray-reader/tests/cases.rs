@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{compare_container, compare_tensor, corpus, full_check, mentions, read};
+use common::{compare_container, compare_tensor, corpus, full_check, located, mentions, read};
 use hurray_reader::{Error, Field, HurrayFile, Options};
 
 /// The error variant (and field, for generic variants) each rule maps to.
@@ -105,6 +105,9 @@ fn bug_cases_agree_with_the_manifest() {
                 let rule_id = entry["rule_id"].as_str().unwrap();
                 if !matches_rule(rule_id, &e) {
                     problems.push(format!("{name}: {rule_id}: wrong error {e:?}"));
+                }
+                if let Err(why) = located(&e) {
+                    problems.push(format!("{name}: {why}"));
                 }
                 let message = e.to_string();
                 for hint in entry["error_should_name"].as_array().into_iter().flatten() {

@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 
 use common::{compare_container, compare_tensor, full_check, read};
-use hurray_reader::{HurrayFile, Options};
+use hurray_reader::{Error, HurrayFile, Options};
 
 #[test]
 fn fixtures_agree_with_their_manifest() {
@@ -39,4 +39,23 @@ fn fixtures_agree_with_their_manifest() {
         problems.len(),
         problems.join("\n")
     );
+}
+
+/// A position past the index is its own error: no tensor is named (it used
+/// to read `tensor '': index position 5 is out of range`).
+#[test]
+fn tensor_at_past_the_index_names_no_tensor() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let bytes = read(&dir, "csc_worked_example.hry");
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    assert_eq!(file.len(), 1);
+    let e = file.tensor_at(5).unwrap_err();
+    assert_eq!(e, Error::PositionNotFound { position: 5, count: 1 });
+    assert_eq!(e.tensor(), None);
+    assert_eq!(e.to_string(), "no index entry at position 5: the index has 1 entries");
+    assert_eq!(
+        file.descriptor_at(1).unwrap_err(),
+        Error::PositionNotFound { position: 1, count: 1 }
+    );
+    assert_eq!(file.tensor_at(0).unwrap().name(), "A");
 }

@@ -201,6 +201,10 @@ impl<'data, T: Element> CscView<'data, T> {
     }
 
     /// Verifies the storage invariants; see [`CscStructure::validate`].
+    /// Takes `&self`, so the view is not marked: [`is_validated`](Self::is_validated)
+    /// stays false and lookups keep their per-column checks. To keep the
+    /// verdict, use [`validated`](Self::validated), which returns the
+    /// verified view.
     ///
     /// # Errors
     /// As [`CscStructure::validate`].
@@ -508,6 +512,16 @@ impl<'data> Tensor<'data> {
     /// [`Options::threads`](crate::Options::threads) threads; in permissive
     /// mode they are not (lookups still never panic nor answer wrongly:
     /// damaged columns give errors).
+    ///
+    /// `T` is the Rust type of the tensor's element type (`f32` for
+    /// `float32`, [`half::f16`] for `float16`, [`Complex<f64>`](crate::Complex)
+    /// for `complex128`; see [`Element`]). Packed types (`bool`, `int4`,
+    /// `float4_e2m1`, ...) have no typed view: read the structure with
+    /// [`csc_structure`](Self::csc_structure) and the values with
+    /// `self.buffer(0)?.packed()` ([`Buffer::packed`](crate::Buffer::packed)).
+    /// A quantized tensor's view holds the stored codes, not the values:
+    /// [`Descriptor::quantization`](crate::Descriptor::quantization) gives
+    /// the scheme and its parameters.
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch),

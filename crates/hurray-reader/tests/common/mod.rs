@@ -401,6 +401,37 @@ fn kv_eq(v: KvValue<'_>, j: &Json) -> bool {
     }
 }
 
+/// An error about a file's bytes gives its field, offset and rule through
+/// the accessors (no field for `FileTooSmall`), and its message shows each
+/// of them: the field as displayed, `at offset N`, the rule as its last
+/// parenthesis. `Err` says what is missing.
+pub fn located(e: &Error) -> Result<(), String> {
+    let text = e.to_string();
+    let mut missing = Vec::new();
+    match e.field() {
+        Some(field) if text.contains(&field.to_string()) => {}
+        Some(field) => missing.push(format!("field() {field} not in the message")),
+        // The one error about the file as a whole: its size.
+        None if matches!(e, Error::FileTooSmall { .. }) => {}
+        None => missing.push("no field()".to_string()),
+    }
+    match e.offset() {
+        Some(offset) if text.contains(&format!("at offset {offset}")) => {}
+        Some(offset) => missing.push(format!("offset() {offset} not in the message")),
+        None => missing.push("no offset()".to_string()),
+    }
+    match e.rule() {
+        Some(rule) if text.ends_with(&format!("({rule})")) => {}
+        Some(rule) => missing.push(format!("rule() '{rule}' does not end the message")),
+        None => missing.push("no rule()".to_string()),
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{}: {text}", missing.join("; ")))
+    }
+}
+
 /// Every number and every quoted or plain word of a manifest hint such as
 /// `"col_ptr[3] = 2 < col_ptr[2] = 3"` or `"KV entry 1"` appears in the
 /// message (words compared with `_`, `[`, `]`, `.` read as spaces).
