@@ -8,7 +8,7 @@
 
 use std::io::{self, Write};
 
-use hurray_reader::{EntryField, KvValue, Layout};
+use hurray_reader::{EntryField, Error, KvValue, Layout};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
@@ -50,6 +50,8 @@ struct JsonTensor<'a> {
     valid: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_at: Option<JsonErrorAt>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     warnings: &'a [String],
     /// With `--validate`: why the data was not checked.
@@ -71,6 +73,8 @@ struct JsonCheck {
     valid: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_at: Option<JsonErrorAt>,
     #[serde(skip_serializing_if = "Option::is_none")]
     skipped: Option<&'static str>,
 }
@@ -120,6 +124,7 @@ impl<'a> JsonTensor<'a> {
                 .map(|b| b.iter().map(JsonBuffer::new).collect()),
             valid: t.validated.then_some(t.error.is_none()),
             error: t.error.as_ref().map(ToString::to_string),
+            error_at: t.error.as_ref().and_then(JsonErrorAt::new),
             warnings: &t.warnings,
             not_viewable: info
                 .and_then(|i| i.not_viewable)
@@ -144,16 +149,19 @@ impl JsonCheck {
             PaddingCheck::Ok => JsonCheck {
                 valid: Some(true),
                 error: None,
+                error_at: None,
                 skipped: None,
             },
             PaddingCheck::Invalid(e) => JsonCheck {
                 valid: Some(false),
                 error: Some(e.to_string()),
+                error_at: JsonErrorAt::new(e),
                 skipped: None,
             },
             PaddingCheck::Skipped(why) => JsonCheck {
                 valid: None,
                 error: None,
+                error_at: None,
                 skipped: Some(why),
             },
         }
@@ -225,6 +233,30 @@ struct JsonDetail<'a> {
     valid: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_at: Option<JsonErrorAt>,
+}
+
+/// Where an error points, for scripts: the field as the spec names it, its
+/// absolute byte offset and the rule cited (each `null` when the error has
+/// none, e.g. a file too small has no field). Absent for errors about the
+/// request or I/O, which have none of the three.
+#[derive(Serialize)]
+struct JsonErrorAt {
+    field: Option<String>,
+    offset: Option<u64>,
+    rule: Option<&'static str>,
+}
+
+impl JsonErrorAt {
+    fn new(e: &Error) -> Option<Self> {
+        let at = JsonErrorAt {
+            field: e.field().map(|f| f.to_string()),
+            offset: e.offset(),
+            rule: e.rule(),
+        };
+        (at.field.is_some() || at.offset.is_some() || at.rule.is_some()).then_some(at)
+    }
 }
 
 #[derive(Serialize)]
@@ -333,6 +365,7 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
         not_viewable: d.not_viewable,
         valid: d.validated.then_some(d.first_error().is_none()),
         error: d.first_error().map(ToString::to_string),
+        error_at: d.first_error().and_then(JsonErrorAt::new),
     };
     write_pretty(out, &json)?;
     writeln!(out)

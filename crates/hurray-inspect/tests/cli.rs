@@ -385,7 +385,8 @@ fn unresolved_tensor_row_shows_its_descriptor() {
     assert_same(
         &v["tensors"][0],
         &json!({"name": "t", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5,
-                "buffers": null, "error": message}),
+                "buffers": null, "error": message,
+                "error_at": {"field": "buffer[0].byte_size", "offset": 125, "rule": "layouts/csc.md § Buffer Size"}}),
         "t",
     );
     // --tensor: the same facts, then the verdict; no buffer table.
@@ -677,4 +678,31 @@ fn a_directory_is_named_as_such() {
         "{}",
         stderr(&out)
     );
+}
+
+/// `--json` gives where an error points beside its message: `error_at`
+/// with the field, the offset and the rule, for a tensor's data
+/// (`--tensor --validate`) and for the padding check.
+#[test]
+fn json_errors_carry_field_offset_and_rule() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/invalid");
+    let v = json_of(&inspect(
+        &["--json", "--validate", "--tensor", "t"],
+        &dir.join("csc_indices_unsorted.hry"),
+    ));
+    assert_eq!(
+        v["error_at"],
+        json!({"field": "row_indices[1]", "offset": 8200, "rule": "layouts/csc.md § Storage Invariants (3)"})
+    );
+    assert!(
+        v["error"].as_str().unwrap().contains("row_indices[1] at offset 8200"),
+        "{v}"
+    );
+    let v = json_of(&inspect(
+        &["--json", "--validate"],
+        &dir.join("padding_between_buffers.hry"),
+    ));
+    assert_eq!(v["padding"]["valid"], json!(false));
+    assert_eq!(v["padding"]["error_at"]["field"], json!("padding"));
+    assert_eq!(v["padding"]["error_at"]["offset"], json!(4196));
 }
