@@ -354,7 +354,8 @@ fn descriptor_error_without_validate_still_prints_the_table() {
     assert_same(
         t,
         &json!({"name": "bad_csc", "dtype": "float32", "layout": "csc", "shape": [1, 4, 5], "nnz": 7,
-                "buffers": null, "error": message}),
+                "buffers": null, "error": message,
+                "error_at": {"field": "rank", "offset": 80, "rule": "layouts/csc.md § Description"}}),
         "bad_csc",
     );
 }

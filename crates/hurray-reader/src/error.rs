@@ -670,8 +670,7 @@ pub enum Error {
         offset: u64,
         /// The value found.
         value: u64,
-        /// What it must be (`nnz`, `n_L`, ...; `at most nnz` for a pointer
-        /// an unscanned view reads on its way to one slice).
+        /// What it must be (`nnz`, `n_L`, ...).
         expected_name: &'static str,
         /// The required value (or bound).
         expected: u64,
@@ -694,6 +693,28 @@ pub enum Error {
         value: u64,
         /// The value before it.
         previous: u64,
+        /// The rule.
+        rule: &'static str,
+    },
+
+    /// A pointer before the last is above the stored count: the array
+    /// would have to decrease to end at it (CSC `col_ptr`, CSR `row_ptr`).
+    #[error("tensor '{}': {array}[{position}] at offset {offset}: {value} is greater than nnz = {nnz}, which {array}[{last}] must equal (must be non-decreasing) ({rule})", .tensor.escape_debug())]
+    PtrTooLarge {
+        /// The tensor.
+        tensor: Box<str>,
+        /// The array's name.
+        array: &'static str,
+        /// Position of the element.
+        position: u64,
+        /// Its offset.
+        offset: u64,
+        /// Its value.
+        value: u64,
+        /// The stored count.
+        nnz: u64,
+        /// Position of the array's last element.
+        last: u64,
         /// The rule.
         rule: &'static str,
     },
@@ -952,6 +973,7 @@ impl Error {
             | Error::PtrFirst { offset, .. }
             | Error::PtrLast { offset, .. }
             | Error::PtrDecreasing { offset, .. }
+            | Error::PtrTooLarge { offset, .. }
             | Error::NotIncreasing { offset, .. }
             | Error::IndexOutOfBounds { offset, .. }
             | Error::CooOrder { offset, .. }
@@ -1028,6 +1050,7 @@ impl Error {
             | Error::PtrFirst { tensor, .. }
             | Error::PtrLast { tensor, .. }
             | Error::PtrDecreasing { tensor, .. }
+            | Error::PtrTooLarge { tensor, .. }
             | Error::NotIncreasing { tensor, .. }
             | Error::IndexOutOfBounds { tensor, .. }
             | Error::CooOrder { tensor, .. }
@@ -1085,6 +1108,7 @@ impl Error {
             Error::PtrFirst { array, .. } => Field::at(array, 0),
             Error::PtrLast { array, position, .. }
             | Error::PtrDecreasing { array, position, .. }
+            | Error::PtrTooLarge { array, position, .. }
             | Error::NotIncreasing { array, position, .. }
             | Error::IndexOutOfBounds { array, position, .. } => Field::at(array, *position),
             // One entry is `rank` elements of `indices`: the array, at the
@@ -1128,6 +1152,7 @@ impl Error {
             | Error::PtrFirst { rule, .. }
             | Error::PtrLast { rule, .. }
             | Error::PtrDecreasing { rule, .. }
+            | Error::PtrTooLarge { rule, .. }
             | Error::NotIncreasing { rule, .. }
             | Error::IndexOutOfBounds { rule, .. }
             | Error::CooOrder { rule, .. }

@@ -56,7 +56,12 @@ fn matches_rule(rule_id: &str, e: &Error) -> bool {
         }
         "csc.buffer_size" | "coo.buffer_size" => matches!(e, Error::BufferSize { .. }),
         "dense.buffer_too_small" => matches!(e, Error::BufferSize { role: "data", .. }),
-        "csc.col_ptr_decreasing" => matches!(e, Error::PtrDecreasing { array: "col_ptr", .. }),
+        // A pointer above nnz before the last is named itself (PtrTooLarge),
+        // as the manifest's `field` does, rather than the smaller one after it.
+        "csc.col_ptr_decreasing" => matches!(
+            e,
+            Error::PtrDecreasing { array: "col_ptr", .. } | Error::PtrTooLarge { array: "col_ptr", .. }
+        ),
         "csc.col_ptr_first" => matches!(e, Error::PtrFirst { array: "col_ptr", .. }),
         "csc.col_ptr_last" => matches!(e, Error::PtrLast { array: "col_ptr", .. }),
         "csc.row_index_out_of_bounds" => matches!(

@@ -657,11 +657,17 @@ fn scan_is_not_run_at_open_nor_without_asking() {
     let t = file.tensor("A").unwrap();
     let unscanned = t.csc_unscanned::<f32>().unwrap();
     assert!(!unscanned.is_validated());
+    // col_ptr[3] = 9 > nnz = 5: named itself, not col_ptr[4] after it.
     assert!(matches!(
         unscanned.validate(),
-        Err(Error::PtrDecreasing { position: 4, .. })
+        Err(Error::PtrTooLarge {
+            position: 3,
+            value: 9,
+            nnz: 5,
+            ..
+        })
     ));
-    assert!(matches!(t.csc::<f32>(), Err(Error::PtrDecreasing { .. })));
+    assert!(matches!(t.csc::<f32>(), Err(Error::PtrTooLarge { .. })));
 }
 
 #[test]
@@ -702,30 +708,55 @@ fn unscanned_lookups_name_the_pointer_they_read() {
     let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
     let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
     assert!(matches!(a.get(0, 0), Err(Error::PtrFirst { value: 1, .. })));
-    // col_ptr[2] beyond nnz: a lookup in column 1 reports the bound.
+    // col_ptr[2] beyond nnz: a lookup in column 1 or 2 and the full check
+    // name col_ptr[2] alike (the check used to name col_ptr[3], smaller
+    // than it; the lookup in column 2 did too).
     let mut p = parts();
     p.col_ptr[2] = u64::MAX;
     let bytes = build(p);
     let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
     let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
     let e = a.column(1).unwrap_err();
+    let expected = Error::PtrTooLarge {
+        tensor: "A".into(),
+        array: "col_ptr",
+        position: 2,
+        offset: e.offset().unwrap(),
+        value: u64::MAX,
+        nnz: 5,
+        last: 5,
+        rule: "layouts/csc.md § Storage Invariants (2)",
+    };
+    assert_eq!(e, expected);
+    assert_eq!(a.column(2).unwrap_err(), expected);
+    assert_eq!(a.validate().unwrap_err(), expected);
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "tensor 'A': col_ptr[2] at offset {}: 18446744073709551615 is greater than nnz = 5, which col_ptr[5] must equal (must be non-decreasing) (layouts/csc.md § Storage Invariants (2))",
+            e.offset().unwrap()
+        )
+    );
+    // The last pointer above nnz is invariant 1's.
+    let mut p = parts();
+    p.col_ptr[5] = 7;
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    let e = a.column(4).unwrap_err();
     assert!(
         matches!(
             e,
             Error::PtrLast {
-                position: 2,
-                value: u64::MAX,
+                position: 5,
+                value: 7,
                 expected: 5,
                 ..
             }
         ),
         "{e:?}"
     );
-    assert!(
-        e.to_string()
-            .contains("is 18446744073709551615, must be at most nnz = 5"),
-        "{e}"
-    );
+    assert_eq!(a.validate().unwrap_err(), e);
 }
 
 #[test]

@@ -708,38 +708,37 @@ impl<'data> Compressed<'data> {
                 rule: self.names.inv1,
             });
         }
-        // Non-decreasing: for values below 2^63, `b < a` exactly when
-        // `b - a` (wrapping) has its top bit set; the OR of the values
-        // themselves flags the rare huge ones, which take the exact path.
-        let (previous, current) = (
-            self.ptr.get(..self.ptr.len().saturating_sub(1)).unwrap_or_default(),
-            self.ptr.get(1..).unwrap_or_default(),
-        );
-        let flags = previous
-            .iter()
-            .zip(current)
-            .fold(0u64, |acc, (&a, &b)| acc | b.wrapping_sub(a) | b);
-        if flags >> 63 != 0 {
-            if let Some((j, (a, b))) = previous.iter().zip(current).enumerate().find(|(_, (a, b))| b < a) {
-                let position = to_u64(j) + 1;
+        // The first pointer that breaks the order, in array order: above
+        // nnz (it cannot be followed by a non-decreasing run ending at nnz;
+        // the last one is `PtrLast`), or below the one before it. This runs
+        // only once the fast pass has found a problem.
+        let last_position = self.outer_len;
+        let mut previous = first;
+        for (k, &value) in self.ptr.iter().enumerate().skip(1) {
+            let position = to_u64(k);
+            if value > self.nnz && position < last_position {
+                return Err(self.ptr_too_large(position, value));
+            }
+            if value < previous {
                 return Err(Error::PtrDecreasing {
                     tensor: self.tensor.into(),
                     array: self.names.ptr,
                     position,
                     offset: self.ptr_at(position),
-                    value: *b,
-                    previous: *a,
+                    value,
+                    previous,
                     rule: self.names.inv2,
                 });
             }
+            previous = value;
         }
         let last = self.ptr.last().copied().unwrap_or(0);
         if last != self.nnz {
             return Err(Error::PtrLast {
                 tensor: self.tensor.into(),
                 array: self.names.ptr,
-                position: self.outer_len,
-                offset: self.ptr_at(self.outer_len),
+                position: last_position,
+                offset: self.ptr_at(last_position),
                 value: last,
                 expected_name: "nnz",
                 expected: self.nnz,
@@ -747,6 +746,20 @@ impl<'data> Compressed<'data> {
             });
         }
         Ok(())
+    }
+
+    /// `ptr[position]` (not the last) is above nnz.
+    fn ptr_too_large(&self, position: u64, value: u64) -> Error {
+        Error::PtrTooLarge {
+            tensor: self.tensor.into(),
+            array: self.names.ptr,
+            position,
+            offset: self.ptr_at(position),
+            value,
+            nnz: self.nnz,
+            last: self.outer_len,
+            rule: self.names.inv2,
+        }
     }
 
     /// Names the first element of `slice` (outer slice `j`, starting at
@@ -819,17 +832,8 @@ impl<'data> Compressed<'data> {
         };
         let (start, end) = (at(j), at(j + 1));
         if !self.scanned {
-            if end < start {
-                return Err(Error::PtrDecreasing {
-                    tensor: self.tensor.into(),
-                    array: self.names.ptr,
-                    position: j + 1,
-                    offset: self.ptr_at(j + 1),
-                    value: end,
-                    previous: start,
-                    rule: self.names.inv2,
-                });
-            }
+            // The two pointers in array order, as the full check names
+            // them: the first that is wrong, and for the same reason.
             if j == 0 && start != 0 {
                 return Err(Error::PtrFirst {
                     tensor: self.tensor.into(),
@@ -839,16 +843,34 @@ impl<'data> Compressed<'data> {
                     rule: self.names.inv1,
                 });
             }
+            if start > self.nnz {
+                return Err(self.ptr_too_large(j, start));
+            }
             if end > self.nnz {
-                return Err(Error::PtrLast {
+                return Err(if j + 1 < self.outer_len {
+                    self.ptr_too_large(j + 1, end)
+                } else {
+                    Error::PtrLast {
+                        tensor: self.tensor.into(),
+                        array: self.names.ptr,
+                        position: j + 1,
+                        offset: self.ptr_at(j + 1),
+                        value: end,
+                        expected_name: "nnz",
+                        expected: self.nnz,
+                        rule: self.names.inv1,
+                    }
+                });
+            }
+            if end < start {
+                return Err(Error::PtrDecreasing {
                     tensor: self.tensor.into(),
                     array: self.names.ptr,
                     position: j + 1,
                     offset: self.ptr_at(j + 1),
                     value: end,
-                    expected_name: "at most nnz",
-                    expected: self.nnz,
-                    rule: self.names.inv1,
+                    previous: start,
+                    rule: self.names.inv2,
                 });
             }
         }
