@@ -56,7 +56,9 @@ with one `error: FILE: ...` line on stderr; 2 usage error.";
 pub struct Cli {
     /// The Hurray file to read, or `-` for standard input.
     ///
-    /// A file is memory-mapped; standard input is read into memory.
+    /// A file is memory-mapped, and so is standard input redirected from a
+    /// file (`- < f.hry`); a pipe is read into memory (about 1.25 times
+    /// the file's size at the peak).
     ///
     /// Example: hurray-inspect weights.hry
     #[arg(value_name = "FILE")]
@@ -96,6 +98,10 @@ pub struct Cli {
     pub get: Option<Coords>,
 
     /// Print the stored entries of column J of a CSC matrix (row, value).
+    ///
+    /// At most the first 1048576 (then how many are not listed). The whole
+    /// column is read: it is checked (rows sorted, in bounds) first, as
+    /// --get checks the column it searches.
     ///
     /// Example: hurray-inspect weights.hry --tensor A --column 3
     #[arg(long, value_name = "J")]

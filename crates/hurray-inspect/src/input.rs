@@ -1,5 +1,6 @@
-//! Getting the file's bytes: a memory map for regular files, an in-memory
-//! copy for standard input and other streams (a pipe cannot be mapped).
+//! Getting the file's bytes: a memory map for regular files (standard
+//! input too, when redirected from one), an in-memory copy for pipes and
+//! other streams (they cannot be mapped).
 
 use std::fs::File;
 use std::io::Read;
@@ -21,10 +22,17 @@ impl Source {
     /// The library's [`hurray_reader::Error::Io`] (it names the path).
     pub fn open(input: Input<'_>, options: Options) -> hurray_reader::Result<Self> {
         match input {
-            Input::Stdin => Ok(Source::Memory(
-                read_stream(std::io::stdin().lock(), "<stdin>")?,
-                options,
-            )),
+            Input::Stdin => {
+                // Redirected from a regular file (`- < file.hry`): mapped like
+                // a path, when nothing of it has been read yet.
+                if let Some(file) = stdin_file() {
+                    return Ok(Source::Mapped(MappedFile::from_file(&file, "<stdin>", options)?));
+                }
+                Ok(Source::Memory(
+                    read_stream(std::io::stdin().lock(), "<stdin>")?,
+                    options,
+                ))
+            }
             Input::Path(path) => {
                 // A FIFO or device (e.g. `<(cat f.hry)`, `/dev/stdin`) cannot be mapped.
                 let is_stream = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
@@ -54,6 +62,22 @@ impl Source {
     }
 }
 
+/// Standard input as a [`File`] when it is a regular file at its start
+/// (a pipe, a terminal, or a file partly read by someone before: `None`).
+#[cfg(unix)]
+fn stdin_file() -> Option<File> {
+    use std::io::Seek;
+    use std::os::fd::AsFd;
+    let mut file = File::from(std::io::stdin().as_fd().try_clone_to_owned().ok()?);
+    let regular = file.metadata().is_ok_and(|m| m.is_file());
+    (regular && file.stream_position().ok() == Some(0)).then_some(file)
+}
+
+#[cfg(not(unix))]
+fn stdin_file() -> Option<File> {
+    None
+}
+
 /// Bytes read before deciding whether a stream can be a Hurray file: the
 /// smallest file (64-byte header and 40-byte trailer).
 const PROBE: u64 = 104;
@@ -66,14 +90,24 @@ const PROBE: u64 = 104;
 /// [`hurray_reader::Error::Io`] naming the stream as `name` (as every other
 /// message does: `<stdin>` or the path) when it cannot be read.
 fn read_stream(mut stream: impl Read, name: &str) -> hurray_reader::Result<AlignedBytes> {
-    let failed = |e: std::io::Error| hurray_reader::Error::Io {
-        kind: e.kind(),
-        message: format!("{name}: cannot read: {e}").into(),
+    let named = |e: hurray_reader::Error| match e {
+        hurray_reader::Error::Io { kind, message } => hurray_reader::Error::Io {
+            kind,
+            message: format!("{name}: {message}").into(),
+        },
+        other => other,
     };
-    let mut bytes = Vec::new();
-    (&mut stream).take(PROBE).read_to_end(&mut bytes).map_err(failed)?;
-    if bytes.starts_with(FILE_MAGIC) {
-        stream.read_to_end(&mut bytes).map_err(failed)?;
+    let mut probe = Vec::new();
+    (&mut stream).take(PROBE).read_to_end(&mut probe).map_err(|e| {
+        named(hurray_reader::Error::Io {
+            kind: e.kind(),
+            message: format!("cannot read: {e}").into(),
+        })
+    })?;
+    if probe.starts_with(FILE_MAGIC) {
+        // The rest straight into aligned storage: one copy in memory.
+        AlignedBytes::from_reader(probe.as_slice().chain(stream)).map_err(named)
+    } else {
+        Ok(AlignedBytes::from_slice(&probe))
     }
-    Ok(AlignedBytes::from_slice(&bytes))
 }

@@ -707,3 +707,36 @@ fn json_errors_carry_field_offset_and_rule() {
     assert_eq!(v["padding"]["error_at"]["field"], json!("padding"));
     assert_eq!(v["padding"]["error_at"]["offset"], json!(4196));
 }
+
+/// `- < file.hry`: standard input redirected from a regular file is mapped
+/// (not read into memory) and reads as the path does; a handle someone has
+/// already read from is read as a stream from where it stands.
+#[cfg(unix)]
+#[test]
+fn stdin_redirected_from_a_file_reads_as_the_path() {
+    use std::io::{Seek, SeekFrom};
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/csc_worked_example.hry");
+    let run = |stdin: std::fs::File| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_hurray-inspect"))
+            .args(["--validate", "-"])
+            .stdin(stdin)
+            .output()
+            .unwrap()
+    };
+    let out = run(std::fs::File::open(&file).unwrap());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let by_path = inspect(&["--validate"], &file);
+    assert_eq!(
+        stdout(&out),
+        stdout(&by_path).replace(&file.display().to_string(), "<stdin>")
+    );
+    let mut advanced = std::fs::File::open(&file).unwrap();
+    advanced.seek(SeekFrom::Start(8)).unwrap();
+    let out = run(advanced);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with("error: <stdin>: magic at offset 0: expected HRRYFILE"),
+        "{}",
+        stderr(&out)
+    );
+}

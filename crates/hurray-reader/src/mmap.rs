@@ -78,6 +78,20 @@ impl MappedFile {
             let e = std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory");
             return Err(io_error(path, "cannot map", &e));
         }
+        Self::map(&file, path, options)
+    }
+
+    /// Maps an open file read-only (e.g. standard input redirected from a
+    /// regular file, `tool - < file.hry`); the whole file, whatever the
+    /// handle's position. Errors name the file as `name`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if it cannot be mapped (a pipe, a directory).
+    pub fn from_file(file: &File, name: &str, options: Options) -> Result<Self> {
+        Self::map(file, Path::new(name), options)
+    }
+
+    fn map(file: &File, path: &Path, options: Options) -> Result<Self> {
         // SAFETY: `Mmap::map` is unsafe because the mapped bytes change (or
         // vanish, raising SIGBUS) if the file is modified or truncated while
         // mapped. The mapping is read-only and this crate never writes
@@ -86,7 +100,7 @@ impl MappedFile {
         // is mapped. Every offset and length read from the bytes is checked
         // before use, so a file that was already malformed when mapped
         // cannot cause an out-of-bounds access.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io_error(path, "cannot map", &e))?;
+        let map = unsafe { memmap2::Mmap::map(file) }.map_err(|e| io_error(path, "cannot map", &e))?;
         Ok(MappedFile { map, options })
     }
 
