@@ -8,50 +8,81 @@
 //!     [--nnz 100000000] [--dir DIR]
 //! ```
 //! Defaults: the `random10` CSC with `float32` values and 100 M non-zeros,
-//! in the cache folder (`$HURRAY_BENCH_DIR`, else `~/.cache/hurray-bench`).
+//! in the cache folder (`$HURRAY_BENCH_DIR`, else
+//! `$XDG_CACHE_HOME/hurray-bench`, else `~/.cache/hurray-bench`). `--help`
+//! lists the options.
 
 #![forbid(unsafe_code)]
 
 use std::path::PathBuf;
 
+use clap::{Parser, ValueEnum};
 use hurray_benches::data::{Format, MatrixSpec, Pattern, Values, TENSOR};
 use hurray_reader::{MappedFile, Options};
 
+/// Write one benchmark matrix (or find it in the cache folder) and print
+/// its path and buffer offsets as JSON.
+#[derive(Parser)]
+#[command(name = "gen")]
+struct Args {
+    /// Storage format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Csc)]
+    format: FormatArg,
+    /// Sparsity pattern: ~10 entries per column, ~2 per column, or all in
+    /// one column.
+    #[arg(long, value_enum, default_value_t = PatternArg::Random10)]
+    pattern: PatternArg,
+    /// Value type.
+    #[arg(long, value_enum, default_value_t = ValuesArg::F32)]
+    values: ValuesArg,
+    /// Number of stored entries.
+    #[arg(long, default_value_t = 100_000_000)]
+    nnz: u64,
+    /// Folder for the file [default: $HURRAY_BENCH_DIR, else
+    /// $XDG_CACHE_HOME/hurray-bench, else ~/.cache/hurray-bench].
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Csc,
+    Csr,
+    /// Sorted COO.
+    Coo,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PatternArg {
+    Random10,
+    Short2,
+    Onecol,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ValuesArg {
+    F32,
+    F64,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut spec = MatrixSpec::new(Pattern::Random10, Format::Csc, Values::F32, 100_000_000);
-    let mut dir = hurray_benches::cache_dir();
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        match flag.as_str() {
-            "--format" => {
-                spec.format = match value.as_str() {
-                    "csc" => Format::Csc,
-                    "csr" => Format::Csr,
-                    "coo" => Format::CooSorted,
-                    _ => return Err(format!("unknown format {value}").into()),
-                }
-            }
-            "--pattern" => {
-                spec.pattern = match value.as_str() {
-                    "random10" => Pattern::Random10,
-                    "short2" => Pattern::Short2,
-                    "onecol" => Pattern::OneColumn,
-                    _ => return Err(format!("unknown pattern {value}").into()),
-                }
-            }
-            "--values" => {
-                spec.values = match value.as_str() {
-                    "f32" => Values::F32,
-                    "f64" => Values::F64,
-                    _ => return Err(format!("unknown value type {value}").into()),
-                }
-            }
-            "--nnz" => spec.nnz = value.parse()?,
-            "--dir" => dir = PathBuf::from(value),
-            _ => return Err(format!("unknown argument {flag}").into()),
-        }
-    }
+    let args = Args::parse();
+    let format = match args.format {
+        FormatArg::Csc => Format::Csc,
+        FormatArg::Csr => Format::Csr,
+        FormatArg::Coo => Format::CooSorted,
+    };
+    let pattern = match args.pattern {
+        PatternArg::Random10 => Pattern::Random10,
+        PatternArg::Short2 => Pattern::Short2,
+        PatternArg::Onecol => Pattern::OneColumn,
+    };
+    let values = match args.values {
+        ValuesArg::F32 => Values::F32,
+        ValuesArg::F64 => Values::F64,
+    };
+    let spec = MatrixSpec::new(pattern, format, values, args.nnz);
+    let dir = args.dir.unwrap_or_else(hurray_benches::cache_dir);
     std::fs::create_dir_all(&dir)?;
     let path = spec.ensure(&dir)?;
     let mapped = MappedFile::open(&path, Options::default())?;

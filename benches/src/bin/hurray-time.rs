@@ -128,20 +128,22 @@ fn time_file<T: Real>(path: &Path, runs: usize) -> serde_json::Value {
     })
 }
 
+/// In-process timings of the reader on one CSC file, as JSON.
+#[derive(clap::Parser)]
+#[command(name = "hurray-time")]
+struct Args {
+    /// The file (tensor `A`, float32 or float64 CSC), e.g. written by `gen`.
+    file: PathBuf,
+    /// Runs per measurement (the median is reported).
+    #[arg(long, default_value_t = 10)]
+    runs: usize,
+    /// Also write the JSON to this file.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut path: Option<PathBuf> = None;
-    let mut runs = 10usize;
-    let mut out: Option<PathBuf> = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--runs" => runs = args.next().ok_or("--runs needs a value")?.parse()?,
-            "--out" => out = Some(args.next().ok_or("--out needs a value")?.into()),
-            _ if path.is_none() => path = Some(arg.into()),
-            _ => return Err(format!("unexpected argument {arg}").into()),
-        }
-    }
-    let path = path.ok_or("usage: hurray-time FILE.hry [--runs N] [--out FILE.json]")?;
+    let Args { file: path, runs, out } = clap::Parser::parse();
     hurray_benches::data::settle_page_cache(&path)?;
     let element_type = {
         let mapped = MappedFile::open(&path, Options::default())?;

@@ -696,27 +696,37 @@ fn targets(c: &BTreeMap<String, Bench>, peers: Option<&Value>, results: &Path, c
     println!();
 }
 
+/// The tables of docs/performance.md from criterion's results and the JSON
+/// of the other benchmarks.
+#[derive(clap::Parser)]
+#[command(name = "report")]
+struct Args {
+    /// criterion's output folder [default: $CARGO_TARGET_DIR/criterion,
+    /// else the workspace's target/criterion].
+    #[arg(long)]
+    criterion: Option<PathBuf>,
+    /// The folder of heap.json, peers.json, hurray-time.json [default: the
+    /// cache folder's results/].
+    #[arg(long)]
+    results: Option<PathBuf>,
+    /// Only list the scan groups whose one-thread sum ran slow (for
+    /// benches/report.sh, which measures them again).
+    #[arg(long)]
+    slowed: bool,
+}
+
 fn main() {
-    let mut criterion = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(
-            || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target")),
-            PathBuf::from,
-        )
-        .join("criterion");
-    let mut results = hurray_benches::results_dir();
-    let mut slowed_only = false;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--criterion" => criterion = args.next().expect("--criterion DIR").into(),
-            "--results" => results = args.next().expect("--results DIR").into(),
-            "--slowed" => slowed_only = true,
-            _ => {
-                eprintln!("usage: report [--criterion DIR] [--results DIR] [--slowed]");
-                std::process::exit(2);
-            }
-        }
-    }
+    let args: Args = clap::Parser::parse();
+    let criterion = args.criterion.unwrap_or_else(|| {
+        std::env::var_os("CARGO_TARGET_DIR")
+            .map_or_else(
+                || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target")),
+                PathBuf::from,
+            )
+            .join("criterion")
+    });
+    let results = args.results.unwrap_or_else(hurray_benches::results_dir);
+    let slowed_only = args.slowed;
     let c = criterion_results(&criterion);
     if slowed_only {
         // For benches/report.sh: the scan groups to measure again.
