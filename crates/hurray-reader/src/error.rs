@@ -697,8 +697,11 @@ pub enum Error {
         rule: &'static str,
     },
 
-    /// A pointer before the last is above the stored count: the array
-    /// would have to decrease to end at it (CSC `col_ptr`, CSR `row_ptr`).
+    /// A pointer before the last is above the stored count while the last
+    /// is the count, so the array decreases after it: reported at this
+    /// entry, the damaged one, rather than at the smaller one after it (CSC
+    /// `col_ptr`, CSR `row_ptr`). When the last entry is not the count
+    /// either, that is [`Error::PtrLast`].
     #[error("tensor '{}': {array}[{position}] at offset {offset}: {value} is greater than nnz = {nnz}, which {array}[{last}] must equal (must be non-decreasing) ({rule})", .tensor.escape_debug())]
     PtrTooLarge {
         /// The tensor.

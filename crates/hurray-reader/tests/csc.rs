@@ -737,6 +737,33 @@ fn unscanned_lookups_name_the_pointer_they_read() {
             e.offset().unwrap()
         )
     );
+    // Pointers above nnz that never decrease: the last one is wrong
+    // (invariant 1), and a lookup that meets one names it too (found by
+    // the `compressed` fuzz target: col_ptr [0, 107, 107, 107], nnz 0).
+    let mut p = parts();
+    p.col_ptr = vec![0, 1, 7, 7, 7, 7];
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    let e = a.validate().unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::PtrLast {
+                position: 5,
+                value: 7,
+                expected: 5,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(a.column(1).unwrap_err(), e);
+    assert_eq!(a.column(3).unwrap_err(), e);
+    assert!(
+        e.to_string().ends_with("(layouts/csc.md § Storage Invariants (1))"),
+        "{e}"
+    );
     // The last pointer above nnz is invariant 1's.
     let mut p = parts();
     p.col_ptr[5] = 7;

@@ -708,37 +708,39 @@ impl<'data> Compressed<'data> {
                 rule: self.names.inv1,
             });
         }
-        // The first pointer that breaks the order, in array order: above
-        // nnz (it cannot be followed by a non-decreasing run ending at nnz;
-        // the last one is `PtrLast`), or below the one before it. This runs
-        // only once the fast pass has found a problem.
-        let last_position = self.outer_len;
-        let mut previous = first;
-        for (k, &value) in self.ptr.iter().enumerate().skip(1) {
-            let position = to_u64(k);
-            if value > self.nnz && position < last_position {
-                return Err(self.ptr_too_large(position, value));
+        // The first decrease names the broken pair, unless a pointer before
+        // it is above nnz: that one is the damaged entry (with `ptr[n] =
+        // nnz` checked below, nothing above nnz can stand before the end).
+        // This runs only once the fast pass has found a problem.
+        let decrease = self.ptr.windows(2).position(|w| matches!(w, [a, b] if b < a));
+        if let Some(d) = decrease {
+            let position = to_u64(d) + 1;
+            let ptrs = self.ptr.get(..=d).unwrap_or_default();
+            if let Some(k) = ptrs.iter().position(|&p| p > self.nnz) {
+                return Err(self.ptr_too_large(to_u64(k)));
             }
-            if value < previous {
-                return Err(Error::PtrDecreasing {
-                    tensor: self.tensor.into(),
-                    array: self.names.ptr,
-                    position,
-                    offset: self.ptr_at(position),
-                    value,
-                    previous,
-                    rule: self.names.inv2,
-                });
-            }
-            previous = value;
+            return Err(Error::PtrDecreasing {
+                tensor: self.tensor.into(),
+                array: self.names.ptr,
+                position,
+                offset: self.ptr_at(position),
+                value: self.ptr.get(d + 1).copied().unwrap_or(0),
+                previous: self.ptr.get(d).copied().unwrap_or(0),
+                rule: self.names.inv2,
+            });
         }
+        self.check_last()
+    }
+
+    /// Invariant 1's end: `ptr[n] = nnz`.
+    fn check_last(&self) -> Result<()> {
         let last = self.ptr.last().copied().unwrap_or(0);
         if last != self.nnz {
             return Err(Error::PtrLast {
                 tensor: self.tensor.into(),
                 array: self.names.ptr,
-                position: last_position,
-                offset: self.ptr_at(last_position),
+                position: self.outer_len,
+                offset: self.ptr_at(self.outer_len),
                 value: last,
                 expected_name: "nnz",
                 expected: self.nnz,
@@ -748,14 +750,19 @@ impl<'data> Compressed<'data> {
         Ok(())
     }
 
-    /// `ptr[position]` (not the last) is above nnz.
-    fn ptr_too_large(&self, position: u64, value: u64) -> Error {
+    /// `ptr[position]` (before the last, which is nnz) is above nnz: the
+    /// array decreases after it (invariant 2).
+    fn ptr_too_large(&self, position: u64) -> Error {
         Error::PtrTooLarge {
             tensor: self.tensor.into(),
             array: self.names.ptr,
             position,
             offset: self.ptr_at(position),
-            value,
+            value: usize::try_from(position)
+                .ok()
+                .and_then(|i| self.ptr.get(i))
+                .copied()
+                .unwrap_or(0),
             nnz: self.nnz,
             last: self.outer_len,
             rule: self.names.inv2,
@@ -843,24 +850,12 @@ impl<'data> Compressed<'data> {
                     rule: self.names.inv1,
                 });
             }
-            if start > self.nnz {
-                return Err(self.ptr_too_large(j, start));
-            }
-            if end > self.nnz {
-                return Err(if j + 1 < self.outer_len {
-                    self.ptr_too_large(j + 1, end)
-                } else {
-                    Error::PtrLast {
-                        tensor: self.tensor.into(),
-                        array: self.names.ptr,
-                        position: j + 1,
-                        offset: self.ptr_at(j + 1),
-                        value: end,
-                        expected_name: "nnz",
-                        expected: self.nnz,
-                        rule: self.names.inv1,
-                    }
-                });
+            // A pointer above nnz: the array decreases after it when its last
+            // entry is nnz (read here, O(1)), as the full check says; else
+            // that last entry is the one to name.
+            if start > self.nnz || end > self.nnz {
+                self.check_last()?;
+                return Err(self.ptr_too_large(if start > self.nnz { j } else { j + 1 }));
             }
             if end < start {
                 return Err(Error::PtrDecreasing {
