@@ -764,6 +764,29 @@ fn unscanned_lookups_name_the_pointer_they_read() {
         e.to_string().ends_with("(layouts/csc.md § Storage Invariants (1))"),
         "{e}"
     );
+    // Above nnz, then a decrease, and the last entry wrong too: the last
+    // entry is named, by the full check as by lookups (a review found the
+    // check naming col_ptr[1] here).
+    let mut p = parts();
+    p.col_ptr = vec![0, 9, 2, 3, 4, 6];
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    let e = a.validate().unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::PtrLast {
+                position: 5,
+                value: 6,
+                expected: 5,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(a.column(0).unwrap_err(), e);
+    assert_eq!(a.column(1).unwrap_err(), e);
     // The last pointer above nnz is invariant 1's.
     let mut p = parts();
     p.col_ptr[5] = 7;

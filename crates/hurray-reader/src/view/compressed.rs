@@ -717,6 +717,9 @@ impl<'data> Compressed<'data> {
             let position = to_u64(d) + 1;
             let ptrs = self.ptr.get(..=d).unwrap_or_default();
             if let Some(k) = ptrs.iter().position(|&p| p > self.nnz) {
+                // As lookups do: the damaged entry when the last is nnz,
+                // else the last.
+                self.check_last()?;
                 return Err(self.ptr_too_large(to_u64(k)));
             }
             return Err(Error::PtrDecreasing {
