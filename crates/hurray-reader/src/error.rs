@@ -702,7 +702,11 @@ pub enum Error {
     /// entry, the damaged one, rather than at the smaller one after it (CSC
     /// `col_ptr`, CSR `row_ptr`). When the last entry is not the count
     /// either, that is [`Error::PtrLast`].
-    #[error("tensor '{}': {array}[{position}] at offset {offset}: {value} is greater than nnz = {nnz}, which {array}[{last}] must equal (must be non-decreasing) ({rule})", .tensor.escape_debug())]
+    #[error(
+        "tensor '{}': {array}[{position}] at offset {offset}: {value} is greater than nnz = {nnz}, which {array}[{last}] must equal{} (must be non-decreasing) ({rule})",
+        .tensor.escape_debug(),
+        next_smaller(.array, *.position, *.next)
+    )]
     PtrTooLarge {
         /// The tensor.
         tensor: Box<str>,
@@ -718,6 +722,9 @@ pub enum Error {
         nnz: u64,
         /// Position of the array's last element.
         last: u64,
+        /// The entry right after it, when that one is smaller (the pair
+        /// that decreases).
+        next: Option<u64>,
         /// The rule.
         rule: &'static str,
     },
@@ -1259,6 +1266,17 @@ pub(crate) mod rule {
     pub const HILBERT: &str = "layouts/hilbert.md § Validity Constraints";
     pub const BLOCK_PAGED: &str = "layouts/block-paged.md § Additional Descriptor Fields";
     pub const BLOCK_PAGED_INV: &str = "layouts/block-paged.md § Storage Invariants";
+}
+
+/// [`Error::PtrTooLarge`]'s smaller entry right after it, if any:
+/// `, and col_ptr[3] = 3 after it is smaller`.
+fn next_smaller(array: &str, position: u64, next: Option<u64>) -> String {
+    next.map_or_else(String::new, |v| {
+        format!(
+            ", and {array}[{}] = {v} after it is smaller",
+            position.saturating_add(1)
+        )
+    })
 }
 
 /// What [`Error::Reserved`] found set: the bits of a flags field, or the

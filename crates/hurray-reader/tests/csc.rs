@@ -725,6 +725,7 @@ fn unscanned_lookups_name_the_pointer_they_read() {
         value: u64::MAX,
         nnz: 5,
         last: 5,
+        next: Some(3),
         rule: "layouts/csc.md § Storage Invariants (2)",
     };
     assert_eq!(e, expected);
@@ -733,7 +734,7 @@ fn unscanned_lookups_name_the_pointer_they_read() {
     assert_eq!(
         e.to_string(),
         format!(
-            "tensor 'A': col_ptr[2] at offset {}: 18446744073709551615 is greater than nnz = 5, which col_ptr[5] must equal (must be non-decreasing) (layouts/csc.md § Storage Invariants (2))",
+            "tensor 'A': col_ptr[2] at offset {}: 18446744073709551615 is greater than nnz = 5, which col_ptr[5] must equal, and col_ptr[3] = 3 after it is smaller (must be non-decreasing) (layouts/csc.md § Storage Invariants (2))",
             e.offset().unwrap()
         )
     );

@@ -756,18 +756,17 @@ impl<'data> Compressed<'data> {
     /// `ptr[position]` (before the last, which is nnz) is above nnz: the
     /// array decreases after it (invariant 2).
     fn ptr_too_large(&self, position: u64) -> Error {
+        let at = |i: u64| usize::try_from(i).ok().and_then(|i| self.ptr.get(i)).copied();
+        let value = at(position).unwrap_or(0);
         Error::PtrTooLarge {
             tensor: self.tensor.into(),
             array: self.names.ptr,
             position,
             offset: self.ptr_at(position),
-            value: usize::try_from(position)
-                .ok()
-                .and_then(|i| self.ptr.get(i))
-                .copied()
-                .unwrap_or(0),
+            value,
             nnz: self.nnz,
             last: self.outer_len,
+            next: at(position.saturating_add(1)).filter(|&next| next < value),
             rule: self.names.inv2,
         }
     }
