@@ -711,12 +711,7 @@ fn unscanned_lookups_name_the_pointer_they_read() {
     // col_ptr[2] beyond nnz: a lookup in column 1 or 2 and the full check
     // name col_ptr[2] alike (the check used to name col_ptr[3], smaller
     // than it; the lookup in column 2 did too).
-    let mut p = parts();
-    p.col_ptr[2] = u64::MAX;
-    let bytes = build(p);
-    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
-    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
-    let e = a.column(1).unwrap_err();
+    let e = pointer_error(vec![0, 1, u64::MAX, 3, 4, 5], &[1, 2]);
     let expected = Error::PtrTooLarge {
         tensor: "A".into(),
         array: "col_ptr",
@@ -729,8 +724,6 @@ fn unscanned_lookups_name_the_pointer_they_read() {
         rule: "layouts/csc.md § Storage Invariants (2)",
     };
     assert_eq!(e, expected);
-    assert_eq!(a.column(2).unwrap_err(), expected);
-    assert_eq!(a.validate().unwrap_err(), expected);
     assert_eq!(
         e.to_string(),
         format!(
@@ -738,76 +731,45 @@ fn unscanned_lookups_name_the_pointer_they_read() {
             e.offset().unwrap()
         )
     );
-    // Pointers above nnz that never decrease: the last one is wrong
-    // (invariant 1), and a lookup that meets one names it too (found by
-    // the `compressed` fuzz target: col_ptr [0, 107, 107, 107], nnz 0).
+    // The last entry is wrong (invariant 1), whatever stands before it:
+    // pointers above nnz that never decrease (found by the `compressed`
+    // fuzz target: [0, 107, 107, 107], nnz 0); one above nnz, then a
+    // decrease (a review found the check naming col_ptr[1] there); only
+    // the last.
+    for (col_ptr, columns, value) in [
+        (vec![0, 1, 7, 7, 7, 7], &[1, 3][..], 7),
+        (vec![0, 9, 2, 3, 4, 6], &[0, 1][..], 6),
+        (vec![0, 1, 2, 3, 4, 7], &[4][..], 7),
+    ] {
+        let e = pointer_error(col_ptr.clone(), columns);
+        assert_eq!(
+            (e.field().map(|f| f.to_string()), e.rule()),
+            (
+                Some("col_ptr[5]".to_owned()),
+                Some("layouts/csc.md § Storage Invariants (1)")
+            ),
+            "{col_ptr:?}: {e}"
+        );
+        assert!(
+            matches!(e, Error::PtrLast { value: v, expected: 5, .. } if v == value),
+            "{col_ptr:?}: {e:?}"
+        );
+    }
+}
+
+/// The worked example with `col_ptr` replaced, opened permissive: the full
+/// check's error, asserted equal to the lookups' in each of `columns`.
+fn pointer_error(col_ptr: Vec<u64>, columns: &[u64]) -> Error {
     let mut p = parts();
-    p.col_ptr = vec![0, 1, 7, 7, 7, 7];
+    p.col_ptr = col_ptr;
     let bytes = build(p);
     let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
     let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
     let e = a.validate().unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::PtrLast {
-                position: 5,
-                value: 7,
-                expected: 5,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
-    assert_eq!(a.column(1).unwrap_err(), e);
-    assert_eq!(a.column(3).unwrap_err(), e);
-    assert!(
-        e.to_string().ends_with("(layouts/csc.md § Storage Invariants (1))"),
-        "{e}"
-    );
-    // Above nnz, then a decrease, and the last entry wrong too: the last
-    // entry is named, by the full check as by lookups (a review found the
-    // check naming col_ptr[1] here).
-    let mut p = parts();
-    p.col_ptr = vec![0, 9, 2, 3, 4, 6];
-    let bytes = build(p);
-    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
-    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
-    let e = a.validate().unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::PtrLast {
-                position: 5,
-                value: 6,
-                expected: 5,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
-    assert_eq!(a.column(0).unwrap_err(), e);
-    assert_eq!(a.column(1).unwrap_err(), e);
-    // The last pointer above nnz is invariant 1's.
-    let mut p = parts();
-    p.col_ptr[5] = 7;
-    let bytes = build(p);
-    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
-    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
-    let e = a.column(4).unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::PtrLast {
-                position: 5,
-                value: 7,
-                expected: 5,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
-    assert_eq!(a.validate().unwrap_err(), e);
+    for &j in columns {
+        assert_eq!(a.column(j).unwrap_err(), e, "column {j}");
+    }
+    e
 }
 
 #[test]
