@@ -97,17 +97,11 @@ fn read_stream(mut stream: impl Read, name: &str) -> hurray_reader::Result<Align
         },
         other => other,
     };
-    let mut probe = Vec::new();
-    (&mut stream).take(PROBE).read_to_end(&mut probe).map_err(|e| {
-        named(hurray_reader::Error::Io {
-            kind: e.kind(),
-            message: format!("cannot read: {e}").into(),
-        })
-    })?;
+    let probe = AlignedBytes::from_reader((&mut stream).take(PROBE)).map_err(named)?;
     if probe.starts_with(FILE_MAGIC) {
         // The rest straight into aligned storage: one copy in memory.
-        AlignedBytes::from_reader(probe.as_slice().chain(stream)).map_err(named)
+        AlignedBytes::from_reader((&probe[..]).chain(stream)).map_err(named)
     } else {
-        Ok(AlignedBytes::from_slice(&probe))
+        Ok(probe)
     }
 }

@@ -232,6 +232,15 @@ impl<'data> Compressed<'data> {
         self.idx_offset.saturating_add(i.saturating_mul(8))
     }
 
+    /// `ptr[i]`, 0 past the end (never a panic).
+    fn ptr_entry(&self, i: u64) -> u64 {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| self.ptr.get(i))
+            .copied()
+            .unwrap_or(0)
+    }
+
     /// Verifies the four storage invariants in one pass over `ptr` and `idx`,
     /// without allocating. The fast pass only counts (see [`Scan`]); when it
     /// finds a problem, an exact pass names the first violation.
@@ -698,41 +707,47 @@ impl<'data> Compressed<'data> {
 
     /// Invariants 1 and 2: `ptr[0] = 0`, `ptr[n] = nnz`, non-decreasing.
     pub(crate) fn check_pointer_array(&self) -> Result<()> {
-        let first = self.ptr.first().copied().unwrap_or(0);
-        if first != 0 {
-            return Err(Error::PtrFirst {
-                tensor: self.tensor.into(),
-                array: self.names.ptr,
-                offset: self.ptr_offset,
-                value: first,
-                rule: self.names.inv1,
-            });
+        if self.ptr_entry(0) != 0 {
+            return Err(self.ptr_first());
         }
         // The first decrease names the broken pair, unless a pointer before
-        // it is above nnz: that one is the damaged entry (with `ptr[n] =
-        // nnz` checked below, nothing above nnz can stand before the end).
-        // This runs only once the fast pass has found a problem.
+        // it is above nnz: that one is the damaged entry when the last is
+        // nnz, else the last is (as lookups say). This runs only once the
+        // fast pass has found a problem.
         let decrease = self.ptr.windows(2).position(|w| matches!(w, [a, b] if b < a));
         if let Some(d) = decrease {
-            let position = to_u64(d) + 1;
             let ptrs = self.ptr.get(..=d).unwrap_or_default();
             if let Some(k) = ptrs.iter().position(|&p| p > self.nnz) {
-                // As lookups do: the damaged entry when the last is nnz,
-                // else the last.
                 self.check_last()?;
                 return Err(self.ptr_too_large(to_u64(k)));
             }
-            return Err(Error::PtrDecreasing {
-                tensor: self.tensor.into(),
-                array: self.names.ptr,
-                position,
-                offset: self.ptr_at(position),
-                value: self.ptr.get(d + 1).copied().unwrap_or(0),
-                previous: self.ptr.get(d).copied().unwrap_or(0),
-                rule: self.names.inv2,
-            });
+            return Err(self.ptr_decreasing(to_u64(d) + 1));
         }
         self.check_last()
+    }
+
+    /// `ptr[0]` is not 0 (invariant 1).
+    fn ptr_first(&self) -> Error {
+        Error::PtrFirst {
+            tensor: self.tensor.into(),
+            array: self.names.ptr,
+            offset: self.ptr_offset,
+            value: self.ptr_entry(0),
+            rule: self.names.inv1,
+        }
+    }
+
+    /// `ptr[position]` is below the entry before it (invariant 2).
+    fn ptr_decreasing(&self, position: u64) -> Error {
+        Error::PtrDecreasing {
+            tensor: self.tensor.into(),
+            array: self.names.ptr,
+            position,
+            offset: self.ptr_at(position),
+            value: self.ptr_entry(position),
+            previous: self.ptr_entry(position.saturating_sub(1)),
+            rule: self.names.inv2,
+        }
     }
 
     /// Invariant 1's end: `ptr[n] = nnz`.
@@ -756,8 +771,8 @@ impl<'data> Compressed<'data> {
     /// `ptr[position]` (before the last, which is nnz) is above nnz: the
     /// array decreases after it (invariant 2).
     fn ptr_too_large(&self, position: u64) -> Error {
-        let at = |i: u64| usize::try_from(i).ok().and_then(|i| self.ptr.get(i)).copied();
-        let value = at(position).unwrap_or(0);
+        let value = self.ptr_entry(position);
+        let next = position.saturating_add(1);
         Error::PtrTooLarge {
             tensor: self.tensor.into(),
             array: self.names.ptr,
@@ -766,7 +781,9 @@ impl<'data> Compressed<'data> {
             value,
             nnz: self.nnz,
             last: self.outer_len,
-            next: at(position.saturating_add(1)).filter(|&next| next < value),
+            next: (next <= self.outer_len)
+                .then(|| self.ptr_entry(next))
+                .filter(|&next| next < value),
             rule: self.names.inv2,
         }
     }
@@ -832,25 +849,12 @@ impl<'data> Compressed<'data> {
                 bound: self.outer_len,
             });
         }
-        let at = |i: u64| {
-            usize::try_from(i)
-                .ok()
-                .and_then(|i| self.ptr.get(i))
-                .copied()
-                .unwrap_or(0)
-        };
-        let (start, end) = (at(j), at(j + 1));
+        let (start, end) = (self.ptr_entry(j), self.ptr_entry(j + 1));
         if !self.scanned {
             // The two pointers in array order, as the full check names
             // them: the first that is wrong, and for the same reason.
             if j == 0 && start != 0 {
-                return Err(Error::PtrFirst {
-                    tensor: self.tensor.into(),
-                    array: self.names.ptr,
-                    offset: self.ptr_offset,
-                    value: start,
-                    rule: self.names.inv1,
-                });
+                return Err(self.ptr_first());
             }
             // A pointer above nnz: the array decreases after it when its last
             // entry is nnz (read here, O(1)), as the full check says; else
@@ -860,15 +864,7 @@ impl<'data> Compressed<'data> {
                 return Err(self.ptr_too_large(if start > self.nnz { j } else { j + 1 }));
             }
             if end < start {
-                return Err(Error::PtrDecreasing {
-                    tensor: self.tensor.into(),
-                    array: self.names.ptr,
-                    position: j + 1,
-                    offset: self.ptr_at(j + 1),
-                    value: end,
-                    previous: start,
-                    rule: self.names.inv2,
-                });
+                return Err(self.ptr_decreasing(j + 1));
             }
         }
         let range = usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(usize::MAX);
