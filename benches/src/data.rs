@@ -24,13 +24,14 @@ pub const GENERATOR_VERSION: u32 = 1;
 pub const TENSOR: &str = "A";
 
 /// How the non-zeros are spread over the outer slices.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Pattern {
     /// 0..=20 entries per slice (mean 10), square matrix.
     Random10,
     /// 0..=4 entries per slice (mean 2), square matrix: very short columns.
     Short2,
     /// A single outer slice holding every entry; inner bound `4 × nnz`.
+    #[value(name = "onecol")]
     OneColumn,
 }
 
@@ -64,13 +65,14 @@ impl Pattern {
 }
 
 /// Storage layout of a generated matrix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Format {
     /// CSC: outer slices are columns; buffers values, row_indices, col_ptr.
     Csc,
     /// CSR: outer slices are rows; buffers values, col_indices, row_ptr.
     Csr,
     /// COO, rank 2, `is_sorted = 1`: `(outer, inner)` pairs in CSR order.
+    #[value(name = "coo")]
     CooSorted,
 }
 
@@ -86,7 +88,7 @@ impl Format {
 }
 
 /// Element type of the values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Values {
     /// `float32`.
     F32,

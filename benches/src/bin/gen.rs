@@ -16,7 +16,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use hurray_benches::data::{Format, MatrixSpec, Pattern, Values, TENSOR};
 use hurray_reader::{MappedFile, Options};
 
@@ -26,15 +26,14 @@ use hurray_reader::{MappedFile, Options};
 #[command(name = "gen")]
 struct Args {
     /// Storage format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Csc)]
-    format: FormatArg,
-    /// Sparsity pattern: ~10 entries per column, ~2 per column, or all in
-    /// one column.
-    #[arg(long, value_enum, default_value_t = PatternArg::Random10)]
-    pattern: PatternArg,
+    #[arg(long, value_enum, default_value_t = Format::Csc)]
+    format: Format,
+    /// Sparsity pattern.
+    #[arg(long, value_enum, default_value_t = Pattern::Random10)]
+    pattern: Pattern,
     /// Value type.
-    #[arg(long, value_enum, default_value_t = ValuesArg::F32)]
-    values: ValuesArg,
+    #[arg(long, value_enum, default_value_t = Values::F32)]
+    values: Values,
     /// Number of stored entries.
     #[arg(long, default_value_t = 100_000_000)]
     nnz: u64,
@@ -44,44 +43,9 @@ struct Args {
     dir: Option<PathBuf>,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum FormatArg {
-    Csc,
-    Csr,
-    /// Sorted COO.
-    Coo,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum PatternArg {
-    Random10,
-    Short2,
-    Onecol,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum ValuesArg {
-    F32,
-    F64,
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let format = match args.format {
-        FormatArg::Csc => Format::Csc,
-        FormatArg::Csr => Format::Csr,
-        FormatArg::Coo => Format::CooSorted,
-    };
-    let pattern = match args.pattern {
-        PatternArg::Random10 => Pattern::Random10,
-        PatternArg::Short2 => Pattern::Short2,
-        PatternArg::Onecol => Pattern::OneColumn,
-    };
-    let values = match args.values {
-        ValuesArg::F32 => Values::F32,
-        ValuesArg::F64 => Values::F64,
-    };
-    let spec = MatrixSpec::new(pattern, format, values, args.nnz);
+    let spec = MatrixSpec::new(args.pattern, args.format, args.values, args.nnz);
     let dir = args.dir.unwrap_or_else(hurray_benches::cache_dir);
     std::fs::create_dir_all(&dir)?;
     let path = spec.ensure(&dir)?;

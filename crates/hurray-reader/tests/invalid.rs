@@ -3,8 +3,8 @@
 //! every file breaks exactly one rule, and `manifest.json` says at which
 //! stage a strict reader must reject it and with which error.
 //!
-//! The error must also cite the rule the file breaks: the spec reference at
-//! the end of its message (the `rule` of the variant) equals the manifest's
+//! The error must also cite the rule the file breaks: its `rule()` (which
+//! `common::located` requires to end the message) equals the manifest's
 //! `spec`, or begins with it and goes on with a separator (`;`, `:`, `,`,
 //! a space) — e.g. a NOTES.md decision appended to the spec section.
 //!
@@ -67,28 +67,6 @@ fn variant(e: &Error) -> String {
     debug.split([' ', '{', '(']).next().unwrap_or_default().to_owned()
 }
 
-/// The rule an error cites: the parenthesised reference that ends its
-/// message, e.g. `layouts/csc.md § Storage Invariants (3)` (nested
-/// parentheses kept).
-fn cited_rule(e: &Error) -> Option<String> {
-    let text = e.to_string();
-    let body = text.strip_suffix(')')?;
-    let mut depth = 1usize;
-    for (i, ch) in body.char_indices().rev() {
-        match ch {
-            ')' => depth += 1,
-            '(' => {
-                depth -= 1;
-                if depth == 0 {
-                    return body.get(i + 1..).map(str::to_owned);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
 /// Whether the cited rule is the manifest's `spec`, or that reference
 /// followed by more text after a separator.
 fn cites(rule: &str, spec: &str) -> bool {
@@ -99,18 +77,7 @@ fn cites(rule: &str, spec: &str) -> bool {
 }
 
 #[test]
-fn cited_rule_keeps_nested_parentheses() {
-    let e = Error::PtrFirst {
-        tensor: "A".into(),
-        array: "col_ptr",
-        offset: 12288,
-        value: 1,
-        rule: "layouts/csc.md § Storage Invariants (1)",
-    };
-    assert_eq!(
-        cited_rule(&e).as_deref(),
-        Some("layouts/csc.md § Storage Invariants (1)")
-    );
+fn cites_needs_the_whole_section_name() {
     assert!(cites(
         "file-format.md § Index Section; NOTES.md 'data_length'",
         "file-format.md § Index Section"
@@ -158,8 +125,8 @@ fn every_invalid_file_is_rejected_as_the_manifest_says() {
                 if !names(&text, want_field) {
                     problems.push(format!("the message does not name '{want_field}'"));
                 }
-                match cited_rule(e) {
-                    Some(rule) if cites(&rule, want_spec) => {}
+                match e.rule() {
+                    Some(rule) if cites(rule, want_spec) => {}
                     Some(rule) => problems.push(format!("the error cites '{rule}', the manifest '{want_spec}'")),
                     None => problems.push(format!("the error cites no rule, the manifest '{want_spec}'")),
                 }
