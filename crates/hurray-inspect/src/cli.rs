@@ -141,7 +141,9 @@ pub struct Cli {
     /// integers are exact; float NaN and infinities are the strings "nan", "inf",
     /// "-inf"; bytes are arrays of byte values. A tensor whose descriptor cannot be
     /// read has null dtype, layout and shape, and an `error`. Every other command
-    /// has its own object: see docs/cli.md.
+    /// has its own object: see docs/cli.md. A file that fails before anything
+    /// can be shown (it does not open; the tensor does not resolve) gives
+    /// `{"error": ..., "error_at": {field, offset, rule}}`, besides the stderr line.
     ///
     /// Example: hurray-inspect --json weights.hry | jq '.tensors[].shape'
     #[arg(long)]

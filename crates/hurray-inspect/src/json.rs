@@ -188,6 +188,30 @@ pub fn render(report: &Report<'_>, out: &mut impl Write) -> io::Result<()> {
     writeln!(out)
 }
 
+/// The object `--json` prints when the file fails before anything else
+/// could be shown: it does not open, or the tensor a data command reads
+/// does not resolve or breaks a rule in what the command reads.
+#[derive(Serialize)]
+struct JsonFailure<'a> {
+    error: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_at: Option<JsonErrorAt>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tensor: Option<&'a str>,
+}
+
+/// `{"error": ..., "error_at": {...}, "tensor": ...}` for an error of the
+/// file (the same message as the stderr line, without the file's name).
+pub fn render_error(e: &Error, out: &mut impl Write) -> io::Result<()> {
+    let json = JsonFailure {
+        error: e.to_string(),
+        error_at: JsonErrorAt::new(e),
+        tensor: e.tensor(),
+    };
+    write_pretty(out, &json)?;
+    writeln!(out)
+}
+
 /// The facts every per-tensor object starts with.
 #[derive(Serialize)]
 struct JsonHeader<'a> {

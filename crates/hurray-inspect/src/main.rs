@@ -59,34 +59,54 @@ impl std::error::Error for UsageError {}
 /// `Err` names the file and the first problem (exit 1), or the usage
 /// problem (a [`UsageError`], exit 2). Usage errors clap catches exit 2
 /// from `Cli::parse`.
+///
+/// With `--json`, an error of the file that comes before any output (the
+/// file does not open; a data command's tensor does not resolve, or what
+/// it reads breaks a rule) is also printed on stdout as one object, so a
+/// script always gets JSON with status 1.
 fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     let name = cli.display_name();
+    let mut out = BufWriter::new(io::stdout().lock());
+    let mut sink = Sink {
+        out: &mut out,
+        json: cli.json,
+        quiet: cli.quiet,
+        written: false,
+    };
+    let result = execute(&cli, &name, &mut sink);
+    if let Err(e) = &result {
+        if let Some(e) = e.downcast_ref::<hurray_reader::Error>() {
+            if !sink.written {
+                sink.emit(|_| Ok(()), |o| json::render_error(e, o))?;
+            }
+        }
+    }
+    sink.finish()?;
+    result.map(|()| ExitCode::SUCCESS)
+}
+
+/// Reads the file and writes what `cli` asks for to `sink`.
+fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::Result<()> {
     let options = if cli.permissive {
         Options::permissive()
     } else {
         Options::strict()
     }
     .with_threads(cli.threads());
-    let source = Source::open(cli.input(), options).map_err(|e| file_error(&name, e))?;
-    let file = source.file().map_err(|e| file_error(&name, e))?;
+    let source = Source::open(cli.input(), options).map_err(|e| file_error(name, e))?;
+    let file = source.file().map_err(|e| file_error(name, e))?;
     let mut progress = Progress::stderr(cli.quiet);
     let fail = |f: Failure| match f {
-        Failure::File(e) => file_error(&name, e),
+        Failure::File(e) => file_error(name, e),
         Failure::Usage(message) => anyhow::Error::new(UsageError(format!("{name}: {message}"))),
         Failure::Internal(message) => anyhow::anyhow!("{name}: {message}"),
     };
 
-    let mut out = BufWriter::new(io::stdout().lock());
-    let mut sink = Sink {
-        out: &mut out,
-        json: cli.json,
-        quiet: cli.quiet,
-    };
     let verdict = match cli.action() {
         Action::Summary => {
             let report = Report::build(&file, cli.validate, &mut progress);
-            sink.emit(|o| human::render(&report, &name, o), |o| json::render(&report, o))?;
+            sink.emit(|o| human::render(&report, name, o), |o| json::render(&report, o))?;
             report.first_error().cloned()
         }
         Action::Tensor => {
@@ -98,7 +118,7 @@ fn run() -> anyhow::Result<ExitCode> {
             d.first_error().cloned()
         }
         Action::Head(n) => {
-            let t = chosen(&file, &cli, "--head").map_err(fail)?;
+            let t = chosen(&file, cli, "--head").map_err(fail)?;
             let entries = detail::head(&file, &t, n).map_err(fail)?;
             sink.emit(
                 |o| human::render_entries(&entries, o),
@@ -107,7 +127,7 @@ fn run() -> anyhow::Result<ExitCode> {
             None
         }
         Action::Get(index) => {
-            let t = chosen(&file, &cli, "--get").map_err(fail)?;
+            let t = chosen(&file, cli, "--get").map_err(fail)?;
             let lookup = detail::get(&file, &t, &index).map_err(fail)?;
             sink.emit(
                 |o| human::render_lookup(&lookup, o),
@@ -116,7 +136,7 @@ fn run() -> anyhow::Result<ExitCode> {
             None
         }
         Action::Column(j) => {
-            let t = chosen(&file, &cli, "--column").map_err(fail)?;
+            let t = chosen(&file, cli, "--column").map_err(fail)?;
             let entries = detail::slice(&t, "column", j).map_err(fail)?;
             sink.emit(
                 |o| human::render_entries(&entries, o),
@@ -125,7 +145,7 @@ fn run() -> anyhow::Result<ExitCode> {
             None
         }
         Action::Row(i) => {
-            let t = chosen(&file, &cli, "--row").map_err(fail)?;
+            let t = chosen(&file, cli, "--row").map_err(fail)?;
             let entries = detail::slice(&t, "row", i).map_err(fail)?;
             sink.emit(
                 |o| human::render_entries(&entries, o),
@@ -134,16 +154,14 @@ fn run() -> anyhow::Result<ExitCode> {
             None
         }
         Action::Dump => {
-            let t = chosen(&file, &cli, "--dump").map_err(fail)?;
+            let t = chosen(&file, cli, "--dump").map_err(fail)?;
             sink.emit(|o| dump::human(&t, o), |o| dump::json(&t, o))?;
             None
         }
     };
-    sink.finish()?;
-
     match verdict {
-        Some(e) => Err(file_error(&name, e)),
-        None => Ok(ExitCode::SUCCESS),
+        Some(e) => Err(file_error(name, e)),
+        None => Ok(()),
     }
 }
 
@@ -171,6 +189,8 @@ struct Sink<'a, W: Write> {
     out: &'a mut W,
     json: bool,
     quiet: bool,
+    /// Whether anything has been written (or would have been, without `--quiet`).
+    written: bool,
 }
 
 impl<W: Write> Sink<'_, W> {
@@ -181,6 +201,7 @@ impl<W: Write> Sink<'_, W> {
         human: impl FnOnce(&mut W) -> io::Result<()>,
         json: impl FnOnce(&mut W) -> io::Result<()>,
     ) -> anyhow::Result<()> {
+        self.written = true;
         if self.quiet {
             return Ok(());
         }

@@ -10,8 +10,8 @@ mod common;
 use std::path::Path;
 
 use common::{
-    assert_golden, assert_one_error_line, assert_same, bin, cli_value, corpus, entry, files, fixtures_dir, inspect,
-    json_of, manifest, path, stderr, stdout, CASES, INTEROP,
+    assert_golden, assert_json_failure, assert_one_error_line, assert_same, bin, cli_value, corpus, entry, files,
+    fixtures_dir, inspect, json_of, manifest, path, stderr, stdout, CASES, INTEROP,
 };
 use serde_json::{json, Value};
 
@@ -227,8 +227,9 @@ fn check_rejected(file: &Path, offending_tensor: Option<&str>) {
     }
     let out = inspect(&["--json", "--validate"], file);
     assert_eq!(assert_one_error_line(&out, file), message);
-    assert_eq!(!out.stdout.is_empty(), opened);
-    if opened {
+    if !opened {
+        assert_json_failure(&out, &message);
+    } else {
         let v = json_of(&out);
         let invalid: Vec<&Value> = v["tensors"]
             .as_array()

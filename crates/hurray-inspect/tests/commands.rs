@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::{
-    assert_golden, assert_one_error_line, assert_same, assert_usage_error, bin, cli_value, corpus, entry, files,
-    fixtures_dir, inspect, json_of, manifest, ok_json, path, stderr, stdout, CASES, INTEROP,
+    assert_golden, assert_json_failure, assert_one_error_line, assert_same, assert_usage_error, bin, cli_value, corpus,
+    entry, files, fixtures_dir, inspect, json_of, manifest, ok_json, path, stderr, stdout, CASES, INTEROP,
 };
 use serde_json::{json, Value};
 
@@ -637,6 +637,67 @@ fn quiet_prints_only_the_error_line() {
     assert_one_error_line(&out, &bad);
 }
 
+/// With `--json`, an error of the file before any output is one object on
+/// stdout too (exit 1): the file does not open, the tensor does not
+/// resolve, or what a data command reads breaks a rule. Not with `-q`, and
+/// not for usage errors (exit 2).
+#[test]
+fn json_errors_before_any_output_are_an_object() {
+    let invalid = fixtures_dir().join("invalid");
+    let unsorted = invalid.join("csc_indices_unsorted.hry");
+    let message = "tensor 't': row_indices[1] at offset 8200: in column 0, 1 at row_indices position 1 \
+                   does not follow 3 (indices must be strictly increasing, no duplicates) \
+                   (layouts/csc.md § Storage Invariants (3))";
+    for args in [&["--json", "--column", "0"][..], &["--json", "--get", "1,0"]] {
+        let out = inspect(args, &unsorted);
+        assert_eq!(assert_one_error_line(&out, &unsorted), message, "{args:?}");
+        assert_eq!(
+            json_of(&out),
+            json!({
+                "error": message,
+                "error_at": {
+                    "field": "row_indices[1]",
+                    "offset": 8200,
+                    "rule": "layouts/csc.md § Storage Invariants (3)"
+                },
+                "tensor": "t"
+            }),
+            "{args:?}"
+        );
+    }
+
+    let rank3 = invalid.join("csc_rank_3.hry");
+    let out = inspect(&["--json", "--dump"], &rank3);
+    let message = assert_one_error_line(&out, &rank3);
+    assert_eq!(
+        message,
+        "tensor 't': rank at offset 80: rank 3 is not allowed for layout csc, expected 2 \
+         (layouts/csc.md § Description)"
+    );
+    assert_json_failure(&out, &message);
+    assert_eq!(json_of(&out)["error_at"]["offset"], 80);
+
+    let magic = invalid.join("header_magic.hry");
+    let out = inspect(&["--json", "--validate"], &magic);
+    let message = assert_one_error_line(&out, &magic);
+    assert_json_failure(&out, &message);
+    assert_eq!(json_of(&out)["error_at"]["field"], "magic");
+    let out = inspect(&["--json", "-q"], &magic);
+    assert_eq!(assert_one_error_line(&out, &magic), message);
+    assert!(out.stdout.is_empty());
+
+    // I/O errors have no field, offset or rule: only `error`.
+    let missing = invalid.join("no-such-file.hry");
+    let out = inspect(&["--json"], &missing);
+    assert_eq!(out.status.code(), Some(1));
+    let v = json_of(&out);
+    assert_eq!(v.as_object().unwrap().len(), 1, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("cannot open"), "{v}");
+
+    let out = inspect(&["--json", "--tensor", "B"], &worked_example());
+    assert_usage_error(&out, &worked_example());
+}
+
 #[test]
 fn help_leads_to_shape_nnz_descriptor_bytes_and_a_column() {
     let out = bin().arg("--help").output().unwrap();
@@ -794,14 +855,15 @@ fn cases_dump_and_lookups() {
 /// Returns whether a tensor was shown.
 fn check_tensor_rejected(file: &Path, offending: Option<&str>) -> bool {
     let summary = inspect(&["--json", "--validate"], file);
-    if summary.stdout.is_empty() {
+    let v = json_of(&summary);
+    if v.get("tensors").is_none() {
         // The container does not open: every command fails the same way.
         let message = assert_one_error_line(&summary, file);
+        assert_json_failure(&summary, &message);
         let out = inspect(&["--tensor", offending.unwrap_or("A")], file);
         assert_eq!(assert_one_error_line(&out, file), message);
         return false;
     }
-    let v = json_of(&summary);
     let tensors = v["tensors"].as_array().unwrap();
     let invalid = |t: &&Value| t["valid"] == false;
     // The error may surface on another tensor than the one it names: a

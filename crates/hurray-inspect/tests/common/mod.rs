@@ -103,6 +103,29 @@ pub fn assert_one_error_line(out: &Output, file: &Path) -> String {
     message.to_owned()
 }
 
+/// Asserts that `--json` printed the object of an error that came before
+/// any output: `error` is `message` (the stderr line after `FILE: `), and
+/// `error_at` gives the field, offset and rule that the message names.
+pub fn assert_json_failure(out: &Output, message: &str) {
+    let v = json_of(out);
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert!(
+        keys.iter().all(|k| ["error", "error_at", "tensor"].contains(k)),
+        "{keys:?}"
+    );
+    assert_eq!(v["error"], message);
+    let at = &v["error_at"];
+    if let Some(field) = at["field"].as_str() {
+        let offset = at["offset"].as_u64().unwrap();
+        assert!(message.contains(&format!("{field} at offset {offset}")), "{v}");
+    }
+    let rule = at["rule"].as_str().unwrap();
+    assert!(message.ends_with(&format!("({rule})")), "{v}");
+    if let Some(tensor) = v["tensor"].as_str() {
+        assert!(message.starts_with(&format!("tensor '{tensor}'")), "{v}");
+    }
+}
+
 /// Asserts exit status 2 and one stderr line `error: FILE: ...`; returns
 /// the message after the prefix.
 pub fn assert_usage_error(out: &Output, file: &Path) -> String {
