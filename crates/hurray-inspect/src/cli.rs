@@ -85,7 +85,7 @@ pub struct Cli {
     /// 1048576 (they are held in memory); --dump streams every value.
     ///
     /// Example: hurray-inspect weights.hry --tensor A --head 10
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=crate::detail::MAX_LISTED))]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = head_count)]
     pub head: Option<u64>,
 
     /// Print one element, at comma-separated coordinates (one per dimension).
@@ -94,7 +94,7 @@ pub struct Cli {
     /// A scalar (rank 0) takes the empty list: --get ''.
     ///
     /// Example: hurray-inspect weights.hry --tensor A --get 2,1
-    #[arg(long, value_name = "I,J,...")]
+    #[arg(long, value_name = "I,J,...", allow_hyphen_values = true)]
     pub get: Option<Coords>,
 
     /// Print the stored entries of column J of a CSC matrix (row, value).
@@ -104,13 +104,13 @@ pub struct Cli {
     /// --get checks the column it searches.
     ///
     /// Example: hurray-inspect weights.hry --tensor A --column 3
-    #[arg(long, value_name = "J")]
+    #[arg(long, value_name = "J", allow_hyphen_values = true, value_parser = column_index)]
     pub column: Option<u64>,
 
     /// Print the stored entries of row I of a CSR matrix (column, value).
     ///
     /// Example: hurray-inspect weights.hry --tensor B --row 0
-    #[arg(long, value_name = "I")]
+    #[arg(long, value_name = "I", allow_hyphen_values = true, value_parser = row_index)]
     pub row: Option<u64>,
 
     /// Print every value and index array of the tensor, buffer by buffer,
@@ -190,19 +190,52 @@ impl FromStr for Coords {
         }
         s.split(',')
             .map(|part| {
-                let part = part.trim();
-                part.parse::<u64>().map_err(|e| match e.kind() {
-                    std::num::IntErrorKind::PosOverflow => {
-                        format!("coordinate `{part}` is larger than any dimension can be (2^64 - 1)")
-                    }
-                    _ => format!(
-                        "`{part}` is not a coordinate: expected non-negative integers separated by commas, e.g. 2,1"
-                    ),
-                })
+                index(
+                    part.trim(),
+                    "coordinate",
+                    "non-negative integers separated by commas, e.g. 2,1",
+                )
             })
             .collect::<Result<Vec<u64>, String>>()
             .map(Coords)
     }
+}
+
+/// `--column J`: a column index, with the messages of `--get`'s coordinates
+/// (clap's own would call `-1` an unexpected argument).
+fn column_index(s: &str) -> Result<u64, String> {
+    index(s.trim(), "column index", "a non-negative integer, e.g. 3")
+}
+
+/// `--row I`: a row index, as [`column_index`].
+fn row_index(s: &str) -> Result<u64, String> {
+    index(s.trim(), "row index", "a non-negative integer, e.g. 0")
+}
+
+/// `--head N`: a count of entries, at most [`MAX_LISTED`](crate::detail::MAX_LISTED).
+fn head_count(s: &str) -> Result<u64, String> {
+    let max = crate::detail::MAX_LISTED;
+    let n = index(
+        s.trim(),
+        "count",
+        &format!("a non-negative integer up to {max}, e.g. 10"),
+    )?;
+    if n > max {
+        return Err(format!(
+            "--head lists at most {max} entries (they are held in memory); --dump streams every value"
+        ));
+    }
+    Ok(n)
+}
+
+/// `part` as a `u64`; an error names it as a `what` and says what was `expected`.
+fn index(part: &str, what: &str, expected: &str) -> Result<u64, String> {
+    part.parse::<u64>().map_err(|e| match e.kind() {
+        std::num::IntErrorKind::PosOverflow => {
+            format!("{what} `{part}` is larger than any dimension can be (2^64 - 1)")
+        }
+        _ => format!("`{part}` is not a {what}: expected {expected}"),
+    })
 }
 
 impl fmt::Display for Coords {

@@ -582,13 +582,39 @@ fn usage_errors_exit_2_with_one_line() {
         let message = assert_usage_error(&inspect(args, file), file);
         assert!(message.contains(wanted), "{args:?}: {message}");
     }
-    // Caught by clap: malformed coordinates, two data commands, --validate with one.
-    for args in [
-        &["--get", "2,x"][..],
-        &["--get", "-1,2"],
-        &["--head", "3", "--dump"],
-        &["--validate", "--head", "1"],
+    // Caught by clap: malformed coordinates and indices (negative ones
+    // included: they are values, not flags), two data commands, --validate with one.
+    for (args, wanted) in [
+        (
+            &["--get", "-1,2"][..],
+            "'--get <I,J,...>': `-1` is not a coordinate: expected non-negative integers",
+        ),
+        (&["--get", "2, x"], "`x` is not a coordinate"),
+        (
+            &["--get", "1,18446744073709551616"],
+            "coordinate `18446744073709551616` is larger than any dimension can be (2^64 - 1)",
+        ),
+        (
+            &["--column", "-1"],
+            "'--column <J>': `-1` is not a column index: expected a non-negative integer",
+        ),
+        (&["--row", "-2"], "'--row <I>': `-2` is not a row index"),
+        (&["--column", "--json"], "`--json` is not a column index"),
+        (
+            &["--head", "-1"],
+            "'--head <N>': `-1` is not a count: expected a non-negative integer up to 1048576",
+        ),
     ] {
+        let out = inspect(args, &worked);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(
+            err.starts_with("error: invalid value ") && err.contains(wanted),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    for args in [&["--head", "3", "--dump"][..], &["--validate", "--head", "1"]] {
         let out = inspect(args, &worked);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
