@@ -99,9 +99,9 @@ pub struct Cli {
 
     /// Print the stored entries of column J of a CSC matrix (row, value).
     ///
-    /// At most the first 1048576 (then how many are not listed). The whole
-    /// column is read: it is checked (rows sorted, in bounds) first, as
-    /// --get checks the column it searches.
+    /// Every entry, streamed as it is read (constant memory, however long the
+    /// column). The whole column is checked (rows sorted, in bounds) first,
+    /// as --get checks the column it searches.
     ///
     /// Example: hurray-inspect weights.hry --tensor A --column 3
     #[arg(long, value_name = "J", allow_hyphen_values = true, value_parser = column_index)]

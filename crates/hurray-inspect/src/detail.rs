@@ -274,8 +274,8 @@ impl Order {
     }
 }
 
-/// Most entries `--head`, `--column` and `--row` list: they are collected
-/// before printing (~200 bytes each); `--dump` streams any number.
+/// Most entries `--head` lists: they are collected before printing (~100
+/// bytes each); `--column`, `--row` and `--dump` stream any number.
 pub const MAX_LISTED: u64 = 1 << 20;
 
 /// One element: its logical coordinates, its position in buffer 0 and its value.
@@ -297,12 +297,80 @@ pub struct Slice {
     pub positions: Range<u64>,
 }
 
+/// The entries a command lists.
+#[derive(Debug, Clone)]
+pub enum Listed<'data> {
+    /// `--head N`: collected (at most [`MAX_LISTED`]).
+    Collected(Vec<Entry>),
+    /// `--column J` / `--row I`: read from the mapping as they are printed,
+    /// so a column of any length is listed in constant memory.
+    Slice {
+        /// The slice's row indices (CSC) or column indices (CSR), checked
+        /// increasing and in bounds by the library's lookup.
+        inner: &'data [u64],
+        /// The values buffer; its elements `first..first + inner.len()`
+        /// were checked to decode.
+        values: Buffer<'data>,
+        /// Position of `inner[0]` in `values`.
+        first: u64,
+        /// The column (CSC) or row (CSR) index, and which of the two.
+        index: u64,
+        column: bool,
+    },
+}
+
+impl Listed<'_> {
+    /// How many entries are listed.
+    pub fn len(&self) -> usize {
+        match self {
+            Listed::Collected(entries) => entries.len(),
+            Listed::Slice { inner, .. } => inner.len(),
+        }
+    }
+
+    /// Entry `k` of the list.
+    fn get(&self, k: usize) -> Option<Entry> {
+        match *self {
+            Listed::Collected(ref entries) => entries.get(k).cloned(),
+            Listed::Slice {
+                inner,
+                values,
+                first,
+                index,
+                column,
+            } => {
+                let i = *inner.get(k)?;
+                let position = first.checked_add(to_u64(k))?;
+                Some(Entry {
+                    index: if column { vec![i, index] } else { vec![index, i] },
+                    position,
+                    value: values.value(position)?,
+                })
+            }
+        }
+    }
+
+    /// The entries, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Entry> + '_ {
+        (0..self.len()).map_while(|k| self.get(k))
+    }
+
+    /// The largest `width` of an entry: over every collected entry, or a
+    /// slice's last (its inner indices increase, so it prints widest).
+    pub fn widest(&self, width: impl Fn(&Entry) -> usize) -> usize {
+        match self {
+            Listed::Collected(entries) => entries.iter().map(width).max().unwrap_or(0),
+            Listed::Slice { inner, .. } => self.get(inner.len().saturating_sub(1)).map_or(0, |e| width(&e)),
+        }
+    }
+}
+
 /// `--head N`, `--column J`, `--row I`: a list of entries.
 #[derive(Debug, Clone)]
 pub struct Entries<'data> {
     pub header: Header<'data>,
     pub order: Order,
-    pub entries: Vec<Entry>,
+    pub entries: Listed<'data>,
     /// Stored entries (sparse) or elements (dense) of the whole tensor.
     pub total: u64,
     /// Set for `--column` and `--row`.
@@ -508,14 +576,14 @@ pub fn head<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, n: u64) -> Resul
     Ok(Entries {
         header,
         order,
-        entries,
+        entries: Listed::Collected(entries),
         total,
         slice: None,
     })
 }
 
 /// `--column J` (CSC) or `--row I` (CSR): the stored entries of one slice,
-/// at most [`MAX_LISTED`] (the slice's `positions` give the full range).
+/// all of them, read as they are printed.
 ///
 /// # Errors
 /// [`Failure::Usage`] for the other layouts and an index out of range; the
@@ -554,22 +622,20 @@ pub fn slice<'data>(t: &Tensor<'data>, kind: &'static str, index: u64) -> Result
         let s = t.csr_structure()?;
         (Order::Row, s.row_range(index)?, s.col_indices())
     };
-    let listed = range.len().min(usize::try_from(MAX_LISTED).unwrap_or(usize::MAX));
-    let mut entries = Vec::with_capacity(listed);
-    for p in range.clone().take(listed) {
-        let i = *inner
-            .get(p)
-            .ok_or_else(|| internal(t, &format!("index {p} cannot be read")))?;
-        entries.push(Entry {
-            index: if kind == "column" {
-                vec![i, index]
-            } else {
-                vec![index, i]
-            },
-            position: to_u64(p),
-            value: value_at(t, values, to_u64(p))?,
-        });
+    let inner = inner
+        .get(range.clone())
+        .ok_or_else(|| internal(t, &format!("indices {}..{} cannot be read", range.start, range.end)))?;
+    // The last element decodes, so every element before it does.
+    if let Some(last) = range.end.checked_sub(1).filter(|_| !range.is_empty()) {
+        value_at(t, values, to_u64(last))?;
     }
+    let entries = Listed::Slice {
+        inner,
+        values: *values,
+        first: to_u64(range.start),
+        index,
+        column: kind == "column",
+    };
     Ok(Entries {
         total: header.nnz.unwrap_or(0),
         header,

@@ -377,15 +377,14 @@ pub fn render_entries(e: &Entries<'_>, out: &mut impl Write) -> io::Result<()> {
             writeln!(out, "First {shown} of {} ({order}):", count_of(e.total, one, many))?;
         }
     }
-    let tuples: Vec<String> = e.entries.iter().map(|x| tuple(&x.index)).collect();
-    let width = tuples.iter().map(String::len).max().unwrap_or(0);
+    let width = e.entries.widest(|x| tuple(&x.index).len());
     let group_axis = match (e.order, &e.slice) {
         (Order::Column, None) => Some((1, "column")),
         (Order::Row, None) => Some((0, "row")),
         _ => None,
     };
     let mut group: Option<u64> = None;
-    for (entry, t) in e.entries.iter().zip(&tuples) {
+    for entry in e.entries.iter() {
         let mut indent = "  ";
         if let Some((axis, label)) = group_axis {
             let g = entry.index.get(axis).copied().unwrap_or(0);
@@ -397,20 +396,10 @@ pub fn render_entries(e: &Entries<'_>, out: &mut impl Write) -> io::Result<()> {
         }
         writeln!(
             out,
-            "{indent}{t:<width$}  {}",
+            "{indent}{:<width$}  {}",
+            tuple(&entry.index),
             values::human(entry.value, e.header.dtype)
         )?;
-    }
-    if let Some(slice) = &e.slice {
-        let count = slice.positions.end.saturating_sub(slice.positions.start);
-        let rest = count.saturating_sub(u64::try_from(shown).unwrap_or(u64::MAX));
-        if rest > 0 {
-            writeln!(
-                out,
-                "  ... and {} not listed (--dump lists every value)",
-                count_of(rest, one, many)
-            )?;
-        }
     }
     Ok(())
 }
@@ -573,6 +562,7 @@ mod tests {
     use hurray_reader::{ElementType, Error, Layout};
 
     use super::*;
+    use crate::detail::Listed;
     use crate::model::{BufferInfo, TensorInfo};
 
     fn render_to_string(report: &Report<'_>) -> String {
@@ -760,11 +750,11 @@ Tensors (2):
         let e = Entries {
             header: header("A", Layout::Csc, vec![12, 5], Some(5)),
             order: Order::Column,
-            entries: vec![
+            entries: Listed::Collected(vec![
                 entry(vec![0, 0], 0, 1.0),
                 entry(vec![10, 0], 1, 0.1),
                 entry(vec![2, 3], 2, -2.5),
-            ],
+            ]),
             total: 5,
             slice: None,
         };
@@ -785,7 +775,7 @@ Tensors (2):
         let e = Entries {
             header: header("B", Layout::Csr, vec![2, 2], Some(3)),
             order: Order::Row,
-            entries: vec![entry(vec![1, 0], 1, 4.0), entry(vec![1, 1], 2, 5.0)],
+            entries: Listed::Collected(vec![entry(vec![1, 0], 1, 4.0), entry(vec![1, 1], 2, 5.0)]),
             total: 3,
             slice: Some(crate::detail::Slice {
                 kind: "row",
@@ -796,26 +786,6 @@ Tensors (2):
         assert_eq!(
             text(|o| render_entries(&e, o)),
             "B: float32 csr [2, 2], nnz 3\nRow 1: 2 stored entries (positions 1..3):\n  (1, 0)  4.0\n  (1, 1)  5.0\n"
-        );
-    }
-
-    #[test]
-    fn a_slice_longer_than_the_listing_says_how_many_more() {
-        let e = Entries {
-            header: header("B", Layout::Csr, vec![2, 9], Some(9)),
-            order: Order::Row,
-            entries: vec![entry(vec![1, 0], 2, 4.0)],
-            total: 9,
-            slice: Some(crate::detail::Slice {
-                kind: "row",
-                index: 1,
-                positions: 2..9,
-            }),
-        };
-        assert_eq!(
-            text(|o| render_entries(&e, o)),
-            "B: float32 csr [2, 9], nnz 9\nRow 1: 7 stored entries (positions 2..9):\n  (1, 0)  4.0\n  \
-             ... and 6 stored entries not listed (--dump lists every value)\n"
         );
     }
 

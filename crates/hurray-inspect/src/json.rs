@@ -410,7 +410,6 @@ struct JsonEntries<'a> {
     /// `[start, end)` positions of the slice in the values buffer.
     #[serde(skip_serializing_if = "Option::is_none")]
     positions: Option<[u64; 2]>,
-    entries: Vec<JsonEntry<'a>>,
 }
 
 #[derive(Serialize)]
@@ -420,7 +419,8 @@ struct JsonEntry<'a> {
     value: Json,
 }
 
-/// Writes `--head`, `--column` or `--row` as one JSON object.
+/// Writes `--head`, `--column` or `--row` as one JSON object. The entries
+/// are written one by one as they are read (a slice may be long).
 ///
 /// # Errors
 /// Whatever `out` returns.
@@ -433,18 +433,30 @@ pub fn render_entries(e: &Entries<'_>, out: &mut impl Write) -> io::Result<()> {
         column: slice("column"),
         row: slice("row"),
         positions: e.slice.as_ref().map(|s| [s.positions.start, s.positions.end]),
-        entries: e
-            .entries
-            .iter()
-            .map(|x| JsonEntry {
-                index: &x.index,
-                position: x.position,
-                value: Json(x.value),
-            })
-            .collect(),
     };
-    write_pretty(out, &json)?;
-    writeln!(out)
+    // The object without its closing brace, then `entries`, each entry
+    // indented as serde_json's pretty printer would.
+    let head = pretty(&json)?;
+    out.write_all(head.strip_suffix(b"\n}").unwrap_or(&head))?;
+    write!(out, ",\n  \"entries\": [")?;
+    let mut separator = "";
+    for x in e.entries.iter() {
+        let entry = pretty(&JsonEntry {
+            index: &x.index,
+            position: x.position,
+            value: Json(x.value),
+        })?;
+        write!(out, "{separator}\n    ")?;
+        for (k, line) in entry.split(|&b| b == b'\n').enumerate() {
+            if k > 0 {
+                out.write_all(b"\n    ")?;
+            }
+            out.write_all(line)?;
+        }
+        separator = ",";
+    }
+    let close = if separator.is_empty() { "]" } else { "\n  ]" };
+    writeln!(out, "{close}\n}}")
 }
 
 #[derive(Serialize)]
@@ -487,8 +499,12 @@ pub fn render_lookup(l: &Lookup<'_>, out: &mut impl Write) -> io::Result<()> {
 /// # Errors
 /// Whatever `out` returns.
 pub fn write_pretty(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
-    let pretty = serde_json::to_vec_pretty(value)?;
-    out.write_all(&compact_scalar_arrays(&pretty))
+    out.write_all(&pretty(value)?)
+}
+
+/// `value` as serde_json's pretty output, scalar arrays on one line.
+fn pretty(value: &impl Serialize) -> io::Result<Vec<u8>> {
+    Ok(compact_scalar_arrays(&serde_json::to_vec_pretty(value)?))
 }
 
 /// Index one past the end of the string literal starting at `start` (a `"`).

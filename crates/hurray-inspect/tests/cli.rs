@@ -11,7 +11,7 @@ use std::path::Path;
 
 use common::{
     assert_golden, assert_json_failure, assert_one_error_line, assert_same, bin, cli_value, corpus, entry, files,
-    fixtures_dir, inspect, json_of, manifest, path, stderr, stdout, CASES, INTEROP,
+    fixtures_dir, inspect, json_of, manifest, ok_json, path, stderr, stdout, CASES, INTEROP,
 };
 use serde_json::{json, Value};
 
@@ -620,6 +620,46 @@ fn usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
     assert_eq!(bin().output().unwrap().status.code(), Some(2));
+}
+
+/// `--column` streams: a column longer than `--head`'s bound (1048576) is
+/// listed whole, in text and JSON, widths set by its widest (last) row.
+#[test]
+fn a_long_column_is_listed_whole() {
+    const N: u64 = (1 << 20) + 3;
+    let rows: Vec<u64> = (0..N).chain([5]).collect();
+    let values: Vec<f32> = (0..N).map(|r| r as f32).chain([-1.0]).collect();
+    let csc = hurray_writer::Csc::new(N + 10, 2, &values, &rows, &[0, N, N + 1]).unwrap();
+    let mut writer = hurray_writer::FileWriter::new(Vec::new(), hurray_writer::WriterOptions::default()).unwrap();
+    writer.write_csc("long", &csc).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long.hry");
+    std::fs::write(&file, writer.finish().unwrap()).unwrap();
+
+    let out = inspect(&["--column", "0"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len() as u64, N + 2);
+    assert_eq!(lines[1], "Column 0: 1048579 stored entries (positions 0..1048579):");
+    assert_eq!(lines[2], "  (0, 0)        0.0");
+    assert_eq!(lines.last(), Some(&"  (1048578, 0)  1048578.0"));
+
+    let out = inspect(&["--column", "0", "--json"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json_of(&out);
+    assert_eq!(v["positions"], json!([0, N]));
+    let entries = v["entries"].as_array().unwrap();
+    assert_eq!(entries.len() as u64, N);
+    for (k, e) in (0..).zip(entries) {
+        let (index, position, value) = (&e["index"], &e["position"], &e["value"]);
+        assert!(
+            index[0] == k && index[1] == 0 && *position == k && value.as_f64() == Some(k as f64),
+            "{e}"
+        );
+    }
+    let v = ok_json(&["--column", "1", "--json"], &file);
+    assert_eq!(v["entries"], json!([{"index": [5, 1], "position": N, "value": -1.0}]));
 }
 
 /// `--head` collects its entries before printing, so it is bounded.
