@@ -66,12 +66,12 @@ pub fn pick_tensor<'data>(file: &HurrayFile<'data>, name: Option<&str>, flag: &s
             if file.is_empty() {
                 Failure::Usage(format!(
                     "no tensor named '{}': the file holds no tensors",
-                    name.escape_debug()
+                    short_name(name)
                 ))
             } else {
                 Failure::Usage(format!(
                     "no tensor named '{}' in the index; it holds: {}",
-                    name.escape_debug(),
+                    short_name(name),
                     names()
                 ))
             }

@@ -582,6 +582,16 @@ fn usage_errors_exit_2_with_one_line() {
         let message = assert_usage_error(&inspect(args, file), file);
         assert!(message.contains(wanted), "{args:?}: {message}");
     }
+    // A long unknown name is cut to 64 characters, its length given.
+    let long = "x".repeat(5000);
+    let message = assert_usage_error(&inspect(&["--tensor", &long], &worked), &worked);
+    assert_eq!(
+        message,
+        format!(
+            "no tensor named '{}... (5000 bytes)' in the index; it holds: A",
+            "x".repeat(64)
+        )
+    );
     // Caught by clap: malformed coordinates and indices (negative ones
     // included: they are values, not flags), two data commands, --validate with one.
     for (args, wanted) in [
