@@ -30,9 +30,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub struct Field {
     /// The spec's field name, e.g. `"shape"` or `"buffer"`.
     pub name: &'static str,
-    /// Which element of an array field, e.g. the `1` of `shape[1]`
-    /// (saturated at `u32::MAX`).
-    pub index: Option<u32>,
+    /// Which element of an array field, e.g. the `1` of `shape[1]`.
+    pub index: Option<u64>,
     /// A sub-field of that element, e.g. the `alignment` of `buffer[0].alignment`.
     pub member: Option<&'static str>,
 }
@@ -51,7 +50,7 @@ impl Field {
     pub const fn at(name: &'static str, index: u64) -> Self {
         Field {
             name,
-            index: Some(saturate(index)),
+            index: Some(index),
             member: None,
         }
     }
@@ -69,17 +68,9 @@ impl Field {
     pub const fn member(name: &'static str, index: u64, member: &'static str) -> Self {
         Field {
             name,
-            index: Some(saturate(index)),
+            index: Some(index),
             member: Some(member),
         }
-    }
-}
-
-const fn saturate(index: u64) -> u32 {
-    if index > u32::MAX as u64 {
-        u32::MAX
-    } else {
-        index as u32
     }
 }
 
@@ -776,12 +767,14 @@ pub enum Error {
 
     /// COO: two entries share a coordinate, or `is_sorted` is set and the
     /// entries are not in strictly increasing lexicographic order.
-    #[error("tensor '{}': indices entry {position} at offset {offset}: {what} ({rule})", .tensor.escape_debug())]
+    #[error("tensor '{}': indices[{element}] at offset {offset}: entry {position}: {what} ({rule})", .tensor.escape_debug())]
     CooOrder {
         /// The tensor.
         tensor: Box<str>,
-        /// Position of the offending entry.
+        /// Position of the offending entry (an entry is `rank` coordinates).
         position: u64,
+        /// Its first coordinate's position in `indices`: `position × rank`.
+        element: u64,
         /// Offset of its coordinates.
         offset: u64,
         /// What is wrong, in words.
@@ -896,16 +889,17 @@ pub enum Error {
     },
 
     /// A vector passed to a computation (e.g. [`CscView::mul_vec`](crate::CscView::mul_vec))
-    /// has the wrong number of entries for the matrix.
+    /// has the wrong number of entries for the matrix, or a lookup's index
+    /// the wrong number of coordinates for the tensor's rank.
     #[error("tensor '{}': {what} has length {len}, expected {expected_name} = {expected}", .tensor.escape_debug())]
     LengthMismatch {
         /// The tensor.
         tensor: Box<str>,
-        /// Which argument: `x` or `y`.
+        /// Which argument: `x` or `y`, or a lookup's `index`.
         what: &'static str,
         /// Its length.
         len: u64,
-        /// What its length must equal: `nrows` or `ncols`.
+        /// What its length must equal: `nrows`, `ncols` or `rank`.
         expected_name: &'static str,
         /// That length.
         expected: u64,
@@ -1121,9 +1115,8 @@ impl Error {
             | Error::PtrTooLarge { array, position, .. }
             | Error::NotIncreasing { array, position, .. }
             | Error::IndexOutOfBounds { array, position, .. } => Field::at(array, *position),
-            // One entry is `rank` elements of `indices`: the array, at the
-            // entry's first coordinate (the offset).
-            Error::CooOrder { .. } => Field::new("indices"),
+            // One entry is `rank` elements of `indices`: its first (at the offset).
+            Error::CooOrder { element, .. } => Field::at("indices", *element),
             Error::StatisticsNnzMismatch { .. } => Field::sub("statistics", "nnz"),
             Error::TornComposite { .. } => Field::new("member_count"),
             Error::Misaligned { buffer, .. } => Field::at("buffer", u64::from(*buffer)),
@@ -1291,6 +1284,29 @@ fn set_bits(value: u64, byte: Option<u64>, offset: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Positions past 2^32 (a 35 GB `row_indices`) keep their value in
+    /// `field()`: it used to saturate at `u32::MAX`.
+    #[test]
+    fn field_of_a_position_past_u32() {
+        let position = 5_000_000_000;
+        let e = Error::IndexOutOfBounds {
+            tensor: "A".into(),
+            array: "row_indices",
+            position,
+            offset: 40_000_012_288,
+            value: 7,
+            bound: 4,
+            bound_name: "nrows",
+            rule: rule::CSC_INV4,
+        };
+        let field = e.field().map(|f| f.to_string());
+        assert_eq!(field.as_deref(), Some("row_indices[5000000000]"));
+        assert!(
+            e.to_string().contains("row_indices[5000000000] at offset 40000012288"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn accessors_name_offset_and_tensor() {

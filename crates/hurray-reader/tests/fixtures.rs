@@ -59,3 +59,30 @@ fn tensor_at_past_the_index_names_no_tensor() {
     );
     assert_eq!(file.tensor_at(0).unwrap().name(), "A");
 }
+
+/// A lookup with the wrong number of coordinates names the rank (it used to
+/// read `coordinate count 1 is out of range, the coordinate count count is 2`).
+#[test]
+fn lookups_with_the_wrong_coordinate_count_name_the_rank() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let bytes = read(&dir, "sparse_formats.hry");
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let wrong = |tensor: &str, len: u64, expected: u64| Error::LengthMismatch {
+        tensor: tensor.into(),
+        what: "index",
+        len,
+        expected_name: "rank",
+        expected,
+    };
+    let coo = file.tensor("m.coo").unwrap().coo::<f64>().unwrap();
+    let e = coo.get(&[1]).unwrap_err();
+    assert_eq!(e, wrong("m.coo", 1, 2));
+    assert_eq!(e.to_string(), "tensor 'm.coo': index has length 1, expected rank = 2");
+    assert_eq!(coo.get(&[0, 3]).unwrap(), Some(&-2.0));
+    let dense = file.tensor("m.dense").unwrap().dense::<f64>().unwrap();
+    assert_eq!(dense.get(&[1, 2, 3]).unwrap_err(), wrong("m.dense", 3, 2));
+    assert_eq!(dense.get(&[1, 2]).unwrap(), &3.25);
+    let csf = file.tensor("csf").unwrap().csf::<f32>().unwrap();
+    assert_eq!(csf.get(&[0, 0]).unwrap_err(), wrong("csf", 2, 3));
+    assert_eq!(csf.get(&[0, 0, 1]).unwrap(), Some(&1.0));
+}

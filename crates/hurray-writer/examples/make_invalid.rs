@@ -1935,7 +1935,7 @@ fn coo_csf(c: &mut Corpus) {
         &coo("Validity Constraints"),
         "data",
         "CooOrder",
-        "indices entry 1",
+        "indices[2]",
         single(coo_with(&idx, false)),
     );
     let mut idx = COO_SORTED;
@@ -1947,7 +1947,7 @@ fn coo_csf(c: &mut Corpus) {
         &coo("Validity Constraints"),
         "data",
         "CooOrder",
-        "indices entry 2",
+        "indices[4]",
         single(coo_with(&idx, true)),
     );
 

@@ -60,13 +60,12 @@ impl<'data> CooStructure<'data> {
     }
 
     fn error(&self, position: u64, what: &'static str, rule: &'static str) -> Error {
-        let offset = self
-            .indices_offset
-            .saturating_add(position.saturating_mul(to_u64(self.rank())).saturating_mul(8));
+        let element = position.saturating_mul(to_u64(self.rank()));
         Error::CooOrder {
             tensor: self.tensor.into(),
             position,
-            offset,
+            element,
+            offset: self.indices_offset.saturating_add(element.saturating_mul(8)),
             what,
             rule,
         }
@@ -283,15 +282,16 @@ impl<'data> CooStructure<'data> {
     /// otherwise (`layouts/coo.md` § Element Lookup); `None` is an implicit zero.
     ///
     /// # Errors
-    /// [`Error::IndexArgument`] when `index` has the wrong length or lies
-    /// outside the shape.
+    /// [`Error::LengthMismatch`] when `index` does not have `rank`
+    /// coordinates, [`Error::IndexArgument`] when it lies outside the shape.
     pub fn position(&self, index: &[u64]) -> Result<Option<u64>> {
         if index.len() != self.rank() {
-            return Err(Error::IndexArgument {
+            return Err(Error::LengthMismatch {
                 tensor: self.tensor.into(),
-                what: "coordinate count",
-                index: to_u64(index.len()),
-                bound: to_u64(self.rank()),
+                what: "index",
+                len: to_u64(index.len()),
+                expected_name: "rank",
+                expected: to_u64(self.rank()),
             });
         }
         for (k, (&i, &n)) in index.iter().zip(&self.shape).enumerate() {
@@ -822,10 +822,16 @@ mod tests {
             Error::CooOrder {
                 tensor: "T".into(),
                 position: 1,
+                element: 2,
                 offset: 4096 + 16,
                 what: "entries are not in strictly increasing lexicographic order although is_sorted = 1",
                 rule: rule::COO_VALIDITY,
             }
+        );
+        assert_eq!(
+            e.to_string(),
+            "tensor 'T': indices[2] at offset 4112: entry 1: entries are not in strictly increasing \
+             lexicographic order although is_sorted = 1 (layouts/coo.md § Validity Constraints)"
         );
         // A column out of bounds wins over the order, whatever comes first.
         let e = coo(&[3, 4], &[1, 1, 0, 1, 2, 4], true)
@@ -846,6 +852,7 @@ mod tests {
             e,
             Error::CooOrder {
                 position: 1,
+                element: 3,
                 offset: 4120,
                 ..
             }
@@ -857,6 +864,7 @@ mod tests {
             e,
             Error::CooOrder {
                 position: 2,
+                element: 4,
                 what: "duplicate coordinates",
                 ..
             }

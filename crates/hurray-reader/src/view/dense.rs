@@ -30,15 +30,16 @@ impl<'data> Addressing<'data> {
     /// Position in buffer 0, in elements, of the element at `index`.
     ///
     /// # Errors
-    /// [`Error::IndexArgument`] for an index of the wrong rank or outside
-    /// the shape.
+    /// [`Error::LengthMismatch`] for an index without `rank` coordinates,
+    /// [`Error::IndexArgument`] for one outside the shape.
     pub fn position(&self, index: &[u64]) -> Result<u64> {
         if index.len() != self.shape.len() {
-            return Err(Error::IndexArgument {
+            return Err(Error::LengthMismatch {
                 tensor: self.tensor.into(),
-                what: "coordinate count",
-                index: to_u64(index.len()),
-                bound: to_u64(self.shape.len()),
+                what: "index",
+                len: to_u64(index.len()),
+                expected_name: "rank",
+                expected: to_u64(self.shape.len()),
             });
         }
         if let Some((&i, &n)) = index.iter().zip(&self.shape).find(|(&i, &n)| i >= n) {
