@@ -142,8 +142,9 @@ pub struct Cli {
     /// "-inf"; bytes are arrays of byte values. A tensor whose descriptor cannot be
     /// read has null dtype, layout and shape, and an `error`. Every other command
     /// has its own object: see docs/cli.md. A file that fails before anything
-    /// can be shown (it does not open; the tensor does not resolve) gives
-    /// `{"error": ..., "error_at": {field, offset, rule}}`, besides the stderr line.
+    /// can be shown (it does not open, the tensor does not resolve, or what a
+    /// data command reads breaks a rule) gives `{"error": ..., "error_at":
+    /// {field, offset, rule}, "tensor": ...}`, besides the stderr line.
     ///
     /// Example: hurray-inspect --json weights.hry | jq '.tensors[].shape'
     #[arg(long)]
@@ -160,7 +161,7 @@ pub struct Cli {
     #[arg(long)]
     pub permissive: bool,
 
-    /// Threads for the data checks of --validate (default: the available parallelism).
+    /// Threads for the data checks of --validate (default: the available parallelism; at most 64 are used).
     ///
     /// Each CSC, CSR or sorted-COO scan is cut into equal ranges checked in
     /// parallel (small arrays use fewer threads). Verdicts and error messages do

@@ -12,6 +12,8 @@ use crate::values::{Human, Json};
 
 /// Values per line in the human form.
 const PER_LINE: u64 = 8;
+/// Bytes per line in the human form of a buffer whose type is unknown.
+const BYTES_PER_LINE: usize = 16;
 
 /// Writes every buffer as text: a line per buffer (role, element type,
 /// count, bytes, file range), then its values, [`PER_LINE`] to a line, each
@@ -48,7 +50,8 @@ pub fn human(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
             b.file_offset().saturating_add(b.byte_size())
         )?;
         if dtype.is_none() {
-            writeln!(out, "  (not decoded: unknown element type)")?;
+            writeln!(out, "  (not decoded: unknown element type; its bytes in hex)")?;
+            human_hex(b.bytes(), out)?;
             continue;
         }
         if b.is_empty() {
@@ -69,10 +72,23 @@ pub fn human(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
     Ok(())
 }
 
+/// The bytes of a buffer whose element type is unknown, [`BYTES_PER_LINE`]
+/// to a line, each line starting with the position of its first byte.
+fn human_hex(bytes: &[u8], out: &mut impl Write) -> io::Result<()> {
+    for (line, chunk) in (0u64..).zip(bytes.chunks(BYTES_PER_LINE)) {
+        write!(out, "  [{}] ", line.saturating_mul(BYTES_PER_LINE as u64))?;
+        for byte in chunk {
+            write!(out, " {byte:02x}")?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
 /// Writes one JSON object: `name`, `dtype`, `layout`, `shape`, `nnz`, and
 /// `buffers`, one object per buffer in buffer-table order with `role`,
 /// `element_type`, `byte_size` and `values` (null when the element type is
-/// unknown), one buffer per line.
+/// unknown, and then `bytes`, a hex string), one buffer per line.
 ///
 /// # Errors
 /// Whatever `out` returns.
@@ -120,14 +136,18 @@ fn json_buffer(b: &Buffer<'_>, out: &mut impl Write) -> io::Result<()> {
     serde_json::to_writer(&mut *out, &b.element_type().map(|e| e.as_str()))?;
     write!(out, ", \"byte_size\": {}, \"values\": ", b.byte_size())?;
     if b.element_type().is_none() {
-        return write!(out, "null}}");
+        write!(out, "null, \"bytes\": \"")?;
+        for byte in b.bytes() {
+            write!(out, "{byte:02x}")?;
+        }
+        return write!(out, "\"}}");
     }
     write!(out, "[")?;
     for (i, v) in b.values().enumerate() {
         if i > 0 {
             write!(out, ", ")?;
         }
-        serde_json::to_writer(&mut *out, &Json(v))?;
+        serde_json::to_writer(&mut *out, &Json(v, b.element_type()))?;
     }
     write!(out, "]}}")
 }

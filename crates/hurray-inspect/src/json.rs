@@ -444,7 +444,7 @@ pub fn render_entries(e: &Entries<'_>, out: &mut impl Write) -> io::Result<()> {
         let entry = pretty(&JsonEntry {
             index: &x.index,
             position: x.position,
-            value: Json(x.value),
+            value: Json(x.value, e.header.dtype),
         })?;
         write!(out, "{separator}\n    ")?;
         for (k, line) in entry.split(|&b| b == b'\n').enumerate() {
@@ -482,11 +482,14 @@ pub fn render_lookup(l: &Lookup<'_>, out: &mut impl Write) -> io::Result<()> {
         stored: l.value.is_some(),
         position: l.position,
         // An implicit zero in the tensor's own type: `false`, `0`, `0.0`, `[0.0, 0.0]`.
-        value: Json(l.value.unwrap_or_else(|| {
-            l.header
-                .dtype
-                .map_or(hurray_reader::Value::UInt(0), hurray_reader::Value::zero)
-        })),
+        value: Json(
+            l.value.unwrap_or_else(|| {
+                l.header
+                    .dtype
+                    .map_or(hurray_reader::Value::UInt(0), hurray_reader::Value::zero)
+            }),
+            l.header.dtype,
+        ),
     };
     write_pretty(out, &json)?;
     writeln!(out)

@@ -175,8 +175,14 @@ fn chosen<'data>(file: &HurrayFile<'data>, cli: &Cli, flag: &str) -> Result<Tens
     let t = file.tensor(name)?;
     if let Some(why) = t.not_viewable() {
         if flag != "--dump" && t.layout() != Layout::Composite {
+            // An unknown layout's buffers are not located: only its descriptor can be shown.
+            let hint = if crate::model::located_buffers(&t).is_some() {
+                "--dump shows its bytes"
+            } else {
+                "--tensor shows its descriptor"
+            };
             return Err(Failure::Usage(format!(
-                "{flag}: tensor '{}' is not read: {why} (try --dump)",
+                "{flag}: tensor '{}' is not read: {why} ({hint})",
                 t.name().escape_debug()
             )));
         }

@@ -6,7 +6,8 @@
 //! bfloat16, float32 ... widened to `f64`, so `0.1f32` is
 //! `0.10000000149011612`); NaN and infinities as the strings `"nan"`,
 //! `"inf"`, `"-inf"`; complex as `[re, im]`; bool as `true`/`false`;
-//! raw bits (float128, extension types) as a hex string `"0x..."`.
+//! raw bits (float128, extension types) as a hex string `"0x..."`, one
+//! digit per 4 bits of the type (32 for float128), leading zeros kept.
 
 use std::fmt;
 
@@ -44,8 +45,21 @@ impl fmt::Display for Human {
                 float(f, im.abs(), dtype)?;
                 f.write_str("i")
             }
-            Value::Bits(bits) => write!(f, "{bits:#x}"),
+            Value::Bits(bits) => Bits(bits, dtype).fmt(f),
         }
+    }
+}
+
+/// Raw bits as `0x` and one hex digit per 4 bits of `dtype` (at least the
+/// digits the value needs; all of them without a type).
+struct Bits(u128, Option<ElementType>);
+
+impl fmt::Display for Bits {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let digits = self
+            .1
+            .map_or(0, |t| usize::try_from(t.bit_width().div_ceil(4)).unwrap_or(0));
+        write!(f, "0x{:0digits$x}", self.0)
     }
 }
 
@@ -61,9 +75,9 @@ fn float(f: &mut fmt::Formatter<'_>, x: f64, dtype: Option<ElementType>) -> fmt:
     }
 }
 
-/// A value as JSON (see the module docs).
+/// A value of type `dtype` as JSON (see the module docs).
 #[derive(Debug, Clone, Copy)]
-pub struct Json(pub Value);
+pub struct Json(pub Value, pub Option<ElementType>);
 
 /// A float as JSON: a number, or `"nan"`, `"inf"`, `"-inf"`.
 #[derive(Debug, Clone, Copy)]
@@ -95,7 +109,7 @@ impl Serialize for Json {
                 pair.serialize_element(&JsonFloat(im))?;
                 pair.end()
             }
-            Value::Bits(bits) => serializer.serialize_str(&format!("{bits:#x}")),
+            Value::Bits(bits) => serializer.collect_str(&Bits(bits, self.1)),
         }
     }
 }
@@ -137,11 +151,23 @@ mod tests {
             "0.5+0.25i"
         );
         assert_eq!(human(Value::Bits(0xab), None), "0xab");
+        // float128 1.0, and one with leading zero bytes: every digit kept.
+        assert_eq!(
+            human(Value::Bits(0x3fff << 112), Some(ElementType::Float128)),
+            "0x3fff0000000000000000000000000000"
+        );
+        assert_eq!(
+            human(
+                Value::Bits(0x0f0e0d0c0b0a09080706050403020100),
+                Some(ElementType::Float128)
+            ),
+            "0x0f0e0d0c0b0a09080706050403020100"
+        );
     }
 
     #[test]
     fn json_forms() {
-        let to = |v| serde_json::to_value(Json(v)).unwrap();
+        let to = |v| serde_json::to_value(Json(v, None)).unwrap();
         assert_eq!(to(Value::UInt(u64::MAX)), json!(u64::MAX));
         assert_eq!(to(Value::Int(i64::MIN)), json!(i64::MIN));
         assert_eq!(to(Value::Float(f64::from(0.1f32))), json!(0.10000000149011612));
@@ -151,7 +177,11 @@ mod tests {
         assert_eq!(to(Value::Complex { re: 1.0, im: f64::NAN }), json!([1.0, "nan"]));
         assert_eq!(to(Value::Bool(false)), json!(false));
         assert_eq!(to(Value::Bits(0x10)), json!("0x10"));
-        assert_eq!(serde_json::to_string(&Json(Value::Float(-0.0))).unwrap(), "-0.0");
-        assert_eq!(serde_json::to_string(&Json(Value::Float(1.0))).unwrap(), "1.0");
+        assert_eq!(
+            serde_json::to_value(Json(Value::Bits(0x10), Some(ElementType::Float128))).unwrap(),
+            json!("0x00000000000000000000000000000010")
+        );
+        assert_eq!(serde_json::to_string(&Json(Value::Float(-0.0), None)).unwrap(), "-0.0");
+        assert_eq!(serde_json::to_string(&Json(Value::Float(1.0), None)).unwrap(), "1.0");
     }
 }

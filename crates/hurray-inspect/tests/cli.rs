@@ -518,7 +518,7 @@ fn permissive_tensor_detail_of_an_unknown_layout() {
 /// Data the library says must not be interpreted (permissive: an unknown
 /// type tag or quantization scheme) is not read by the data commands: a
 /// request that does not fit (exit 2, naming --dump), as for an unknown
-/// layout; --dump shows the bytes, with the element count unknown.
+/// layout (naming --tensor); --dump shows the bytes in hex.
 #[test]
 fn data_commands_refuse_uninterpreted_data() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/invalid");
@@ -528,15 +528,36 @@ fn data_commands_refuse_uninterpreted_data() {
             let out = inspect(&[&["--permissive"][..], args].concat(), &file);
             assert_eq!(out.status.code(), Some(2), "{name} {args:?}: {}", stderr(&out));
             assert!(stderr(&out).contains("is not read: its"), "{}", stderr(&out));
-            assert!(stderr(&out).ends_with("(try --dump)\n"), "{}", stderr(&out));
+            assert!(stderr(&out).ends_with("(--dump shows its bytes)\n"), "{}", stderr(&out));
         }
     }
-    let out = inspect(&["--permissive", "--dump"], &dir.join("descriptor_type_tag_05.hry"));
+    // An unknown type: the bytes in hex (2x2 float32 1, 2, 3, 4 under tag 0x05).
+    let file = dir.join("descriptor_type_tag_05.hry");
+    let out = inspect(&["--permissive", "--dump"], &file);
     assert_eq!(out.status.code(), Some(0));
     assert!(
-        stdout(&out).contains("\nbuffer 0: data, ? x ?, 16 B at [4096, 4112)\n"),
+        stdout(&out).ends_with(
+            "\nbuffer 0: data, ? x ?, 16 B at [4096, 4112)\n  \
+             (not decoded: unknown element type; its bytes in hex)\n  \
+             [0]  00 00 80 3f 00 00 00 40 00 00 40 40 00 00 80 40\n"
+        ),
         "{}",
         stdout(&out)
+    );
+    let v = json_of(&inspect(&["--permissive", "--dump", "--json"], &file));
+    assert_eq!(
+        v["buffers"],
+        json!([{"role": "data", "element_type": null, "byte_size": 16, "values": null,
+                "bytes": "0000803f000000400000404000008040"}])
+    );
+    // An unknown layout: no buffers to show; the hint names --tensor.
+    let file = dir.join("descriptor_layout_tag_0c.hry");
+    let out = inspect(&["--permissive", "--head", "1"], &file);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).ends_with("(--tensor shows its descriptor)\n"),
+        "{}",
+        stderr(&out)
     );
 }
 

@@ -32,9 +32,10 @@ pub enum Mode {
     /// bytes after the last field of a descriptor, the index or the KV
     /// section, gaps and non-zero padding between regions, a data region
     /// not at the first boundary after its descriptor, a statistics `nnz`
-    /// that disagrees with the descriptor's (the descriptor's is used), torn
-    /// composites (members readable alone). Bounds, overflow and alignment
-    /// checks stay on: permissive never means unsafe.
+    /// that disagrees with the descriptor's (the descriptor's is used).
+    /// Bounds, overflow and alignment checks stay on: permissive never means
+    /// unsafe. A torn composite is an error in both modes (its members are
+    /// readable alone in both).
     Permissive,
 }
 

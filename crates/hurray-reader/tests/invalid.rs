@@ -125,6 +125,13 @@ fn every_invalid_file_is_rejected_as_the_manifest_says() {
                 if !names(&text, want_field) {
                     problems.push(format!("the message does not name '{want_field}'"));
                 }
+                // `member 'm1': shard_offset`: the message names the member,
+                // field() the field.
+                let field_only = want_field.rsplit(": ").next().unwrap_or(want_field);
+                let got_field = e.field().map(|f| f.to_string());
+                if got_field.as_deref() != Some(field_only) {
+                    problems.push(format!("field() is {got_field:?}, expected '{field_only}'"));
+                }
                 match e.rule() {
                     Some(rule) if cites(rule, want_spec) => {}
                     Some(rule) => problems.push(format!("the error cites '{rule}', the manifest '{want_spec}'")),

@@ -681,7 +681,7 @@ fn container(c: &mut Corpus) {
         trl,
         "open",
         "Reserved",
-        "_reserved",
+        "trailer._reserved",
         b,
     );
     let mut b = single(dense());
@@ -825,7 +825,7 @@ fn index(c: &mut Corpus) {
         idx,
         "open",
         "Invalid",
-        "name_length",
+        "index_entry[0].name_length",
         write(
             WriterOptions::default(),
             &[],
@@ -838,7 +838,7 @@ fn index(c: &mut Corpus) {
         idx,
         "open",
         "Invalid",
-        "name_length",
+        "index_entry[0].name_length",
         single(dense().named("")),
     );
     c.add(
@@ -905,7 +905,7 @@ fn index(c: &mut Corpus) {
         "file-format.md § Descriptor Placement",
         "open",
         "Invalid",
-        "descriptor_offset",
+        "index_entry[0].descriptor_offset",
         single(dense().with(|t| t.index_descriptor_offset = Some(68))),
     )
     .tensor("t");
@@ -915,7 +915,7 @@ fn index(c: &mut Corpus) {
         region,
         "open",
         "OutOfRange",
-        "descriptor_offset",
+        "index_entry[0].descriptor_offset",
         single(dense().with(|t| t.index_descriptor_offset = Some(8))),
     )
     .tensor("t");
@@ -925,7 +925,7 @@ fn index(c: &mut Corpus) {
         region,
         "open",
         "OutOfRange",
-        "data_length",
+        "index_entry[0].data_length",
         single(dense().with(|t| t.index_data_length = Some(1 << 20))),
     )
     .tensor("t");
@@ -940,7 +940,7 @@ fn index(c: &mut Corpus) {
         region,
         "open",
         "Layout",
-        "descriptor_length",
+        "index_entry[0].descriptor_length",
         b,
     )
     .tensor("t")
@@ -951,7 +951,7 @@ fn index(c: &mut Corpus) {
         place,
         "open",
         "DataOffsetMisaligned",
-        "data_offset",
+        "index_entry[0].data_offset",
         single(dense().with(|t| t.index_data_offset = Some(4096 + 64))),
     )
     .tensor("t");
@@ -968,7 +968,7 @@ fn index(c: &mut Corpus) {
         place,
         "open",
         "Layout",
-        "data_offset",
+        "index_entry[0].data_offset",
         single(t),
     )
     .tensor("t");
@@ -978,7 +978,7 @@ fn index(c: &mut Corpus) {
         LAYOUT_ORDER,
         "open",
         "Layout",
-        "descriptor_offset",
+        "index_entry[1].descriptor_offset",
         write(
             WriterOptions::default(),
             &[],
@@ -992,7 +992,7 @@ fn index(c: &mut Corpus) {
         LAYOUT_ORDER,
         "open",
         "Layout",
-        "descriptor_offset",
+        "index_entry[1].descriptor_offset",
         write(
             WriterOptions::default(),
             &[],
@@ -1045,7 +1045,7 @@ fn kv_cases(c: &mut Corpus) {
         sec,
         "open",
         "Invalid",
-        "key_length",
+        "kv_entry[0].key_length",
         kv_file(&[kv("", 0x02, int())]),
     );
     c.add(
@@ -1054,7 +1054,7 @@ fn kv_cases(c: &mut Corpus) {
         sec,
         "open",
         "InvalidUtf8",
-        "key",
+        "kv_entry[0].key",
         kv_file(&[(vec![b'k', 0xC3], 0x02, int())]),
     );
     c.add(
@@ -1073,7 +1073,7 @@ fn kv_cases(c: &mut Corpus) {
             types,
             "open",
             "UnknownTag",
-            "value_tag",
+            "kv_entry[0].value_tag",
             kv_file(&[kv("k", tag, int())]),
         );
     }
@@ -1083,7 +1083,7 @@ fn kv_cases(c: &mut Corpus) {
         types,
         "open",
         "Invalid",
-        "value",
+        "kv_entry[0].bool value",
         kv_file(&[kv("k", 0x05, vec![2])]),
     );
     c.add(
@@ -1092,7 +1092,7 @@ fn kv_cases(c: &mut Corpus) {
         types,
         "open",
         "CountTooLarge",
-        "length",
+        "kv_entry[0].string length",
         kv_file(&[kv("k", 0x01, str_payload(1000, b"ab"))]),
     );
     c.add(
@@ -1101,7 +1101,7 @@ fn kv_cases(c: &mut Corpus) {
         types,
         "open",
         "InvalidUtf8",
-        "string bytes",
+        "kv_entry[0].string bytes",
         kv_file(&[kv("k", 0x01, str_payload(2, &[0xFF, 0xFE]))]),
     );
     c.add(
@@ -1110,7 +1110,7 @@ fn kv_cases(c: &mut Corpus) {
         types,
         "open",
         "CountTooLarge",
-        "length",
+        "kv_entry[0].bytes length",
         kv_file(&[kv("k", 0x06, str_payload(1000, b"ab"))]),
     );
     let array = |elem: u8, count: u32, rest: &[u8]| {
@@ -1125,7 +1125,7 @@ fn kv_cases(c: &mut Corpus) {
         types,
         "open",
         "Invalid",
-        "element_tag",
+        "kv_entry[0].element_tag",
         kv_file(&[kv("k", 0x07, array(0x07, 1, &array(0x02, 1, &int())))]),
     );
     c.add(
@@ -1134,7 +1134,7 @@ fn kv_cases(c: &mut Corpus) {
         types,
         "open",
         "UnknownTag",
-        "element_tag",
+        "kv_entry[0].element_tag",
         kv_file(&[kv("k", 0x07, array(0x00, 1, &int()))]),
     );
     c.add(
@@ -1143,7 +1143,7 @@ fn kv_cases(c: &mut Corpus) {
         types,
         "open",
         "CountTooLarge",
-        "count",
+        "kv_entry[0].element count",
         kv_file(&[kv("k", 0x07, array(0x02, 1000, &int()))]),
     );
     // "kk" + int64: the section is 17 bytes, padded to 24; claim all 24.
@@ -1228,7 +1228,7 @@ fn descriptor(c: &mut Corpus) {
         "file-format.md § Index Section",
         "tensor",
         "DescriptorLengthMismatch",
-        "descriptor_length",
+        "index_entry[0].descriptor_length",
         single(dense().with(|t| t.index_descriptor_length = Some(69))),
     );
     for bit in [5u32, 31] {
@@ -1248,7 +1248,7 @@ fn descriptor(c: &mut Corpus) {
         flags,
         "tensor",
         "Invalid",
-        "HAS_EXTENSION_TYPE",
+        "flags",
         single(dense().d(|d| d.extension_type = Some(ExtensionType::integer(32, false)))),
     );
     c.add(
@@ -1257,7 +1257,7 @@ fn descriptor(c: &mut Corpus) {
         flags,
         "tensor",
         "Invalid",
-        "HAS_EXTENSION_TYPE",
+        "flags",
         single(dense().d(|d| d.type_tag = 0xF0)),
     );
     for tag in [0x00u8, 0x47, 0x05, 0x80, 0xFF] {
@@ -1402,7 +1402,7 @@ fn handles(c: &mut Corpus) {
         h,
         "tensor",
         "Reserved",
-        "buffer[0]",
+        "buffer[0]._reserved",
         handle(|b| b.reserved = 1),
     );
     c.add(
@@ -1420,7 +1420,7 @@ fn handles(c: &mut Corpus) {
         "file-format.md § Data Buffer Placement",
         "tensor",
         "OutOfRange",
-        "buffer[0]",
+        "buffer[0].byte_size",
         single(dense().with(|t| t.index_data_length = Some(8))),
     )
     .also("data_length 8 also disagrees with the buffer table's span, 16 (checked after placement)");
@@ -1439,7 +1439,7 @@ fn handles(c: &mut Corpus) {
         "file-format.md § Index Section; NOTES.md 'data_length'",
         "tensor",
         "DataLengthMismatch",
-        "data_length",
+        "index_entry[0].data_length",
         single(dense().with(|t| t.index_data_length = Some(24))),
     );
     c.add(
@@ -1923,7 +1923,7 @@ fn coo_csf(c: &mut Corpus) {
         &coo("Validity Constraints"),
         "data",
         "IndexOutOfBounds",
-        "indices",
+        "indices[9]",
         single(coo_with(&idx, true)),
     );
     let mut idx = COO_SORTED;
@@ -1989,7 +1989,7 @@ fn coo_csf(c: &mut Corpus) {
         &csf_doc("Mode Ordering"),
         "tensor",
         "Invalid",
-        "mode_order",
+        "mode_order[1]",
         single(csf().d(|d| d.layout_fields[12..16].copy_from_slice(&0u32.to_le_bytes()))),
     );
     c.add(
@@ -2649,7 +2649,7 @@ fn sections(c: &mut Corpus) {
         "layouts/csf.md § Sharding",
         "tensor",
         "Invalid",
-        "HAS_SHARD",
+        "flags",
         single(csf().d(|d| d.shard = Some(Shard::new(vec![2, 3, 4], vec![0, 0, 0])))),
     );
     c.add(
@@ -2658,7 +2658,7 @@ fn sections(c: &mut Corpus) {
         "layouts/block-paged.md § Sharding",
         "tensor",
         "Invalid",
-        "HAS_SHARD",
+        "flags",
         single(paged().d(|d| d.shard = Some(Shard::new(vec![4, 1, 2], vec![0, 0, 0])))),
     );
     let stats = "metadata.md § Statistics Section";
@@ -2847,7 +2847,7 @@ fn sections(c: &mut Corpus) {
         "element-types.md § Sub-Byte Integer Types (unused bits MUST be 0)",
         "data",
         "Reserved",
-        "padding bits",
+        "buffer[0].padding bits",
         single(dense_of(E::Bool, vec![3], vec![0x85])),
     );
 }
