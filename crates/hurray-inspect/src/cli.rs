@@ -168,7 +168,7 @@ pub struct Cli {
     /// not depend on it; --threads 1 checks on the main thread only.
     ///
     /// Example: hurray-inspect --validate --threads 1 weights.hry
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = thread_count)]
     pub threads: Option<u16>,
 
     /// Print nothing on stdout: only the exit status and, on failure, the error line.
@@ -191,7 +191,7 @@ impl FromStr for Coords {
         }
         s.split(',')
             .map(|part| {
-                index(
+                parse_u64(
                     part.trim(),
                     "coordinate",
                     "non-negative integers separated by commas, e.g. 2,1",
@@ -205,32 +205,44 @@ impl FromStr for Coords {
 /// `--column J`: a column index, with the messages of `--get`'s coordinates
 /// (clap's own would call `-1` an unexpected argument).
 fn column_index(s: &str) -> Result<u64, String> {
-    index(s.trim(), "column index", "a non-negative integer, e.g. 3")
+    parse_u64(s.trim(), "column index", "a non-negative integer, e.g. 3")
 }
 
 /// `--row I`: a row index, as [`column_index`].
 fn row_index(s: &str) -> Result<u64, String> {
-    index(s.trim(), "row index", "a non-negative integer, e.g. 0")
+    parse_u64(s.trim(), "row index", "a non-negative integer, e.g. 0")
 }
 
 /// `--head N`: a count of entries, at most [`MAX_LISTED`](crate::detail::MAX_LISTED).
 fn head_count(s: &str) -> Result<u64, String> {
     let max = crate::detail::MAX_LISTED;
-    let n = index(
-        s.trim(),
-        "count",
-        &format!("a non-negative integer up to {max}, e.g. 10"),
-    )?;
-    if n > max {
-        return Err(format!(
+    let s = s.trim();
+    match s.parse::<u64>() {
+        Ok(n) if n <= max => Ok(n),
+        Err(e) if *e.kind() != std::num::IntErrorKind::PosOverflow => Err(format!(
+            "`{s}` is not a count: expected a non-negative integer up to {max}, e.g. 10"
+        )),
+        _ => Err(format!(
             "--head lists at most {max} entries (they are held in memory); --dump streams every value"
-        ));
+        )),
     }
-    Ok(n)
 }
 
-/// `part` as a `u64`; an error names it as a `what` and says what was `expected`.
-fn index(part: &str, what: &str, expected: &str) -> Result<u64, String> {
+/// `--threads N`: 1 to 65535 (the library uses at most 64).
+fn thread_count(s: &str) -> Result<u16, String> {
+    let s = s.trim();
+    match s.parse::<u64>() {
+        Ok(n) if (1..=u64::from(u16::MAX)).contains(&n) => u16::try_from(n).map_err(|e| e.to_string()),
+        Err(e) if *e.kind() != std::num::IntErrorKind::PosOverflow => Err(format!(
+            "`{s}` is not a thread count: expected an integer from 1 to 65535, e.g. 2"
+        )),
+        _ => Err(format!("thread count {s} is out of range: expected 1 to 65535")),
+    }
+}
+
+/// `part` as a `u64` coordinate or index; an error names it as a `what`
+/// and says what was `expected`.
+fn parse_u64(part: &str, what: &str, expected: &str) -> Result<u64, String> {
     part.parse::<u64>().map_err(|e| match e.kind() {
         std::num::IntErrorKind::PosOverflow => {
             format!("{what} `{part}` is larger than any dimension can be (2^64 - 1)")

@@ -287,11 +287,28 @@ pub struct Entry {
     pub value: Value,
 }
 
+/// The axis of a slice: a column of a CSC matrix or a row of a CSR one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    Column,
+    Row,
+}
+
+impl Axis {
+    /// `column` or `row`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Axis::Column => "column",
+            Axis::Row => "row",
+        }
+    }
+}
+
 /// `--column J` / `--row I`: which slice.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Slice {
     /// `column` or `row`.
-    pub kind: &'static str,
+    pub axis: Axis,
     pub index: u64,
     /// Positions of its entries in the values and index buffers.
     pub positions: Range<u64>,
@@ -315,7 +332,7 @@ pub enum Listed<'data> {
         first: u64,
         /// The column (CSC) or row (CSR) index, and which of the two.
         index: u64,
-        column: bool,
+        axis: Axis,
     },
 }
 
@@ -337,12 +354,12 @@ impl Listed<'_> {
                 values,
                 first,
                 index,
-                column,
+                axis,
             } => {
                 let i = *inner.get(k)?;
                 let position = first.checked_add(to_u64(k))?;
                 Some(Entry {
-                    index: if column { vec![i, index] } else { vec![index, i] },
+                    index: slice_coordinates(i, index, axis),
                     position,
                     value: values.value(position)?,
                 })
@@ -355,13 +372,26 @@ impl Listed<'_> {
         (0..self.len()).map_while(|k| self.get(k))
     }
 
-    /// The largest `width` of an entry: over every collected entry, or a
-    /// slice's last (its inner indices increase, so it prints widest).
-    pub fn widest(&self, width: impl Fn(&Entry) -> usize) -> usize {
-        match self {
-            Listed::Collected(entries) => entries.iter().map(width).max().unwrap_or(0),
-            Listed::Slice { inner, .. } => self.get(inner.len().saturating_sub(1)).map_or(0, |e| width(&e)),
+    /// The coordinates among which the widest printed ones are: every
+    /// collected entry's, or a slice's last (its inner indices increase, so
+    /// each has at least the digits of the one before).
+    pub fn widest_candidates(&self) -> Vec<Vec<u64>> {
+        match *self {
+            Listed::Collected(ref entries) => entries.iter().map(|e| e.index.clone()).collect(),
+            Listed::Slice { inner, index, axis, .. } => inner
+                .last()
+                .map(|&i| slice_coordinates(i, index, axis))
+                .into_iter()
+                .collect(),
         }
+    }
+}
+
+/// `[i, j]` of entry `inner` in column `index` (`column`) or row `index`.
+fn slice_coordinates(inner: u64, index: u64, axis: Axis) -> Vec<u64> {
+    match axis {
+        Axis::Column => vec![inner, index],
+        Axis::Row => vec![index, inner],
     }
 }
 
@@ -588,13 +618,13 @@ pub fn head<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, n: u64) -> Resul
 /// # Errors
 /// [`Failure::Usage`] for the other layouts and an index out of range; the
 /// library's error for a damaged slice.
-pub fn slice<'data>(t: &Tensor<'data>, kind: &'static str, index: u64) -> Result<Entries<'data>> {
+pub fn slice<'data>(t: &Tensor<'data>, axis: Axis, index: u64) -> Result<Entries<'data>> {
+    let kind = axis.as_str();
     let header = Header::of(t);
     let name = t.name().escape_debug();
-    let (wanted, instead) = if kind == "column" {
-        (Layout::Csc, "--row I")
-    } else {
-        (Layout::Csr, "--column J")
+    let (wanted, instead, shape_dim) = match axis {
+        Axis::Column => (Layout::Csc, "--row I", 1),
+        Axis::Row => (Layout::Csr, "--column J", 0),
     };
     if t.layout() != wanted {
         let hint = match t.layout() {
@@ -606,7 +636,6 @@ pub fn slice<'data>(t: &Tensor<'data>, kind: &'static str, index: u64) -> Result
             t.layout(),
         )));
     }
-    let shape_dim = if kind == "column" { 1 } else { 0 };
     let bound = header.shape.get(shape_dim).copied().unwrap_or(0);
     if index >= bound {
         return Err(Failure::Usage(format!(
@@ -615,7 +644,7 @@ pub fn slice<'data>(t: &Tensor<'data>, kind: &'static str, index: u64) -> Result
         )));
     }
     let values = t.buffer(0)?;
-    let (order, range, inner) = if kind == "column" {
+    let (order, range, inner) = if axis == Axis::Column {
         let s = t.csc_structure()?;
         (Order::Column, s.column_range(index)?, s.row_indices())
     } else {
@@ -626,7 +655,7 @@ pub fn slice<'data>(t: &Tensor<'data>, kind: &'static str, index: u64) -> Result
         .get(range.clone())
         .ok_or_else(|| internal(t, &format!("indices {}..{} cannot be read", range.start, range.end)))?;
     // The last element decodes, so every element before it does.
-    if let Some(last) = range.end.checked_sub(1).filter(|_| !range.is_empty()) {
+    if let Some(last) = range.clone().next_back() {
         value_at(t, values, to_u64(last))?;
     }
     let entries = Listed::Slice {
@@ -634,7 +663,7 @@ pub fn slice<'data>(t: &Tensor<'data>, kind: &'static str, index: u64) -> Result
         values: *values,
         first: to_u64(range.start),
         index,
-        column: kind == "column",
+        axis,
     };
     Ok(Entries {
         total: header.nnz.unwrap_or(0),
@@ -642,7 +671,7 @@ pub fn slice<'data>(t: &Tensor<'data>, kind: &'static str, index: u64) -> Result
         order,
         entries,
         slice: Some(Slice {
-            kind,
+            axis,
             index,
             positions: to_u64(range.start)..to_u64(range.end),
         }),
@@ -661,7 +690,8 @@ pub fn get<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, index: &[u64]) ->
     if index.len() != header.shape.len() {
         let given = index.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
         return Err(Failure::Usage(format!(
-            "--get '{given}': tensor '{name}' of shape {shape} needs {} comma-separated coordinates, got {}",
+            "--get '{}': tensor '{name}' of shape {shape} needs {} comma-separated coordinates, got {}",
+            short_name(&given),
             header.shape.len(),
             index.len()
         )));

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use hurray_reader::{Buffer, Tensor};
+use hurray_reader::{Buffer, ElementType, Tensor};
 
 use crate::detail::Header;
 use crate::human::{header_line, human_bytes};
@@ -49,8 +49,8 @@ pub fn human(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
             b.file_offset(),
             b.file_offset().saturating_add(b.byte_size())
         )?;
-        if dtype.is_none() {
-            writeln!(out, "  (not decoded: unknown element type; its bytes in hex)")?;
+        if let Some(why) = not_decoded(dtype) {
+            writeln!(out, "  (not decoded: {why}; its bytes in hex)")?;
             human_hex(b.bytes(), out)?;
             continue;
         }
@@ -72,7 +72,18 @@ pub fn human(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
     Ok(())
 }
 
-/// The bytes of a buffer whose element type is unknown, [`BYTES_PER_LINE`]
+/// Why a buffer's elements are shown as bytes, not values: its element type
+/// is unknown, or wider than the 128 bits a [`Value`](hurray_reader::Value)
+/// holds (a private extension type).
+pub fn not_decoded(dtype: Option<ElementType>) -> Option<&'static str> {
+    match dtype {
+        None => Some("unknown element type"),
+        Some(t) if t.bit_width() > 128 => Some("elements wider than 128 bits"),
+        Some(_) => None,
+    }
+}
+
+/// The bytes of a buffer whose elements are not decoded, [`BYTES_PER_LINE`]
 /// to a line, each line starting with the position of its first byte.
 fn human_hex(bytes: &[u8], out: &mut impl Write) -> io::Result<()> {
     for (line, chunk) in (0u64..).zip(bytes.chunks(BYTES_PER_LINE)) {
@@ -87,8 +98,9 @@ fn human_hex(bytes: &[u8], out: &mut impl Write) -> io::Result<()> {
 
 /// Writes one JSON object: `name`, `dtype`, `layout`, `shape`, `nnz`, and
 /// `buffers`, one object per buffer in buffer-table order with `role`,
-/// `element_type`, `byte_size` and `values` (null when the element type is
-/// unknown, and then `bytes`, a hex string), one buffer per line.
+/// `element_type`, `byte_size` and `values` (null when they are not
+/// decoded, see [`not_decoded`], and then `bytes`, a hex string), one
+/// buffer per line.
 ///
 /// # Errors
 /// Whatever `out` returns.
@@ -135,7 +147,7 @@ fn json_buffer(b: &Buffer<'_>, out: &mut impl Write) -> io::Result<()> {
     write!(out, ", \"element_type\": ")?;
     serde_json::to_writer(&mut *out, &b.element_type().map(|e| e.as_str()))?;
     write!(out, ", \"byte_size\": {}, \"values\": ", b.byte_size())?;
-    if b.element_type().is_none() {
+    if not_decoded(b.element_type()).is_some() {
         write!(out, "null, \"bytes\": \"")?;
         for byte in b.bytes() {
             write!(out, "{byte:02x}")?;

@@ -351,7 +351,7 @@ pub fn render_entries(e: &Entries<'_>, out: &mut impl Write) -> io::Result<()> {
     match &e.slice {
         Some(slice) => {
             let count = slice.positions.end.saturating_sub(slice.positions.start);
-            let kind = capitalise(slice.kind);
+            let kind = capitalise(slice.axis.as_str());
             if count == 0 {
                 writeln!(out, "{kind} {}: no stored entries", slice.index)?;
             } else {
@@ -377,7 +377,13 @@ pub fn render_entries(e: &Entries<'_>, out: &mut impl Write) -> io::Result<()> {
             writeln!(out, "First {shown} of {} ({order}):", count_of(e.total, one, many))?;
         }
     }
-    let width = e.entries.widest(|x| tuple(&x.index).len());
+    let width = e
+        .entries
+        .widest_candidates()
+        .iter()
+        .map(|index| tuple(index).len())
+        .max()
+        .unwrap_or(0);
     let group_axis = match (e.order, &e.slice) {
         (Order::Column, None) => Some((1, "column")),
         (Order::Row, None) => Some((0, "row")),
@@ -778,7 +784,7 @@ Tensors (2):
             entries: Listed::Collected(vec![entry(vec![1, 0], 1, 4.0), entry(vec![1, 1], 2, 5.0)]),
             total: 3,
             slice: Some(crate::detail::Slice {
-                kind: "row",
+                axis: crate::detail::Axis::Row,
                 index: 1,
                 positions: 1..3,
             }),

@@ -12,7 +12,7 @@ use hurray_reader::{EntryField, Error, KvValue, Layout};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
-use crate::detail::{Entries, Header, Lookup, TensorDetail};
+use crate::detail::{Axis, Entries, Header, Lookup, TensorDetail};
 use crate::model::{BufferInfo, PaddingCheck, Report, TensorReport};
 use crate::values::Json;
 
@@ -425,19 +425,23 @@ struct JsonEntry<'a> {
 /// # Errors
 /// Whatever `out` returns.
 pub fn render_entries(e: &Entries<'_>, out: &mut impl Write) -> io::Result<()> {
-    let slice = |kind: &str| e.slice.as_ref().filter(|s| s.kind == kind).map(|s| s.index);
+    let slice = |axis: Axis| e.slice.as_ref().filter(|s| s.axis == axis).map(|s| s.index);
     let json = JsonEntries {
         header: JsonHeader::new(&e.header),
         order: e.order.as_str(),
         total: e.total,
-        column: slice("column"),
-        row: slice("row"),
+        column: slice(Axis::Column),
+        row: slice(Axis::Row),
         positions: e.slice.as_ref().map(|s| [s.positions.start, s.positions.end]),
     };
     // The object without its closing brace, then `entries`, each entry
-    // indented as serde_json's pretty printer would.
+    // indented as serde_json's pretty printer would (the test
+    // `streamed_entries_equal_the_pretty_printer` holds the two equal).
     let head = pretty(&json)?;
-    out.write_all(head.strip_suffix(b"\n}").unwrap_or(&head))?;
+    let open = head
+        .strip_suffix(b"\n}")
+        .ok_or_else(|| io::Error::other("serde_json's pretty object does not end in a line with `}`"))?;
+    out.write_all(open)?;
     write!(out, ",\n  \"entries\": [")?;
     let mut separator = "";
     for x in e.entries.iter() {
@@ -447,6 +451,7 @@ pub fn render_entries(e: &Entries<'_>, out: &mut impl Write) -> io::Result<()> {
             value: Json(x.value, e.header.dtype),
         })?;
         write!(out, "{separator}\n    ")?;
+        // Every line break is serde_json's own: it escapes those in strings.
         for (k, line) in entry.split(|&b| b == b'\n').enumerate() {
             if k > 0 {
                 out.write_all(b"\n    ")?;
@@ -603,6 +608,86 @@ mod tests {
 
     use super::*;
     use crate::model::TensorInfo;
+
+    /// `render_entries` writes its object in pieces; the bytes must be those
+    /// serde_json's pretty printer gives the whole object: no entries, one,
+    /// and entries whose value spans several lines (a complex number).
+    #[test]
+    fn streamed_entries_equal_the_pretty_printer() {
+        use crate::detail::{Entries, Entry, Header, Listed, Order, Slice};
+        use hurray_reader::Value as V;
+
+        #[derive(Serialize)]
+        struct Whole<'a> {
+            #[serde(flatten)]
+            head: JsonEntries<'a>,
+            entries: Vec<JsonEntry<'a>>,
+        }
+        let header = |dtype| Header {
+            name: "A",
+            dtype: Some(dtype),
+            layout: Layout::Csc,
+            shape: vec![4, 5],
+            nnz: Some(3),
+            type_tag: 0,
+        };
+        let entry = |row, position, value| Entry {
+            index: vec![row, 1],
+            position,
+            value,
+        };
+        let cases = [
+            (ElementType::Float32, vec![]),
+            (ElementType::Float32, vec![entry(2, 0, V::Float(-0.5))]),
+            (
+                ElementType::Complex128,
+                vec![
+                    entry(0, 1, V::Complex { re: 1.0, im: -2.0 }),
+                    entry(3, 2, V::Complex { re: f64::NAN, im: 0.0 }),
+                ],
+            ),
+        ];
+        for (dtype, entries) in cases {
+            let e = Entries {
+                header: header(dtype),
+                order: Order::Column,
+                total: 3,
+                slice: Some(Slice {
+                    axis: Axis::Column,
+                    index: 1,
+                    positions: 0..3,
+                }),
+                entries: Listed::Collected(entries.clone()),
+            };
+            let mut streamed = Vec::new();
+            render_entries(&e, &mut streamed).unwrap();
+            let whole = Whole {
+                head: JsonEntries {
+                    header: JsonHeader::new(&e.header),
+                    order: "column",
+                    total: 3,
+                    column: Some(1),
+                    row: None,
+                    positions: Some([0, 3]),
+                },
+                entries: entries
+                    .iter()
+                    .map(|x| JsonEntry {
+                        index: &x.index,
+                        position: x.position,
+                        value: Json(x.value, Some(dtype)),
+                    })
+                    .collect(),
+            };
+            let mut expected = Vec::new();
+            write_pretty(&mut expected, &whole).unwrap();
+            expected.push(b'\n');
+            assert_eq!(
+                String::from_utf8(streamed).unwrap(),
+                String::from_utf8(expected).unwrap()
+            );
+        }
+    }
 
     fn to_value(report: &Report<'_>) -> Value {
         let mut out = Vec::new();

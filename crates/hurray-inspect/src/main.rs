@@ -24,7 +24,7 @@ use clap::Parser;
 use hurray_reader::{HurrayFile, Layout, Options, Tensor};
 
 use crate::cli::{Action, Cli};
-use crate::detail::Failure;
+use crate::detail::{Axis, Failure};
 use crate::input::Source;
 use crate::model::Report;
 use crate::progress::Progress;
@@ -63,7 +63,7 @@ impl std::error::Error for UsageError {}
 /// With `--json`, an error of the file that comes before any output (the
 /// file does not open; a data command's tensor does not resolve, or what
 /// it reads breaks a rule) is also printed on stdout as one object, so a
-/// script always gets JSON with status 1.
+/// script gets JSON whenever the file is at fault.
 fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     let name = cli.display_name();
@@ -74,16 +74,21 @@ fn run() -> anyhow::Result<ExitCode> {
         quiet: cli.quiet,
         written: false,
     };
-    let result = execute(&cli, &name, &mut sink);
-    if let Err(e) = &result {
-        if let Some(e) = e.downcast_ref::<hurray_reader::Error>() {
-            if !sink.written {
-                sink.emit(|_| Ok(()), |o| json::render_error(e, o))?;
+    match execute(&cli, &name, &mut sink) {
+        Ok(()) => {
+            sink.finish()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            // The exit reports this error: failing to write it as JSON (a
+            // closed stdout) must not replace it.
+            if let Some(file_error) = e.downcast_ref::<hurray_reader::Error>() {
+                let _ = sink.json_error(file_error);
             }
+            let _ = sink.finish();
+            Err(e)
         }
     }
-    sink.finish()?;
-    result.map(|()| ExitCode::SUCCESS)
 }
 
 /// Reads the file and writes what `cli` asks for to `sink`.
@@ -137,7 +142,7 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
         }
         Action::Column(j) => {
             let t = chosen(&file, cli, "--column").map_err(fail)?;
-            let entries = detail::slice(&t, "column", j).map_err(fail)?;
+            let entries = detail::slice(&t, Axis::Column, j).map_err(fail)?;
             sink.emit(
                 |o| human::render_entries(&entries, o),
                 |o| json::render_entries(&entries, o),
@@ -146,7 +151,7 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
         }
         Action::Row(i) => {
             let t = chosen(&file, cli, "--row").map_err(fail)?;
-            let entries = detail::slice(&t, "row", i).map_err(fail)?;
+            let entries = detail::slice(&t, Axis::Row, i).map_err(fail)?;
             sink.emit(
                 |o| human::render_entries(&entries, o),
                 |o| json::render_entries(&entries, o),
@@ -173,6 +178,14 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
 fn chosen<'data>(file: &HurrayFile<'data>, cli: &Cli, flag: &str) -> Result<Tensor<'data>, Failure> {
     let name = detail::pick_tensor(file, cli.tensor.as_deref(), flag)?;
     let t = file.tensor(name)?;
+    // A known type too wide to decode (an unknown one is `not_viewable`).
+    let too_wide = t.element_type().and_then(|e| dump::not_decoded(Some(e)));
+    if let (Some(why), false) = (too_wide, flag == "--dump") {
+        return Err(Failure::Usage(format!(
+            "{flag}: tensor '{}' is not read: {why} (--dump shows its bytes)",
+            t.name().escape_debug()
+        )));
+    }
     if let Some(why) = t.not_viewable() {
         if flag != "--dump" && t.layout() != Layout::Composite {
             // An unknown layout's buffers are not located: only its descriptor can be shown.
@@ -213,6 +226,15 @@ impl<W: Write> Sink<'_, W> {
         }
         let written = if self.json { json(self.out) } else { human(self.out) };
         tolerate_closed_pipe(written)
+    }
+
+    /// With `--json` and nothing written yet: `e` as the error object.
+    fn json_error(&mut self, e: &hurray_reader::Error) -> io::Result<()> {
+        if !self.json || self.quiet || self.written {
+            return Ok(());
+        }
+        self.written = true;
+        json::render_error(e, self.out)
     }
 
     fn finish(&mut self) -> anyhow::Result<()> {

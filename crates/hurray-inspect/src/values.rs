@@ -56,9 +56,10 @@ struct Bits(u128, Option<ElementType>);
 
 impl fmt::Display for Bits {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A `u128` has 32 digits; wider types are not decoded to values.
         let digits = self
             .1
-            .map_or(0, |t| usize::try_from(t.bit_width().div_ceil(4)).unwrap_or(0));
+            .map_or(0, |t| usize::try_from(t.bit_width().div_ceil(4)).unwrap_or(0).min(32));
         write!(f, "0x{:0digits$x}", self.0)
     }
 }

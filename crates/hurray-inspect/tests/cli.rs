@@ -561,6 +561,57 @@ fn data_commands_refuse_uninterpreted_data() {
     );
 }
 
+/// A private extension type: up to 128 bits its elements are raw bits, all
+/// digits kept; wider ones are not decoded (they used to keep their low 16
+/// bytes): --dump shows their bytes, --head is refused with that hint.
+#[test]
+fn extension_types_print_their_bits_or_bytes() {
+    use hurray_writer::{BufferData, BufferHandle, ElementType, ExtensionType, Layout, TensorDescriptor};
+    let bytes: Vec<u8> = (1..=64).collect();
+    let tensor = |tag: u8, bit_width: u32, len: u64| {
+        TensorDescriptor::new(ElementType::Other(tag), Layout::RowMajor, vec![2])
+            .with_buffer(BufferHandle::new(len))
+            .with_extension_type(ExtensionType::integer(bit_width, false))
+    };
+    let mut writer = hurray_writer::FileWriter::new(Vec::new(), hurray_writer::WriterOptions::default()).unwrap();
+    let narrow = tensor(0xF0, 24, 6);
+    writer
+        .write_tensor("narrow", &narrow, [BufferData::Bytes(&bytes[..6])])
+        .unwrap();
+    let wide = tensor(0xF1, 256, 64);
+    writer.write_tensor("wide", &wide, [BufferData::Bytes(&bytes)]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ext.hry");
+    std::fs::write(&file, writer.finish().unwrap()).unwrap();
+
+    let v = ok_json(&["--tensor", "narrow", "--head", "2", "--json"], &file);
+    let values: Vec<&Value> = v["entries"].as_array().unwrap().iter().map(|e| &e["value"]).collect();
+    assert_eq!(values, [&json!("0x030201"), &json!("0x060504")]);
+
+    let out = inspect(&["--tensor", "wide", "--head", "1"], &file);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out)
+            .ends_with("--head: tensor 'wide' is not read: elements wider than 128 bits (--dump shows its bytes)\n"),
+        "{}",
+        stderr(&out)
+    );
+    let out = inspect(&["--tensor", "wide", "--dump"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(
+            "  (not decoded: elements wider than 128 bits; its bytes in hex)\n  \
+             [0]  01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f 10\n"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    let v = ok_json(&["--tensor", "wide", "--dump", "--json"], &file);
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(v["buffers"][0]["values"], Value::Null);
+    assert_eq!(v["buffers"][0]["bytes"], hex.as_str());
+}
+
 #[test]
 fn dash_reads_stdin() {
     let Some(dir) = corpus(INTEROP) else { return };

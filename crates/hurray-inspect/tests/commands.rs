@@ -582,6 +582,16 @@ fn usage_errors_exit_2_with_one_line() {
         let message = assert_usage_error(&inspect(args, file), file);
         assert!(message.contains(wanted), "{args:?}: {message}");
     }
+    // A long --get list is cut as a long name is.
+    let many = vec!["0"; 101].join(",");
+    let message = assert_usage_error(&inspect(&["--get", &many], &worked), &worked);
+    assert_eq!(
+        message,
+        format!(
+            "--get '{}... (201 bytes)': tensor 'A' of shape [4, 5] needs 2 comma-separated coordinates, got 101",
+            "0,".repeat(32)
+        )
+    );
     // A long unknown name is cut to 64 characters, its length given.
     let long = "x".repeat(5000);
     let message = assert_usage_error(&inspect(&["--tensor", &long], &worked), &worked);
@@ -613,6 +623,18 @@ fn usage_errors_exit_2_with_one_line() {
         (
             &["--head", "-1"],
             "'--head <N>': `-1` is not a count: expected a non-negative integer up to 1048576",
+        ),
+        (
+            &["--head", "99999999999999999999"],
+            "'--head <N>': --head lists at most 1048576 entries",
+        ),
+        (
+            &["--validate", "--threads", "-1"],
+            "'--threads <N>': `-1` is not a thread count: expected an integer from 1 to 65535",
+        ),
+        (
+            &["--validate", "--threads", "0"],
+            "'--threads <N>': thread count 0 is out of range: expected 1 to 65535",
         ),
     ] {
         let out = inspect(args, &worked);

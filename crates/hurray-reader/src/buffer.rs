@@ -211,8 +211,10 @@ impl<'data> Buffer<'data> {
     }
 
     /// Element `i` decoded to a [`Value`], whatever the element type;
-    /// `None` past the end or for an unknown type. For printing and
-    /// comparing, not for hot loops (use [`as_slice`](Self::as_slice)).
+    /// `None` past the end, for an unknown type, or for an extension type
+    /// wider than 128 bits (see [`Value::Bits`]; [`bytes`](Self::bytes)
+    /// has them). For printing and comparing, not for hot loops (use
+    /// [`as_slice`](Self::as_slice)).
     pub fn value(&self, i: u64) -> Option<Value> {
         if i >= self.len {
             return None;

@@ -10,7 +10,7 @@
 //! form is one line:
 //!
 //! ```text
-//! tensor 'A': col_ptr[3] at offset 12312: 2 is less than the previous entry 3 (layouts/csc.md § Storage Invariants (2))
+//! tensor 'A': col_ptr[3] at offset 12312: 2 is less than col_ptr[2] = 3 (must be non-decreasing) (layouts/csc.md § Storage Invariants (2))
 //! ```
 //!
 //! Errors are built only on the failure path, so the few variants that carry

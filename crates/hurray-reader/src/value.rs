@@ -28,8 +28,9 @@ pub enum Value {
         /// Imaginary part.
         im: f64,
     },
-    /// `float128` or a whole-byte extension type: the raw little-endian bits
-    /// (up to 16 bytes).
+    /// `float128` or a whole-byte extension type of at most 128 bits: the
+    /// raw little-endian bits. Wider extension elements are not decoded
+    /// (read them with [`Buffer::bytes`](crate::Buffer::bytes)).
     Bits(u128),
 }
 
@@ -92,9 +93,13 @@ pub(crate) fn decode(element_type: ElementType, bytes: &[u8], i: u64) -> Option<
             }
         }
         _ => {
-            // float128 and whole-byte extension types: raw bits.
+            // float128 and whole-byte extension types: raw bits. A wider
+            // extension element does not fit: not decoded, not truncated.
+            if b.len() > 16 {
+                return None;
+            }
             let mut bits = 0u128;
-            for &byte in b.iter().take(16).rev() {
+            for &byte in b.iter().rev() {
                 bits = (bits << 8) | u128::from(byte);
             }
             Value::Bits(bits)
@@ -131,5 +136,15 @@ mod tests {
         );
         assert_eq!(decode(ElementType::Bool, &[0x02], 1), Some(Value::Bool(true)));
         assert_eq!(decode(ElementType::Float32, &[0; 4], 1), None);
+        // Extension types: raw bits up to 128 bits; a 256-bit element is not
+        // decoded (it used to keep its low 16 bytes).
+        let ext = |bit_width| ElementType::Extension { tag: 0xF0, bit_width };
+        let bytes: Vec<u8> = (1..=32).collect();
+        assert_eq!(
+            decode(ext(128), &bytes, 1),
+            Some(Value::Bits(u128::from_le_bytes(core::array::from_fn(|i| 17 + i as u8))))
+        );
+        assert_eq!(decode(ext(24), &bytes, 1), Some(Value::Bits(0x06_05_04)));
+        assert_eq!(decode(ext(256), &bytes, 0), None);
     }
 }
