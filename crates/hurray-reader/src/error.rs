@@ -760,7 +760,7 @@ pub enum Error {
         /// The exclusive bound (the dimension's size).
         bound: u64,
         /// What the bound is (`nrows`, `ncols`, `shape[2]`, `num_pages`).
-        bound_name: &'static str,
+        bound_name: Field,
         /// The rule.
         rule: &'static str,
     },
@@ -885,6 +885,19 @@ pub enum Error {
         /// The index passed.
         index: u64,
         /// The exclusive bound.
+        bound: u64,
+    },
+
+    /// A coordinate of a lookup's index lies outside the tensor's shape.
+    #[error("tensor '{}': coordinate {axis} is {value}, must be < shape[{axis}] = {bound}", .tensor.escape_debug())]
+    CoordinateArgument {
+        /// The tensor.
+        tensor: Box<str>,
+        /// Which coordinate (the dimension).
+        axis: u64,
+        /// Its value.
+        value: u64,
+        /// The dimension's size.
         bound: u64,
     },
 
@@ -1066,6 +1079,7 @@ impl Error {
             | Error::Misaligned { tensor, .. }
             | Error::NotViewable { tensor, .. }
             | Error::IndexArgument { tensor, .. }
+            | Error::CoordinateArgument { tensor, .. }
             | Error::LengthMismatch { tensor, .. }
             | Error::AllocationFailed { tensor, .. } => Some(tensor),
             _ => None,
@@ -1297,7 +1311,7 @@ mod tests {
             offset: 40_000_012_288,
             value: 7,
             bound: 4,
-            bound_name: "nrows",
+            bound_name: Field::new("nrows"),
             rule: rule::CSC_INV4,
         };
         let field = e.field().map(|f| f.to_string());

@@ -123,7 +123,7 @@ impl<'data> Tensor<'data> {
                     offset: at(table, to_u64(k)),
                     value: page,
                     bound: f.num_pages.get(),
-                    bound_name: "num_pages",
+                    bound_name: Field::new("num_pages"),
                     rule: rule::BLOCK_PAGED_INV,
                 });
             }

@@ -63,7 +63,7 @@ fn tensor_at_past_the_index_names_no_tensor() {
 /// A lookup with the wrong number of coordinates names the rank (it used to
 /// read `coordinate count 1 is out of range, the coordinate count count is 2`).
 #[test]
-fn lookups_with_the_wrong_coordinate_count_name_the_rank() {
+fn lookups_outside_the_shape_name_the_rank_or_the_dimension() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
     let bytes = read(&dir, "sparse_formats.hry");
     let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
@@ -85,4 +85,23 @@ fn lookups_with_the_wrong_coordinate_count_name_the_rank() {
     let csf = file.tensor("csf").unwrap().csf::<f32>().unwrap();
     assert_eq!(csf.get(&[0, 0]).unwrap_err(), wrong("csf", 2, 3));
     assert_eq!(csf.get(&[0, 0, 1]).unwrap(), Some(&1.0));
+
+    // A coordinate outside the shape names its dimension (it used to read
+    // `coordinate 6 is out of range, the coordinate count is 6`).
+    let outside = |tensor: &str, axis, value, bound| Error::CoordinateArgument {
+        tensor: tensor.into(),
+        axis,
+        value,
+        bound,
+    };
+    let e = coo.get(&[5, 0]).unwrap_err();
+    assert_eq!(e, outside("m.coo", 0, 5, 5));
+    assert_eq!(
+        e.to_string(),
+        "tensor 'm.coo': coordinate 0 is 5, must be < shape[0] = 5"
+    );
+    assert_eq!(dense.get(&[1, 6]).unwrap_err(), outside("m.dense", 1, 6, 6));
+    assert_eq!(csf.get(&[1, 3, 0]).unwrap_err(), outside("csf", 1, 3, 3));
+    assert_eq!(e.tensor(), Some("m.coo"));
+    assert_eq!((e.field(), e.offset(), e.rule()), (None, None, None));
 }

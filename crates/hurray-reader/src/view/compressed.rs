@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::cursor::{to_u64, to_usize};
-use crate::error::{Error, Result};
+use crate::error::{Error, Field, Result};
 
 /// Names and rules of one orientation, for errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -817,7 +817,7 @@ impl<'data> Compressed<'data> {
                     offset: self.idx_at(position),
                     value: v,
                     bound: self.inner_len,
-                    bound_name: self.names.bound,
+                    bound_name: Field::new(self.names.bound),
                     rule: self.names.inv4,
                 };
             }

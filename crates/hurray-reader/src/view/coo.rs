@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 
 use crate::cursor::to_u64;
 use crate::element_type::Element;
-use crate::error::{rule, Error, Result};
+use crate::error::{rule, Error, Field, Result};
 use crate::layout::{Layout, LayoutFields};
 use crate::tensor::Tensor;
 
@@ -134,7 +134,7 @@ impl<'data> CooStructure<'data> {
                     offset: self.indices_offset.saturating_add(to_u64(k).saturating_mul(8)),
                     value: v,
                     bound,
-                    bound_name: "shape[d]",
+                    bound_name: Field::at("shape", to_u64(dim)),
                     rule: rule::COO_VALIDITY,
                 });
             }
@@ -283,27 +283,9 @@ impl<'data> CooStructure<'data> {
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] when `index` does not have `rank`
-    /// coordinates, [`Error::IndexArgument`] when it lies outside the shape.
+    /// coordinates, [`Error::CoordinateArgument`] when it lies outside the shape.
     pub fn position(&self, index: &[u64]) -> Result<Option<u64>> {
-        if index.len() != self.rank() {
-            return Err(Error::LengthMismatch {
-                tensor: self.tensor.into(),
-                what: "index",
-                len: to_u64(index.len()),
-                expected_name: "rank",
-                expected: to_u64(self.rank()),
-            });
-        }
-        for (k, (&i, &n)) in index.iter().zip(&self.shape).enumerate() {
-            if i >= n {
-                return Err(Error::IndexArgument {
-                    tensor: self.tensor.into(),
-                    what: if k == 0 { "index[0]" } else { "coordinate" },
-                    index: i,
-                    bound: n,
-                });
-            }
-        }
+        super::check_index(self.tensor, index, &self.shape)?;
         if self.is_sorted && self.scanned {
             let (mut lo, mut hi) = (0u64, self.nnz);
             while lo < hi {
@@ -846,6 +828,12 @@ mod tests {
                 ..
             }
         ));
+        // The bound is named with its dimension (it used to read `shape[d]`).
+        assert!(
+            e.to_string()
+                .contains("index 4 is out of bounds, must be < shape[1] = 4"),
+            "{e}"
+        );
         // Rank 3: (0,2,1) then (0,1,9) decreases at the second coordinate.
         let e = coo(&[2, 3, 10], &[0, 2, 1, 0, 1, 9], true).validate().unwrap_err();
         assert!(matches!(

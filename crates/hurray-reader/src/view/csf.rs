@@ -4,7 +4,7 @@
 use crate::cursor::to_u64;
 use crate::descriptor::MAX_RANK;
 use crate::element_type::Element;
-use crate::error::{rule, Error, Result};
+use crate::error::{rule, Result};
 use crate::layout::{Layout, LayoutFields};
 use crate::tensor::Tensor;
 
@@ -126,25 +126,9 @@ impl<'data> CsfStructure<'data> {
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] for an index without `rank` coordinates,
-    /// [`Error::IndexArgument`] for one outside the shape.
+    /// [`Error::CoordinateArgument`] for one outside the shape.
     pub fn position(&self, index: &[u64]) -> Result<Option<u64>> {
-        if index.len() != self.shape.len() {
-            return Err(Error::LengthMismatch {
-                tensor: self.tensor.into(),
-                what: "index",
-                len: to_u64(index.len()),
-                expected_name: "rank",
-                expected: to_u64(self.shape.len()),
-            });
-        }
-        if let Some((&i, &n)) = index.iter().zip(&self.shape).find(|(&i, &n)| i >= n) {
-            return Err(Error::IndexArgument {
-                tensor: self.tensor.into(),
-                what: "coordinate",
-                index: i,
-                bound: n,
-            });
-        }
+        super::check_index(self.tensor, index, &self.shape)?;
         if !self.scanned {
             self.validate()?;
         }

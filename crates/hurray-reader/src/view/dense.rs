@@ -31,25 +31,9 @@ impl<'data> Addressing<'data> {
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] for an index without `rank` coordinates,
-    /// [`Error::IndexArgument`] for one outside the shape.
+    /// [`Error::CoordinateArgument`] for one outside the shape.
     pub fn position(&self, index: &[u64]) -> Result<u64> {
-        if index.len() != self.shape.len() {
-            return Err(Error::LengthMismatch {
-                tensor: self.tensor.into(),
-                what: "index",
-                len: to_u64(index.len()),
-                expected_name: "rank",
-                expected: to_u64(self.shape.len()),
-            });
-        }
-        if let Some((&i, &n)) = index.iter().zip(&self.shape).find(|(&i, &n)| i >= n) {
-            return Err(Error::IndexArgument {
-                tensor: self.tensor.into(),
-                what: "coordinate",
-                index: i,
-                bound: n,
-            });
-        }
+        super::check_index(self.tensor, index, &self.shape)?;
         let offset = match &self.fields {
             LayoutFields::Strided { strides } => dot(index, strides.iter().map(|s| i128::from(s.get()))),
             LayoutFields::Tiled { levels } => tiled_offset(levels, 0, &self.shape, index),

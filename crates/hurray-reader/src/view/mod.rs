@@ -7,10 +7,35 @@ pub mod csf;
 pub mod csr;
 pub mod dense;
 
+use crate::cursor::to_u64;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::tensor::Tensor;
 use compressed::{Compressed, Names};
+
+/// Checks a lookup's `index` against the tensor's `shape`: one coordinate
+/// per dimension ([`Error::LengthMismatch`]), each below its dimension
+/// ([`Error::CoordinateArgument`]).
+pub(crate) fn check_index(tensor: &str, index: &[u64], shape: &[u64]) -> Result<()> {
+    if index.len() != shape.len() {
+        return Err(Error::LengthMismatch {
+            tensor: tensor.into(),
+            what: "index",
+            len: to_u64(index.len()),
+            expected_name: "rank",
+            expected: to_u64(shape.len()),
+        });
+    }
+    match (0..).zip(index.iter().zip(shape)).find(|(_, (&i, &n))| i >= n) {
+        Some((axis, (&value, &bound))) => Err(Error::CoordinateArgument {
+            tensor: tensor.into(),
+            axis,
+            value,
+            bound,
+        }),
+        None => Ok(()),
+    }
+}
 
 impl<'data> Tensor<'data> {
     pub(crate) fn layout_mismatch(&self, requested: Layout) -> Error {
