@@ -70,7 +70,8 @@ pub struct Cli {
     ///
     /// With --head, --get, --column, --row or --dump: the tensor they read.
     /// A malformed descriptor prints the fields read before the problem, then
-    /// the problem, and exits 1.
+    /// the problem, and exits 1. NAME is the exact name, or the name as the
+    /// tool prints it (control characters escaped: a\0b).
     ///
     /// Example: hurray-inspect weights.hry --tensor A
     #[arg(short = 't', long, value_name = "NAME")]

@@ -61,21 +61,33 @@ pub fn pick_tensor<'data>(file: &HurrayFile<'data>, name: Option<&str>, flag: &s
         }
         shown.join(", ")
     };
+    // A name as the tool prints it (escaped: `a\0b`) finds the tensor too,
+    // since a command line cannot carry a NUL or other control bytes.
+    let printed = |name: &str| {
+        file.entries()
+            .iter()
+            .find(|e| e.name().escape_debug().eq(name.chars()))
+            .map(IndexEntry::name)
+    };
     match name {
-        Some(name) => file.entry(name).map(IndexEntry::name).ok_or_else(|| {
-            if file.is_empty() {
-                Failure::Usage(format!(
-                    "no tensor named '{}': the file holds no tensors",
-                    short_name(name)
-                ))
-            } else {
-                Failure::Usage(format!(
-                    "no tensor named '{}' in the index; it holds: {}",
-                    short_name(name),
-                    names()
-                ))
-            }
-        }),
+        Some(name) => file
+            .entry(name)
+            .map(IndexEntry::name)
+            .or_else(|| printed(name))
+            .ok_or_else(|| {
+                if file.is_empty() {
+                    Failure::Usage(format!(
+                        "no tensor named '{}': the file holds no tensors",
+                        short_name(name)
+                    ))
+                } else {
+                    Failure::Usage(format!(
+                        "no tensor named '{}' in the index; it holds: {}",
+                        short_name(name),
+                        names()
+                    ))
+                }
+            }),
         None => match file.entries() {
             [only] => Ok(only.name()),
             [] => Err(Failure::Usage(format!(

@@ -612,6 +612,38 @@ fn extension_types_print_their_bits_or_bytes() {
     assert_eq!(v["buffers"][0]["bytes"], hex.as_str());
 }
 
+/// A name with control characters is chosen as the tool prints it
+/// (`a\0b`): a command line cannot carry a NUL. The exact name wins.
+#[test]
+fn a_name_is_found_as_printed() {
+    let values = [1.0f32, 2.0];
+    let csc = hurray_writer::Csc::new(2, 2, &values, &[0, 1], &[0, 1, 2]).unwrap();
+    let mut writer = hurray_writer::FileWriter::new(Vec::new(), hurray_writer::WriterOptions::default()).unwrap();
+    for name in ["a\0b", "tab\there", r"tab\there"] {
+        writer.write_csc(name, &csc).unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("names.hry");
+    std::fs::write(&file, writer.finish().unwrap()).unwrap();
+
+    // (given, the tensor's name as printed): the NUL name as printed; a
+    // name typed exactly, even when it is another's printed form.
+    for (given, printed) in [
+        (r"a\0b", r"a\0b"),
+        ("tab\there", r"tab\there"),
+        (r"tab\there", r"tab\\there"),
+        (r"tab\\there", r"tab\\there"),
+    ] {
+        let out = inspect(&["--tensor", given, "--get", "1,1"], &file);
+        assert_eq!(out.status.code(), Some(0), "{given}: {}", stderr(&out));
+        assert_eq!(
+            stdout(&out),
+            format!("{printed}[1, 1] = 2.0  (stored at position 1)\n"),
+            "{given}"
+        );
+    }
+}
+
 #[test]
 fn dash_reads_stdin() {
     let Some(dir) = corpus(INTEROP) else { return };
