@@ -573,16 +573,14 @@ fn extension_types_print_their_bits_or_bytes() {
             .with_buffer(BufferHandle::new(len))
             .with_extension_type(ExtensionType::integer(bit_width, false))
     };
-    let mut writer = hurray_writer::FileWriter::new(Vec::new(), hurray_writer::WriterOptions::default()).unwrap();
-    let narrow = tensor(0xF0, 24, 6);
-    writer
-        .write_tensor("narrow", &narrow, [BufferData::Bytes(&bytes[..6])])
-        .unwrap();
-    let wide = tensor(0xF1, 256, 64);
-    writer.write_tensor("wide", &wide, [BufferData::Bytes(&bytes)]).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("ext.hry");
-    std::fs::write(&file, writer.finish().unwrap()).unwrap();
+    let (_dir, file) = written(|writer| {
+        let narrow = tensor(0xF0, 24, 6);
+        writer
+            .write_tensor("narrow", &narrow, [BufferData::Bytes(&bytes[..6])])
+            .unwrap();
+        let wide = tensor(0xF1, 256, 64);
+        writer.write_tensor("wide", &wide, [BufferData::Bytes(&bytes)]).unwrap();
+    });
 
     let v = ok_json(&["--tensor", "narrow", "--head", "2", "--json"], &file);
     let values: Vec<&Value> = v["entries"].as_array().unwrap().iter().map(|e| &e["value"]).collect();
@@ -618,13 +616,11 @@ fn extension_types_print_their_bits_or_bytes() {
 fn a_name_is_found_as_printed() {
     let values = [1.0f32, 2.0];
     let csc = hurray_writer::Csc::new(2, 2, &values, &[0, 1], &[0, 1, 2]).unwrap();
-    let mut writer = hurray_writer::FileWriter::new(Vec::new(), hurray_writer::WriterOptions::default()).unwrap();
-    for name in ["a\0b", "tab\there", r"tab\there"] {
-        writer.write_csc(name, &csc).unwrap();
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("names.hry");
-    std::fs::write(&file, writer.finish().unwrap()).unwrap();
+    let (_dir, file) = written(|writer| {
+        for name in ["a\0b", "tab\there", r"tab\there"] {
+            writer.write_csc(name, &csc).unwrap();
+        }
+    });
 
     // (given, the tensor's name as printed): the NUL name as printed; a
     // name typed exactly, even when it is another's printed form.
@@ -726,6 +722,17 @@ fn usage_errors_exit_2() {
     assert_eq!(bin().output().unwrap().status.code(), Some(2));
 }
 
+/// A file written by `hurray-writer` into a fresh temporary folder (kept
+/// while the returned guard lives).
+fn written(write: impl FnOnce(&mut hurray_writer::FileWriter<Vec<u8>>)) -> (tempfile::TempDir, std::path::PathBuf) {
+    let mut writer = hurray_writer::FileWriter::new(Vec::new(), hurray_writer::WriterOptions::default()).unwrap();
+    write(&mut writer);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("written.hry");
+    std::fs::write(&file, writer.finish().unwrap()).unwrap();
+    (dir, file)
+}
+
 /// `--column` streams: a column longer than `--head`'s bound (1048576) is
 /// listed whole, in text and JSON, widths set by its widest (last) row.
 #[test]
@@ -734,11 +741,9 @@ fn a_long_column_is_listed_whole() {
     let rows: Vec<u64> = (0..N).chain([5]).collect();
     let values: Vec<f32> = (0..N).map(|r| r as f32).chain([-1.0]).collect();
     let csc = hurray_writer::Csc::new(N + 10, 2, &values, &rows, &[0, N, N + 1]).unwrap();
-    let mut writer = hurray_writer::FileWriter::new(Vec::new(), hurray_writer::WriterOptions::default()).unwrap();
-    writer.write_csc("long", &csc).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("long.hry");
-    std::fs::write(&file, writer.finish().unwrap()).unwrap();
+    let (_dir, file) = written(|writer| {
+        writer.write_csc("long", &csc).unwrap();
+    });
 
     let out = inspect(&["--column", "0"], &file);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
