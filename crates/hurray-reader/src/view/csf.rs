@@ -4,6 +4,8 @@
 use crate::cursor::to_u64;
 use crate::descriptor::MAX_RANK;
 use crate::element_type::Element;
+#[cfg(doc)]
+use crate::error::Error;
 use crate::error::{rule, Result};
 use crate::layout::{Layout, LayoutFields};
 use crate::tensor::Tensor;
