@@ -4,6 +4,7 @@
 //! accessor; this module only picks which ones to read, and reads no more
 //! than it shows.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use hurray_reader::{
@@ -357,10 +358,10 @@ impl Listed<'_> {
         }
     }
 
-    /// Entry `k` of the list.
-    fn get(&self, k: usize) -> Option<Entry> {
+    /// Entry `k` of the list: borrowed when collected, read when a slice.
+    fn get(&self, k: usize) -> Option<Cow<'_, Entry>> {
         match *self {
-            Listed::Collected(ref entries) => entries.get(k).cloned(),
+            Listed::Collected(ref entries) => entries.get(k).map(Cow::Borrowed),
             Listed::Slice {
                 inner,
                 values,
@@ -370,32 +371,34 @@ impl Listed<'_> {
             } => {
                 let i = *inner.get(k)?;
                 let position = first.checked_add(to_u64(k))?;
-                Some(Entry {
+                Some(Cow::Owned(Entry {
                     index: slice_coordinates(i, index, axis),
                     position,
                     value: values.value(position)?,
-                })
+                }))
             }
         }
     }
 
     /// The entries, in order.
-    pub fn iter(&self) -> impl Iterator<Item = Entry> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = Cow<'_, Entry>> + '_ {
         (0..self.len()).map_while(|k| self.get(k))
     }
 
     /// The coordinates among which the widest printed ones are: every
     /// collected entry's, or a slice's last (its inner indices increase, so
     /// each has at least the digits of the one before).
-    pub fn widest_candidates(&self) -> Vec<Vec<u64>> {
-        match *self {
-            Listed::Collected(ref entries) => entries.iter().map(|e| e.index.clone()).collect(),
-            Listed::Slice { inner, index, axis, .. } => inner
-                .last()
-                .map(|&i| slice_coordinates(i, index, axis))
-                .into_iter()
-                .collect(),
-        }
+    pub fn widest_candidates(&self) -> impl Iterator<Item = Cow<'_, [u64]>> + '_ {
+        let (collected, last) = match *self {
+            Listed::Collected(ref entries) => (entries.as_slice(), None),
+            Listed::Slice { inner, index, axis, .. } => {
+                (&[][..], inner.last().map(|&i| slice_coordinates(i, index, axis)))
+            }
+        };
+        collected
+            .iter()
+            .map(|e| Cow::Borrowed(e.index.as_slice()))
+            .chain(last.map(Cow::Owned))
     }
 }
 

@@ -380,8 +380,7 @@ pub fn render_entries(e: &Entries<'_>, out: &mut impl Write) -> io::Result<()> {
     let width = e
         .entries
         .widest_candidates()
-        .iter()
-        .map(|index| tuple(index).len())
+        .map(|index| tuple(&index).len())
         .max()
         .unwrap_or(0);
     let group_axis = match (e.order, &e.slice) {
