@@ -46,8 +46,9 @@ fn short_name(name: &str) -> String {
 /// or the file's only tensor.
 ///
 /// # Errors
-/// [`Failure::Usage`] when the name is unknown, or when none is given and the
-/// file does not hold exactly one tensor.
+/// [`Failure::Usage`] when the name is unknown (or a cut name matches
+/// several tensors), or when none is given and the file does not hold
+/// exactly one tensor.
 pub fn pick_tensor<'data>(file: &HurrayFile<'data>, name: Option<&str>, flag: &str) -> Result<&'data str> {
     let names = || {
         const SHOWN: usize = 8;
@@ -70,11 +71,28 @@ pub fn pick_tensor<'data>(file: &HurrayFile<'data>, name: Option<&str>, flag: &s
             .find(|e| e.name().escape_debug().eq(name.chars()))
             .map(IndexEntry::name)
     };
+    // A long name as the summary table or an error line cuts it
+    // (`abc...`, `abc... (200 bytes)`) finds its tensor when no other is
+    // cut the same way.
+    let cut = |name: &str| {
+        if !name.contains("...") {
+            return None;
+        }
+        let mut matching = file
+            .entries()
+            .iter()
+            .filter(|e| crate::human::display_name(e.name()) == name || short_name(e.name()) == name);
+        match (matching.next(), matching.next()) {
+            (Some(only), None) => Some(only.name()),
+            _ => None,
+        }
+    };
     match name {
         Some(name) => file
             .entry(name)
             .map(IndexEntry::name)
             .or_else(|| printed(name))
+            .or_else(|| cut(name))
             .ok_or_else(|| {
                 if file.is_empty() {
                     Failure::Usage(format!(
@@ -541,7 +559,9 @@ impl Compressed<'_, '_> {
 /// `--head N`: the first `n` stored entries (dense: elements in logical
 /// row-major order). Reads O(n) elements, plus the pointers walked past
 /// empty columns or rows; CSF lists its leaves through the library's
-/// `entries()`, which scans the whole tree.
+/// `entries()`, which scans the whole tree. What is listed is checked
+/// first (the columns or rows walked; COO: bounds, order or duplicates
+/// among the `n` entries), so a damaged file gives an error, not a wrong list.
 ///
 /// # Errors
 /// The library's error for damaged data on the way; [`Failure::Usage`] for a
@@ -577,6 +597,7 @@ pub fn head<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, n: u64) -> Resul
         }
         Layout::Coo => {
             let s = t.coo_structure()?;
+            s.validate_prefix(n)?;
             let values = t.buffer(0)?;
             let mut entries = Vec::new();
             for i in 0..n.min(s.nnz()) {

@@ -640,6 +640,48 @@ fn a_name_is_found_as_printed() {
     }
 }
 
+/// A long name cut as the summary table prints it (`...`) or as an error
+/// line does (`... (N bytes)`) finds the one tensor whose name starts so;
+/// a cut that fits several is not a name.
+#[test]
+fn a_cut_name_finds_its_tensor() {
+    let values = [1.0f32, 2.0];
+    let csc = hurray_writer::Csc::new(2, 2, &values, &[0, 1], &[0, 1, 2]).unwrap();
+    let long = |tail: &str| format!("{}{tail}", "layer.".repeat(20));
+    let (_dir, file) = written(|writer| {
+        for name in [long("weight"), long("bias"), "other".to_owned()] {
+            writer.write_csc(&name, &csc).unwrap();
+        }
+    });
+    let out = inspect(&[], &file);
+    let summary = stdout(&out);
+    let cut_in_table = summary
+        .split_whitespace()
+        .find(|w| w.ends_with("..."))
+        .unwrap_or_else(|| panic!("no cut name in\n{summary}"))
+        .to_owned();
+    // Both long names start with the 45 characters the table shows.
+    let out = inspect(&["--tensor", &cut_in_table, "--get", "1,1"], &file);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no tensor named"), "{}", stderr(&out));
+
+    // The error line lists the names cut at 64 characters, which tells
+    // them apart.
+    let listed = stderr(&out);
+    let by_error_line = format!("{}... ({} bytes)", &long("bias")[..64], long("bias").len());
+    assert!(listed.contains(&by_error_line), "{listed}");
+    let weight = format!("{}... ({} bytes)", &long("weight")[..64], long("weight").len());
+    for (given, name) in [(by_error_line, long("bias")), (weight, long("weight"))] {
+        let v = ok_json(&["--json", "--tensor", &given, "--get", "1,1"], &file);
+        assert_eq!((&v["name"], &v["value"]), (&json!(name), &json!(2.0)), "{given}");
+    }
+    // `...` is not a wildcard: only a cut the tool prints is a name.
+    for given in ["oth...", &format!("{}...", &long("weight")[..50])] {
+        let out = inspect(&["--tensor", given, "--get", "1,1"], &file);
+        assert_eq!(out.status.code(), Some(2), "{given}: {}", stderr(&out));
+    }
+}
+
 #[test]
 fn dash_reads_stdin() {
     let Some(dir) = corpus(INTEROP) else { return };
@@ -716,10 +758,22 @@ fn missing_file_exits_1_with_one_line() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let out = bin().args(["--bogus", "x.hry"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
-    assert_eq!(bin().output().unwrap().status.code(), Some(2));
+    // As docs/cli.md says: an unknown flag or a missing FILE prints the
+    // usage line, a rejected value only the --help hint.
+    let hint = "For more information, try '--help'.\n";
+    let usage = "\nUsage: hurray-inspect ";
+    for (args, with_usage) in [
+        (&["--bogus", "x.hry"][..], true),
+        (&[], true),
+        (&["x.hry", "--head", "x"], false),
+        (&["x.hry", "--threads", "0"], false),
+    ] {
+        let out = bin().args(args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(err.starts_with("error: ") && err.ends_with(hint), "{args:?}: {err}");
+        assert_eq!(err.contains(usage), with_usage, "{args:?}: {err}");
+    }
 }
 
 /// A file written by `hurray-writer` into a fresh temporary folder (kept

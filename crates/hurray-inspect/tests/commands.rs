@@ -756,6 +756,55 @@ fn json_errors_before_any_output_are_an_object() {
     assert_usage_error(&out, &worked_example());
 }
 
+/// COO `--get` and `--head` check what they read: a coordinate out of
+/// bounds, a false `is_sorted` claim or a duplicate is the error, never a
+/// value (`--get 0,0` used to print 1.0 on a file whose entry 1 repeats
+/// (0, 0), and `--head` listed `(2, 5)` in a [4, 5] tensor).
+#[test]
+fn coo_get_and_head_report_damage_instead_of_values() {
+    let invalid = fixtures_dir().join("invalid");
+    let rule = "(layouts/coo.md § Validity Constraints)";
+    let duplicate = format!("tensor 't': indices[2] at offset 8208: entry 1: duplicate coordinates {rule}");
+    let out_of_bounds =
+        format!("tensor 't': indices[9] at offset 8264: index 5 is out of bounds, must be < shape[1] = 5 {rule}");
+    let unordered = format!(
+        "tensor 't': indices[4] at offset 8224: entry 2: entries are not in strictly increasing \
+         lexicographic order although is_sorted = 1 {rule}"
+    );
+    for (file, args, message) in [
+        ("coo_duplicate_coordinates", &["--get", "0,0"][..], &duplicate),
+        ("coo_duplicate_coordinates", &["--head", "2"], &duplicate),
+        ("coo_index_out_of_bounds", &["--get", "0,0"], &out_of_bounds),
+        ("coo_index_out_of_bounds", &["--head", "10"], &out_of_bounds),
+        ("coo_sorted_flag_on_unsorted", &["--get", "2,4"], &unordered),
+        ("coo_sorted_flag_on_unsorted", &["--head", "3"], &unordered),
+    ] {
+        let file = invalid.join(format!("{file}.hry"));
+        let out = inspect(args, &file);
+        assert!(out.stdout.is_empty(), "{args:?}: {}", stdout(&out));
+        assert_eq!(&assert_one_error_line(&out, &file), message, "{args:?}");
+    }
+    // What the damage does not touch is still answered: (2, 1) is stored
+    // once, and the first entries are sound among themselves.
+    let file = invalid.join("coo_duplicate_coordinates.hry");
+    let v = ok_json(&["--json", "--get", "2,1"], &file);
+    assert_eq!((&v["position"], &v["value"]), (&json!(3), &json!(4.0)), "{v}");
+    let v = ok_json(&["--json", "--head", "1"], &file);
+    assert_eq!(
+        v["entries"],
+        json!([{"index": [0, 0], "position": 0, "value": 1.0}]),
+        "{v}"
+    );
+    let file = invalid.join("coo_index_out_of_bounds.hry");
+    let v = ok_json(&["--json", "--head", "4"], &file);
+    let listed: Vec<&Value> = v["entries"].as_array().unwrap().iter().map(|e| &e["index"]).collect();
+    assert_eq!(
+        listed,
+        [&json!([0, 0]), &json!([0, 3]), &json!([1, 2]), &json!([2, 1])],
+        "{v}"
+    );
+}
+
 #[test]
 fn help_leads_to_shape_nnz_descriptor_bytes_and_a_column() {
     let out = bin().arg("--help").output().unwrap();

@@ -111,19 +111,39 @@ impl<'data> CooStructure<'data> {
 
     fn validate_threads(&self, threads: usize) -> Result<()> {
         if !self.fast_check(threads) {
-            return self.exact();
+            return self.exact(self.nnz);
         }
         if self.is_sorted {
             return Ok(());
         }
-        self.duplicates()
+        self.duplicates(self.nnz)
     }
 
-    /// The exact pass: the first coordinate out of bounds, then the first
-    /// entry out of order (sorted) or a duplicate (unsorted).
-    fn exact(&self) -> Result<()> {
+    /// The validity constraints among the first `count` entries only
+    /// (fewer if the tensor has fewer): every coordinate below its
+    /// dimension, and no duplicate (unsorted) or no entry out of order
+    /// (`is_sorted = 1`) among them. What `hurray-inspect --head` checks
+    /// before it lists entries: O(`count`) reads, and for an unsorted
+    /// tensor one allocation of `count` positions.
+    ///
+    /// # Errors
+    /// As [`validate`](Self::validate), for the first violation among those entries.
+    pub fn validate_prefix(&self, count: u64) -> Result<()> {
+        self.exact(count.min(self.nnz))
+    }
+
+    /// The exact pass over the first `count` entries: the first coordinate
+    /// out of bounds, then the first entry out of order (sorted) or a
+    /// duplicate (unsorted).
+    fn exact(&self, count: u64) -> Result<()> {
         let rank = self.rank();
-        for (k, &v) in self.indices.iter().enumerate() {
+        // Every stored value when all entries are asked for (also those past
+        // `nnz × rank` in a buffer of another length).
+        let values = match usize::try_from(count).ok().and_then(|n| n.checked_mul(rank)) {
+            Some(values) if count < self.nnz => values,
+            _ => usize::MAX,
+        };
+        for (k, &v) in self.indices.iter().take(values).enumerate() {
             let dim = k.checked_rem(rank).unwrap_or(0);
             let bound = self.shape.get(dim).copied().unwrap_or(0);
             if v >= bound {
@@ -140,7 +160,7 @@ impl<'data> CooStructure<'data> {
             }
         }
         if self.is_sorted {
-            for i in 1..self.nnz {
+            for i in 1..count {
                 if self.coordinates(i - 1).cmp(&self.coordinates(i)) != Ordering::Less {
                     return Err(self.error(
                         i,
@@ -151,12 +171,12 @@ impl<'data> CooStructure<'data> {
             }
             return Ok(());
         }
-        self.duplicates()
+        self.duplicates(count)
     }
 
-    /// Sorts a permutation of the entries to find two equal tuples.
-    fn duplicates(&self) -> Result<()> {
-        let mut order: Vec<u64> = (0..self.nnz).collect();
+    /// Sorts a permutation of the first `count` entries to find two equal tuples.
+    fn duplicates(&self, count: u64) -> Result<()> {
+        let mut order: Vec<u64> = (0..count).collect();
         order.sort_unstable_by(|&a, &b| self.coordinates(a).cmp(&self.coordinates(b)).then(a.cmp(&b)));
         for pair in order.windows(2) {
             if let (Some(&a), Some(&b)) = (pair.first(), pair.get(1)) {
@@ -277,16 +297,27 @@ impl<'data> CooStructure<'data> {
         Ok(self)
     }
 
-    /// Position of the element at `index` (`rank` coordinates): binary
-    /// search when the order is claimed and verified, a linear scan
-    /// otherwise (`layouts/coo.md` § Element Lookup); `None` is an implicit zero.
+    /// Position of the element at `index` (`rank` coordinates), by binary
+    /// search when the order is claimed, a linear scan otherwise
+    /// (`layouts/coo.md` § Element Lookup); `None` is an implicit zero.
+    ///
+    /// On a structure not yet validated the lookup first runs the one-pass
+    /// check of [`validate`](Self::validate) (bounds, and the order when it
+    /// is claimed; no allocation), and the linear scan goes on past a match
+    /// to find a second one: a damaged tensor gives its error, never a wrong
+    /// answer. Either way the lookup is O(`nnz`), as the linear scan is.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] when `index` does not have `rank`
-    /// coordinates, [`Error::CoordinateArgument`] when it lies outside the shape.
+    /// coordinates, [`Error::CoordinateArgument`] when it lies outside the
+    /// shape; on an unvalidated structure [`Error::IndexOutOfBounds`] or
+    /// [`Error::CooOrder`] (an entry out of order, or a second entry at `index`).
     pub fn position(&self, index: &[u64]) -> Result<Option<u64>> {
         super::check_index(self.tensor, index, &self.shape)?;
-        if self.is_sorted && self.scanned {
+        if !self.scanned && !self.fast_check(1) {
+            self.exact(self.nnz)?;
+        }
+        if self.is_sorted {
             let (mut lo, mut hi) = (0u64, self.nnz);
             while lo < hi {
                 let mid = lo + (hi - lo) / 2;
@@ -299,7 +330,11 @@ impl<'data> CooStructure<'data> {
             }
             return Ok(None);
         }
-        Ok((0..self.nnz).find(|&i| self.coordinates(i) == Some(index)))
+        let mut found = (0..self.nnz).filter(|&i| self.coordinates(i) == Some(index));
+        match (found.next(), found.next()) {
+            (Some(_), Some(second)) => Err(self.error(second, "duplicate coordinates", rule::COO_VALIDITY)),
+            (first, _) => Ok(first),
+        }
     }
 }
 
@@ -719,11 +754,11 @@ mod tests {
                 proptest::prop_assert_eq!(unsorted.fast_check(t), bounds && !huge);
             }
             // The error does not depend on the threads, and is the exact pass's.
-            let exact = c.exact();
+            let exact = c.exact(c.nnz);
             proptest::prop_assert_eq!(exact.is_ok(), order);
             proptest::prop_assert_eq!(&c.validate(), &exact);
             proptest::prop_assert_eq!(&c.validate_parallel(threads), &exact);
-            proptest::prop_assert_eq!(&unsorted.validate_parallel(threads), &unsorted.exact());
+            proptest::prop_assert_eq!(&unsorted.validate_parallel(threads), &unsorted.exact(unsorted.nnz));
         }
     }
 
@@ -793,6 +828,66 @@ mod tests {
             }
             proptest::prop_assert_eq!(c.validate().is_ok(), order);
         }
+    }
+
+    /// A lookup on a structure not yet validated answers only from a
+    /// tensor it has checked: a coordinate out of bounds anywhere, a false
+    /// order claim, or a second entry at the coordinate asked for is the
+    /// error `validate` gives, not a value.
+    #[test]
+    fn unscanned_lookups_report_damage_instead_of_answering() {
+        let duplicate = |position: u64| Error::CooOrder {
+            tensor: "T".into(),
+            position,
+            element: position * 2,
+            offset: 4096 + position * 16,
+            what: "duplicate coordinates",
+            rule: rule::COO_VALIDITY,
+        };
+        // Unsorted (2,1) (0,0) (2,1): the duplicate is found at entry 2.
+        let c = coo(&[3, 4], &[2, 1, 0, 0, 2, 1], false);
+        assert_eq!(c.position(&[2, 1]), Err(duplicate(2)));
+        assert_eq!(c.validate(), Err(duplicate(2)));
+        // Other coordinates are answered: (0,0) is entry 1, (1,1) unstored.
+        assert_eq!(c.position(&[0, 0]), Ok(Some(1)));
+        assert_eq!(c.position(&[1, 1]), Ok(None));
+        // Entries 0 and 1 are sound among themselves, entry 2 repeats entry 0.
+        assert_eq!(c.validate_prefix(2), Ok(()));
+        assert_eq!(c.validate_prefix(3), Err(duplicate(2)));
+        assert_eq!(c.validate_prefix(u64::MAX), Err(duplicate(2)));
+
+        // Column 4 of a 3 x 4 matrix at entry 2 (indices[5]): every lookup
+        // fails, and a prefix stopping before it does not.
+        let c = coo(&[3, 4], &[0, 0, 1, 1, 2, 4], false);
+        let out_of_bounds = Error::IndexOutOfBounds {
+            tensor: "T".into(),
+            array: "indices",
+            position: 5,
+            offset: 4096 + 40,
+            value: 4,
+            bound: 4,
+            bound_name: Field::at("shape", 1),
+            rule: rule::COO_VALIDITY,
+        };
+        assert_eq!(c.position(&[0, 0]), Err(out_of_bounds.clone()));
+        assert_eq!(c.validate_prefix(2), Ok(()));
+        assert_eq!(c.validate_prefix(3), Err(out_of_bounds));
+
+        // is_sorted = 1 over (0,0) (1,2) (0,3): entry 2 breaks the claim, and a
+        // binary search would miss (0,3).
+        let c = coo(&[3, 4], &[0, 0, 1, 2, 0, 3], true);
+        let e = c.position(&[0, 3]).unwrap_err();
+        assert!(matches!(e, Error::CooOrder { position: 2, .. }), "{e}");
+        assert_eq!(c.validate_prefix(2), Ok(()));
+        assert_eq!(c.validate_prefix(3), Err(e));
+
+        // A sound tensor: the same answers before and after validation.
+        let c = coo(&[3, 4], &[0, 1, 1, 0, 2, 3], true);
+        let v = c.clone().validated().unwrap();
+        for index in [[0, 1], [1, 0], [2, 3], [2, 2]] {
+            assert_eq!(c.position(&index), v.position(&index), "{index:?}");
+        }
+        assert_eq!(c.position(&[2, 3]), Ok(Some(2)));
     }
 
     #[test]

@@ -213,10 +213,13 @@ impl<'data, T: Element> DenseView<'data, T> {
         self.elements
     }
 
-    /// The element at `index`.
+    /// The element at `index` (`rank` coordinates, logical order).
     ///
     /// # Errors
-    /// [`Error::IndexArgument`] outside the shape.
+    /// As [`Addressing::position`]: [`Error::LengthMismatch`] for an index
+    /// without `rank` coordinates, [`Error::CoordinateArgument`] for one
+    /// outside the shape; [`Error::IndexArgument`] if the position falls
+    /// outside buffer 0.
     pub fn get(&self, index: &[u64]) -> Result<&'data T> {
         let p = self.addressing.position(index)?;
         usize::try_from(p)
@@ -282,7 +285,7 @@ impl<'data> Tensor<'data> {
     /// decoded (packed types included).
     ///
     /// # Errors
-    /// As [`addressing`](Self::addressing), [`Error::IndexArgument`].
+    /// As [`addressing`](Self::addressing) and [`DenseView::get`].
     pub fn dense_value(&self, index: &[u64]) -> Result<Value> {
         let addressing = self.addressing()?;
         let p = addressing.position(index)?;
