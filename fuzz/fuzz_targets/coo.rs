@@ -9,6 +9,9 @@
 //!   rejection is the variant of a constraint that is broken (bounds:
 //!   `IndexOutOfBounds`; duplicates or claimed order: `CooOrder`);
 //! * single-threaded and parallel validation return the same result;
+//! * a lookup on the unvalidated structure answers only when no bound, no
+//!   claimed order and no second entry at its coordinate is broken, and
+//!   `validate_prefix(k)` agrees with the naive check of the first k entries;
 //! * on a valid tensor, `get` (binary search when sorted, linear scan
 //!   otherwise) and `iter` agree with the entries as written.
 #![no_main]
@@ -153,14 +156,46 @@ fuzz_target!(|input: Input| {
         structure.validate_parallel(threads).map_err(|e| e.to_string()),
         "validate vs validate_parallel({threads})"
     );
+    // Unscanned lookups answer only when the tensor has no coordinate out
+    // of bounds, no false order claim and no second entry at the probe.
+    // Each one is O(nnz): a sample of 16.
+    let zero = vec![0; shape.len()];
+    let inside = |c: &&Vec<u64>| c.iter().zip(&shape).all(|(&x, &n)| x < n);
+    for c in entries
+        .iter()
+        .step_by(entries.len() / 16 + 1)
+        .chain([&zero])
+        .filter(inside)
+    {
+        let at: Vec<u64> = (0..nnz).filter(|&i| entries[i as usize] == *c).collect();
+        match structure.position(c) {
+            Ok(p) => {
+                assert_eq!(
+                    broken & 5,
+                    0,
+                    "position({c:?}) answered {p:?} with constraints {broken:03b} broken"
+                );
+                assert!(at.len() < 2, "position({c:?}) answered {p:?}, stored at {at:?}");
+                assert_eq!(p, at.first().copied(), "position({c:?})");
+            }
+            Err(Error::IndexOutOfBounds { .. }) => assert_ne!(broken & 1, 0),
+            Err(Error::CooOrder { .. }) => assert!(broken & 4 != 0 || at.len() > 1, "position({c:?})"),
+            Err(e) => panic!("position({c:?}): unexpected error {e:?}"),
+        }
+    }
+    // The first k entries checked among themselves.
+    for k in [0, 1, nnz / 2, nnz.saturating_sub(1), nnz, u64::MAX] {
+        let prefix = &entries[..k.min(nnz) as usize];
+        let expected = violations(&shape, prefix, input.is_sorted) == 0;
+        assert_eq!(structure.validate_prefix(k).is_ok(), expected, "validate_prefix({k})");
+    }
     let Ok(view) = view else { return };
-    // Unsorted lookups are linear scans: probe a bounded, spread-out sample
-    // so that one input costs O(nnz), not O(nnz²).
     let step = if input.is_sorted { 1 } else { entries.len() / 16 + 1 };
+    // Unsorted lookups are linear scans: probe a bounded, spread-out sample
+    // (`step`) so that one input costs O(nnz), not O(nnz²).
     for (i, c) in entries.iter().enumerate().step_by(step) {
         assert_eq!(view.get(c).unwrap(), Some(&(i as f32)), "get({c:?})");
     }
-    let zero = vec![0; shape.len()];
     if shape.iter().all(|&n| n > 0) {
         let linear = entries.iter().position(|c| *c == zero).map(|i| i as f32);
         assert_eq!(view.get(&zero).unwrap().copied(), linear);

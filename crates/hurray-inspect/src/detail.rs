@@ -74,27 +74,35 @@ pub fn pick_tensor<'data>(file: &HurrayFile<'data>, name: Option<&str>, flag: &s
     // A long name as the summary table or an error line cuts it
     // (`abc...`, `abc... (200 bytes)`) finds its tensor when no other is
     // cut the same way.
-    let cut = |name: &str| {
+    let cut = |name: &str| -> Vec<&'data str> {
         if !name.contains("...") {
-            return None;
+            return Vec::new();
         }
-        let mut matching = file
-            .entries()
+        file.entries()
             .iter()
-            .filter(|e| crate::human::display_name(e.name()) == name || short_name(e.name()) == name);
-        match (matching.next(), matching.next()) {
-            (Some(only), None) => Some(only.name()),
-            _ => None,
-        }
+            .filter(|e| crate::human::display_name(e.name()) == name || short_name(e.name()) == name)
+            .map(IndexEntry::name)
+            .take(2)
+            .collect()
     };
     match name {
         Some(name) => file
             .entry(name)
             .map(IndexEntry::name)
             .or_else(|| printed(name))
-            .or_else(|| cut(name))
+            .or_else(|| match cut(name)[..] {
+                [only] => Some(only),
+                _ => None,
+            })
             .ok_or_else(|| {
-                if file.is_empty() {
+                if cut(name).len() > 1 {
+                    Failure::Usage(format!(
+                        "--tensor '{}' is how several tensor names print cut; give the whole name, \
+                         or the longer cut of an error line (64 characters and the name's size): {}",
+                        short_name(name),
+                        names()
+                    ))
+                } else if file.is_empty() {
                     Failure::Usage(format!(
                         "no tensor named '{}': the file holds no tensors",
                         short_name(name)
@@ -504,13 +512,16 @@ struct Compressed<'a, 'data> {
 impl Compressed<'_, '_> {
     /// Positions of outer slice `j`, of which only the first `take` are
     /// read. Fast path: reads `ptr[j]`, `ptr[j + 1]` and those `take`
-    /// indices. Whenever something looks wrong, or could not be read, the
-    /// library's checked range decides (and names the problem).
+    /// indices, and checks them as the library would (first pointer 0,
+    /// last pointer nnz, pointers ordered, the indices read increasing and
+    /// in bounds). Whenever something looks wrong, or could not be read,
+    /// the library's checked range decides (and names the problem).
     fn range(&self, j: u64, take: u64) -> hurray_reader::Result<Range<usize>> {
         let at = |i: u64| usize::try_from(i).ok().and_then(|i| self.ptr.get(i)).copied();
         let fast = (|| {
             let (start, end) = (at(j)?, at(j.checked_add(1)?)?);
-            let plausible = start <= end && end <= self.nnz && (j != 0 || start == 0);
+            let last = j.checked_add(1)? == self.outer_len;
+            let plausible = start <= end && end <= self.nnz && (j != 0 || start == 0) && (!last || end == self.nnz);
             if !plausible {
                 return None;
             }
@@ -560,8 +571,9 @@ impl Compressed<'_, '_> {
 /// row-major order). Reads O(n) elements, plus the pointers walked past
 /// empty columns or rows; CSF lists its leaves through the library's
 /// `entries()`, which scans the whole tree. What is listed is checked
-/// first (the columns or rows walked; COO: bounds, order or duplicates
-/// among the `n` entries), so a damaged file gives an error, not a wrong list.
+/// first (the pointers walked, and the `n` entries among themselves:
+/// in bounds, and in order, or for unsorted COO without duplicates), so a
+/// damaged file gives an error, not a wrong list.
 ///
 /// # Errors
 /// The library's error for damaged data on the way; [`Failure::Usage`] for a

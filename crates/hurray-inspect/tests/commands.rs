@@ -805,6 +805,47 @@ fn coo_get_and_head_report_damage_instead_of_values() {
     );
 }
 
+/// A last pointer below nnz hides the entries after it: `--get`,
+/// `--column`/`--row` and `--head` on the last column or row name it
+/// (they used to answer "implicit zero", "no stored entries" and "First 4
+/// of 5", exit 0).
+#[test]
+fn a_last_pointer_below_nnz_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let patched = |fixture: &str, offset: usize, value: u64| {
+        let mut bytes = std::fs::read(fixtures_dir().join(fixture)).unwrap();
+        bytes[offset..offset + 8].copy_from_slice(&value.to_le_bytes());
+        let file = dir.path().join(fixture.replace('/', "_"));
+        std::fs::write(&file, bytes).unwrap();
+        file
+    };
+    // col_ptr = [0, 1, 2, 3, 4, 4] with nnz 5: 5.0 at (2, 4) is lost.
+    let csc = patched("invalid/csc_ptr_last_not_nnz.hry", 12288 + 5 * 8, 4);
+    let message = "tensor 't': col_ptr[5] at offset 12328: is 4, must be nnz = 5 \
+                   (layouts/csc.md § Storage Invariants (1))";
+    for args in [&["--get", "2,4"][..], &["--column", "4"], &["--head", "5"]] {
+        let out = inspect(args, &csc);
+        assert_eq!(assert_one_error_line(&out, &csc), message, "{args:?}");
+    }
+    // What comes before the last column is still listed.
+    let v = ok_json(&["--json", "--head", "4"], &csc);
+    assert_eq!(v["entries"].as_array().map(Vec::len), Some(4), "{v}");
+
+    // row_ptr[5] of m.csr (nrows 5, nnz 12) set to 11: -14.0 at (4, 5) is lost.
+    let csr = patched("sparse_formats.hry", 28712, 11);
+    for args in [
+        &["--tensor", "m.csr", "--get", "4,5"][..],
+        &["--tensor", "m.csr", "--row", "4"],
+    ] {
+        let out = inspect(args, &csr);
+        let line = assert_one_error_line(&out, &csr);
+        assert!(
+            line.starts_with("tensor 'm.csr': row_ptr[5] at offset 28712: is 11, must be nnz = 12"),
+            "{args:?}: {line}"
+        );
+    }
+}
+
 #[test]
 fn help_leads_to_shape_nnz_descriptor_bytes_and_a_column() {
     let out = bin().arg("--help").output().unwrap();

@@ -735,11 +735,13 @@ fn unscanned_lookups_name_the_pointer_they_read() {
     // pointers above nnz that never decrease (found by the `compressed`
     // fuzz target: [0, 107, 107, 107], nnz 0); one above nnz, then a
     // decrease (a review found the check naming col_ptr[1] there); only
-    // the last.
+    // the last, above nnz or below it (a review found lookups in the last
+    // column reading [4, 4) there: an empty column, 5.0 at (2, 4) lost).
     for (col_ptr, columns, value) in [
         (vec![0, 1, 7, 7, 7, 7], &[1, 3][..], 7),
         (vec![0, 9, 2, 3, 4, 6], &[0, 1][..], 6),
         (vec![0, 1, 2, 3, 4, 7], &[4][..], 7),
+        (vec![0, 1, 2, 3, 4, 4], &[4][..], 4),
     ] {
         let e = pointer_error(col_ptr.clone(), columns);
         assert_eq!(

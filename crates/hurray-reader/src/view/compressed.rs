@@ -866,6 +866,11 @@ impl<'data> Compressed<'data> {
             if end < start {
                 return Err(self.ptr_decreasing(j + 1));
             }
+            // The last slice ends at nnz (invariant 1): a last pointer below
+            // it would hide the entries after it.
+            if j + 1 == self.outer_len {
+                self.check_last()?;
+            }
         }
         let range = usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(usize::MAX);
         if !self.scanned {
