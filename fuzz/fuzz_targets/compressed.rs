@@ -9,6 +9,8 @@
 //! * the reader accepts the arrays exactly when the naive check of the four
 //!   invariants does, and a rejection names an invariant that is broken;
 //! * single-threaded and parallel validation return the same result;
+//! * before validation, a column's range is given only for a column that
+//!   is sound by itself (pointers and rows), whatever the rest;
 //! * on a valid matrix, `get`, `column`, `iter`, `transpose` and `to_csr`
 //!   agree with linear search and a naive transposition, and `mul_vec`
 //!   (A·x and Aᵀ·x) and `mul_vec_parallel` with the naive products, bit
@@ -164,6 +166,31 @@ fn check<T: std::fmt::Debug>(result: &Result<T, hurray_reader::Error>, broken: u
     }
 }
 
+/// On any matrix, before validation: a column's range is given only when
+/// the column is sound by itself (its pointers: the first 0, the last
+/// nnz, in order, within nnz; its rows increasing and below `nrows`), and
+/// is then exactly its pointers'.
+fn check_unscanned_columns(s: &hurray_reader::CscStructure<'_>, col_ptr: &[u64], row_indices: &[u64], nrows: u64) {
+    const SAMPLES: usize = 64;
+    let (ncols, nnz) = (col_ptr.len() - 1, row_indices.len() as u64);
+    let step = (ncols / SAMPLES).max(1);
+    for j in (0..ncols).step_by(step).chain(ncols.checked_sub(1)) {
+        let (start, end) = (col_ptr[j], col_ptr[j + 1]);
+        let pointers = (j != 0 || start == 0) && (j + 1 != ncols || end == nnz) && start <= end && end <= nnz;
+        let sound = pointers && {
+            let rows = &row_indices[start as usize..end as usize];
+            rows.windows(2).all(|w| w[0] < w[1]) && rows.iter().all(|&r| r < nrows)
+        };
+        match s.column_range(j as u64) {
+            Ok(range) => {
+                assert!(sound, "column {j} ({start}..{end}) answered though not sound");
+                assert_eq!(range, start as usize..end as usize, "column {j}");
+            }
+            Err(e) => assert!(!sound, "column {j} ({start}..{end}) is sound, but: {e}"),
+        }
+    }
+}
+
 /// On a valid matrix: lookups and conversions against the naive model
 /// (every entry of up to `SAMPLES` columns, spread over the matrix).
 fn check_views(a: &CscView<'_, f32>, col_ptr: &[u64], row_indices: &[u64]) {
@@ -249,6 +276,7 @@ fuzz_target!(|input: Input| {
         structure.validate_parallel(threads).map_err(|e| e.to_string()),
         "validate vs validate_parallel({threads})"
     );
+    check_unscanned_columns(&structure, &col_ptr, &row_indices, nrows);
     if let Ok(a) = a {
         check_views(&a, &col_ptr, &row_indices);
         check_products(&a, &col_ptr, &row_indices, threads);

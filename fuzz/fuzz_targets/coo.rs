@@ -200,7 +200,7 @@ fuzz_target!(|input: Input| {
         let linear = entries.iter().position(|c| *c == zero).map(|i| i as f32);
         assert_eq!(view.get(&zero).unwrap().copied(), linear);
     }
-    let iterated: Vec<(Vec<u64>, f32)> = view.iter().map(|(c, &v)| (c.to_vec(), v)).collect();
+    let iterated: Vec<(Vec<u64>, f32)> = view.iter().unwrap().map(|(c, &v)| (c.to_vec(), v)).collect();
     let expected: Vec<(Vec<u64>, f32)> = entries.iter().cloned().zip(values.iter().copied()).collect();
     assert_eq!(iterated, expected);
 });

@@ -150,7 +150,10 @@ impl<'data> Buffer<'data> {
     }
 
     /// Number of elements the layout says this buffer holds (a minimum for
-    /// dense buffers in permissive mode).
+    /// dense buffers in permissive mode). Counted from the buffer's first
+    /// byte: for a dense tensor with `byte_offset > 0`, the elements before
+    /// element `[0, ..., 0]` are counted too; quantized blocks count their
+    /// padding.
     pub fn len(&self) -> u64 {
         self.len
     }

@@ -535,12 +535,14 @@ pub(crate) fn strided_bytes(t: &Tensor<'_>, et: ElementType, shape: &[u64], stri
         .checked_add(end_byte)
         .and_then(|b| u64::try_from(b).ok())
         .ok_or_else(too_large)?;
-    let span = max
-        .checked_sub(min)
-        .and_then(|s| s.checked_add(1))
+    // Elements from the buffer's first byte to the last one reached.
+    let origin = crate::view::dense::origin_elements(et, byte_offset).map_or(0, i128::from);
+    let len = origin
+        .checked_add(max)
+        .and_then(|m| m.checked_add(1))
         .and_then(|s| u64::try_from(s).ok())
         .unwrap_or(u64::MAX);
-    Ok((span, bytes))
+    Ok((len, bytes))
 }
 
 /// Lowest and highest linear offsets reached by `sum(i_k * stride_k)` over
@@ -588,6 +590,23 @@ pub(crate) fn tiled_elements(t: &Tensor<'_>, shape: &[u64], levels: &[TiledLevel
     } else {
         count(&tile).ok_or_else(|| tiled_overflow(t))?
     };
+    // Tiles do not overlap (`layouts/tiled.md` § Description): in-tile
+    // strides keep every offset of a tile inside its own elements.
+    if let (Some(strides), Some(_)) = (level.inner_strides, count(&tile).filter(|&n| n > 0)) {
+        let (min, max) = offset_range(&tile, strides.iter().map(|s| s.get())).ok_or_else(|| tiled_overflow(t))?;
+        if min < 0 || max >= i128::from(tile_elements) {
+            let rank = to_u64(tile.len());
+            let outer = if level.outer_strides.is_some() { 8 * rank } else { 0 };
+            return Err(Error::Invalid {
+                scope: Scope::tensor(t.name()),
+                field: Field::new("inner_strides"),
+                offset: level.offset.saturating_add(8 * rank + 4 + outer),
+                value: u64::try_from(if min < 0 { min } else { max }).unwrap_or(0),
+                expected: "in-tile strides whose offsets stay within the tile (0 to tile elements - 1)",
+                rule: "layouts/tiled.md § Description",
+            });
+        }
+    }
     let slots = match level.outer_strides {
         Some(strides) if count(&tiles) != Some(0) => {
             let (min, max) = offset_range(&tiles, strides.iter().map(|s| s.get())).ok_or_else(|| tiled_overflow(t))?;

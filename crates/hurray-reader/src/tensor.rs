@@ -734,17 +734,23 @@ impl<'data> Tensor<'data> {
                 )
             }
         };
-        let bytes = if matches!(d.layout_fields, LayoutFields::Strided { .. }) {
-            bytes
+        // Counted from the buffer's first byte: the elements before
+        // `byte_offset` too (strided: already).
+        let (bytes, len) = if matches!(d.layout_fields, LayoutFields::Strided { .. }) {
+            (bytes, storage_elements)
         } else {
-            bytes
-                .checked_add(d.byte_offset)
-                .ok_or_else(|| overflow("byte_offset + buffer size"))?
+            let before = crate::view::dense::origin_elements(t, d.byte_offset).unwrap_or(0);
+            (
+                bytes
+                    .checked_add(d.byte_offset)
+                    .ok_or_else(|| overflow("byte_offset + buffer size"))?,
+                storage_elements.saturating_add(before),
+            )
         };
         Ok(Plan {
             role: BufferRole::Data,
             element_type: Some(t),
-            len: storage_elements,
+            len,
             bytes,
             rule: match d.layout {
                 Layout::Strided => rule::STRIDED,

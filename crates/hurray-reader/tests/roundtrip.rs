@@ -630,7 +630,7 @@ fn check_coo<T: Val>(file: &HurrayFile<'_>, m: &Matrix<T>, seed: u64) -> Result<
         prop_assert!(a.get(&[m.nrows, 0]).is_err());
         prop_assert!(a.get(&[0, m.ncols]).is_err());
         prop_assert!(a.get(&[0]).is_err());
-        let got: Vec<(Vec<u64>, u64)> = a.iter().map(|(i, v)| (i.to_vec(), v.bits())).collect();
+        let got: Vec<(Vec<u64>, u64)> = a.iter().ctx("coo iter")?.map(|(i, v)| (i.to_vec(), v.bits())).collect();
         let expected: Vec<(Vec<u64>, u64)> = indices
             .chunks_exact(2)
             .map(<[u64]>::to_vec)

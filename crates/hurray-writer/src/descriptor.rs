@@ -921,10 +921,41 @@ fn check_tiled(t: &Tiled, rank: u64, depth: u32) -> Result<()> {
         field_len("outer_strides", s.len(), rank, RULE)?;
     }
     match &t.inner {
-        TileInner::Strided(s) => field_len("inner_strides", s.len(), rank, RULE),
+        TileInner::Strided(s) => {
+            field_len("inner_strides", s.len(), rank, RULE)?;
+            inner_strides_within_tile(&t.tile_shape, s)
+        }
         TileInner::Tiled(inner) => check_tiled(inner, rank, depth.saturating_add(1)),
         TileInner::RowMajor | TileInner::ColumnMajor => Ok(()),
     }
+}
+
+/// Tiles do not overlap (`layouts/tiled.md` § Description): every in-tile
+/// offset `sum(e_k * inner_strides[k])` lies in `0..product(tile_shape)`.
+fn inner_strides_within_tile(tile_shape: &[u64], strides: &[i64]) -> Result<()> {
+    let range = tile_shape
+        .iter()
+        .zip(strides)
+        .try_fold((0i128, 0i128), |(min, max), (&n, &s)| {
+            let reach = i128::from(s).checked_mul(i128::from(n).checked_sub(1)?)?;
+            Some(if reach < 0 {
+                (min.checked_add(reach)?, max)
+            } else {
+                (min, max.checked_add(reach)?)
+            })
+        });
+    let elements = tile_shape
+        .iter()
+        .try_fold(1i128, |acc, &n| acc.checked_mul(i128::from(n)));
+    let (min, max) = range.unwrap_or((-1, 0));
+    if min < 0 || elements.is_some_and(|e| max >= e) {
+        return Err(Error::InvalidField {
+            what: "inner_strides",
+            value: u64::try_from(if min < 0 { 0 } else { max }).unwrap_or(u64::MAX),
+            rule: "layouts/tiled.md § Description: in-tile offsets stay within the tile",
+        });
+    }
+    Ok(())
 }
 
 /// Storage elements of a tiled tensor of `shape` (full tiles, recursively);
@@ -1197,6 +1228,34 @@ mod tests {
         ]
         .concat();
         assert_eq!(b, expected);
+    }
+
+    #[test]
+    fn tiled_inner_strides_stay_within_the_tile() {
+        let d = |inner_strides: Vec<i64>| {
+            let tiled = Tiled {
+                tile_shape: vec![2, 2],
+                outer: TileOrder::RowMajor,
+                inner: TileInner::Strided(inner_strides),
+            };
+            TensorDescriptor::new(ElementType::Float32, Layout::Tiled(tiled), vec![4, 4])
+                .with_buffer(BufferHandle::new(64))
+                .validate()
+        };
+        // Row-major and column-major in the tile: offsets 0..=3.
+        assert!(d(vec![2, 1]).is_ok() && d(vec![1, 2]).is_ok());
+        // [8, 1] reaches 9 in a 4-element tile; [-1, 2] reaches -1.
+        for (strides, value) in [
+            (vec![8, 1], 9),
+            (vec![-1, 2], 0),
+            (vec![i64::MAX, i64::MAX], u64::MAX - 1),
+        ] {
+            assert!(
+                matches!(d(strides.clone()), Err(Error::InvalidField { what: "inner_strides", value: v, .. }) if v == value),
+                "{strides:?}: {:?}",
+                d(strides.clone())
+            );
+        }
     }
 
     #[test]

@@ -373,12 +373,19 @@ impl<'data, T: Element> CooView<'data, T> {
             .and_then(|p| self.values.get(p)))
     }
 
-    /// Every stored element as `(coordinates, &value)`, in storage order.
-    pub fn iter(&self) -> impl Iterator<Item = (&'data [u64], &'data T)> + '_ {
-        (0..self.structure.nnz).filter_map(|i| {
-            let value = self.values.get(usize::try_from(i).ok()?)?;
-            Some((self.structure.coordinates(i)?, value))
-        })
+    /// Every stored element as `(coordinates, &value)`, in storage order,
+    /// `rank` coordinates each. On an unvalidated view the validity
+    /// constraints are verified first (one scan), as CSC's `iter` does.
+    ///
+    /// # Errors
+    /// On an unvalidated view, as [`CooStructure::validate`].
+    pub fn iter(&self) -> Result<impl Iterator<Item = (&'data [u64], &'data T)> + 'data> {
+        let structure = self.structure.clone().validated()?;
+        let values = self.values;
+        Ok((0..structure.nnz).map_while(move |i| {
+            let value = values.get(usize::try_from(i).ok()?)?;
+            Some((structure.coordinates(i)?, value))
+        }))
     }
 }
 
@@ -880,6 +887,40 @@ mod tests {
         assert!(matches!(e, Error::CooOrder { position: 2, .. }), "{e}");
         assert_eq!(c.validate_prefix(2), Ok(()));
         assert_eq!(c.validate_prefix(3), Err(e));
+
+        // Iteration on an unvalidated view checks first (it used to list
+        // (2, 7) in a [4, 5] tensor, and (3, 3) twice).
+        let values = [1.0f32, 2.0, 3.0, 4.0];
+        let view = CooView {
+            structure: coo(&[4, 5], &[0, 1, 2, 7, 3, 3, 3, 3], false),
+            values: &values[..],
+        };
+        let e = view.iter().err();
+        assert!(
+            matches!(
+                e,
+                Some(Error::IndexOutOfBounds {
+                    position: 3,
+                    value: 7,
+                    ..
+                })
+            ),
+            "{e:?}"
+        );
+        let view = CooView {
+            structure: coo(&[4, 5], &[0, 1, 2, 4, 3, 3, 3, 3], false),
+            values: &values[..],
+        };
+        assert_eq!(view.iter().err(), Some(duplicate(3)));
+        let view = CooView {
+            structure: coo(&[4, 5], &[0, 1, 2, 4, 3, 3, 3, 4], false),
+            values: &values[..],
+        };
+        let listed: Vec<(&[u64], f32)> = view.iter().unwrap().map(|(c, &v)| (c, v)).collect();
+        assert_eq!(
+            listed,
+            [(&[0, 1][..], 1.0), (&[2, 4], 2.0), (&[3, 3], 3.0), (&[3, 4], 4.0)]
+        );
 
         // A sound tensor: the same answers before and after validation.
         let c = coo(&[3, 4], &[0, 1, 1, 0, 2, 3], true);

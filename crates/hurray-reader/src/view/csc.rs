@@ -115,8 +115,10 @@ impl<'data> CscStructure<'data> {
     ///
     /// # Errors
     /// [`Error::IndexArgument`](crate::Error::IndexArgument) for a row or
-    /// column out of range; on an unvalidated structure, a damaged column's
-    /// error (never a wrong answer).
+    /// column out of range; on an unvalidated structure, the error of a
+    /// damaged column `col` (its pointers, its rows). A decreasing pointer
+    /// elsewhere, which can make two columns overlap, is seen only by
+    /// [`validate`](Self::validate).
     pub fn position(&self, row: u64, col: u64) -> Result<Option<usize>> {
         self.inner.find(row, col)
     }

@@ -15,6 +15,10 @@ pub struct Addressing<'data> {
     tensor: &'data str,
     layout: Layout,
     shape: Vec<u64>,
+    /// The shape whose row- or column-major strides place the elements:
+    /// `shape`, or for quantized blocks along an axis, `shape` with that
+    /// axis rounded up to whole blocks.
+    storage_shape: Vec<u64>,
     fields: LayoutFields<'data>,
     /// Position of element `[0, ..., 0]`, in elements from the buffer start
     /// (`byte_offset` converted to elements).
@@ -39,8 +43,8 @@ impl<'data> Addressing<'data> {
             LayoutFields::Tiled { levels } => tiled_offset(levels, 0, &self.shape, index),
             LayoutFields::Morton { morton_bits } => i128::from(morton_code(index, morton_bits)),
             LayoutFields::Hilbert(h) => i128::from(hilbert_index(index, h.hilbert_order.get())),
-            _ if self.layout == Layout::ColMajor => dot(index, col_major_strides(&self.shape)),
-            _ => dot(index, row_major_strides(&self.shape)),
+            _ if self.layout == Layout::ColMajor => dot(index, col_major_strides(&self.storage_shape)),
+            _ => dot(index, row_major_strides(&self.storage_shape)),
         };
         u64::try_from(self.origin + offset).map_err(|_| Error::IndexArgument {
             tensor: self.tensor.into(),
@@ -48,6 +52,20 @@ impl<'data> Addressing<'data> {
             index: 0,
             bound: 0,
         })
+    }
+}
+
+/// `byte_offset` in elements of type `et`, when it is a whole number of them
+/// (6-bit types: whole groups of four elements in three bytes).
+pub(crate) fn origin_elements(et: ElementType, byte_offset: u64) -> Option<u64> {
+    match (et.byte_width(), et.bit_width()) {
+        (Some(w), _) => byte_offset
+            .checked_rem(w)
+            .filter(|&r| r == 0)
+            .map(|_| byte_offset / w.max(1)),
+        (None, 6) if byte_offset.is_multiple_of(3) => Some(byte_offset / 3 * 4),
+        (None, bits) if bits < 8 => byte_offset.checked_mul(u64::from(8 / bits.max(1))),
+        _ => None,
     }
 }
 
@@ -248,24 +266,22 @@ impl<'data> Tensor<'data> {
             tensor: self.name().into(),
             why: "unknown element type",
         })?;
-        let byte_offset = i128::from(self.descriptor().byte_offset());
-        let origin = match (et.byte_width(), et.bit_width()) {
-            (Some(w), _) if byte_offset % i128::from(w) == 0 => byte_offset / i128::from(w),
-            (None, 6) if byte_offset % 3 == 0 => byte_offset / 3 * 4,
-            (None, bits) if bits < 8 => byte_offset * i128::from(8 / bits.max(1)),
-            _ => {
-                return Err(Error::NotViewable {
-                    tensor: self.name().into(),
-                    why: "byte_offset is not a whole number of elements",
-                })
-            }
-        };
+        let origin = origin_elements(et, self.descriptor().byte_offset()).ok_or_else(|| Error::NotViewable {
+            tensor: self.name().into(),
+            why: "byte_offset is not a whole number of elements",
+        })?;
+        let shape = self.static_shape()?;
+        // Quantized blocks are stored whole along their axis
+        // (`quantization/per-block-affine.md` § Padding): the strides are
+        // those of the padded shape.
+        let storage_shape = crate::quant::padded_shape(self, &shape).unwrap_or_else(|| shape.clone());
         Ok(Addressing {
             tensor: self.name(),
             layout: self.layout(),
-            shape: self.static_shape()?,
+            shape,
+            storage_shape,
             fields: self.descriptor().layout_fields().clone(),
-            origin,
+            origin: i128::from(origin),
         })
     }
 
