@@ -671,6 +671,31 @@ pub(crate) fn morton_elements(t: &Tensor<'_>, shape: &[u64], bits: &[U32]) -> Re
             "layouts/morton.md § Buffer Size",
         ));
     }
+    // With unequal bits the round-robin interleaving (§ Morton Index
+    // Computation) places bit b of dimension k at b × rank + k, which can
+    // lie past the 2^sum(morton_bits) elements § Buffer Size provides: such
+    // a file cannot hold its elements, and is refused here rather than at
+    // the first lookup. (Codes only grow with each coordinate, so the
+    // highest bit of shape[k] - 1 decides.)
+    if count(shape) != Some(0) {
+        let rank = to_u64(shape.len());
+        for (k, &n) in shape.iter().enumerate() {
+            let Some(top) = n.checked_sub(1).and_then(|m| m.checked_ilog2()) else {
+                continue;
+            };
+            let position = u64::from(top).saturating_mul(rank).saturating_add(to_u64(k));
+            if position >= u64::from(total) {
+                return Err(Error::Invalid {
+                    scope: Scope::tensor(t.name()),
+                    field: Field::at("morton_bits", to_u64(k)),
+                    offset: o + 4 * to_u64(k),
+                    value: bits.get(k).map_or(0, |b| u64::from(b.get())),
+                    expected: "bits whose interleaved codes stay below 2^sum(morton_bits) (bit b of dimension k lands at b x rank + k)",
+                    rule: "layouts/morton.md § Buffer Size",
+                });
+            }
+        }
+    }
     Ok(1u64 << total)
 }
 

@@ -30,6 +30,9 @@ pub struct Tensor<'data> {
     pub(crate) not_viewable: Option<&'static str>,
     /// Composite head: the index positions of its direct members.
     pub(crate) members: Vec<usize>,
+    /// How many tensors after a composite head (in index order) belong to
+    /// it, its members' subtrees included; 0 for anything else.
+    subtree_len: usize,
 }
 
 impl<'data> HurrayFile<'data> {
@@ -119,6 +122,7 @@ impl<'data> HurrayFile<'data> {
             options,
             not_viewable: None,
             members: Vec::new(),
+            subtree_len: 0,
         };
         let Some(handles) = tensor.descriptor.buffers else {
             tensor.not_viewable = Some("its layout tag is not recognised (accepted in permissive mode); its data must not be interpreted (memory-layout.md § Layout Taxonomy)");
@@ -166,16 +170,17 @@ impl<'data> HurrayFile<'data> {
             tensor.not_viewable = Some("it uses an implementation-private layout (metadata.md § Extension Layouts)");
         } else if tensor.descriptor.layout == Layout::Composite {
             tensor.not_viewable = Some("it is a composite head, which owns no data: read its members");
-            tensor.members = self.composite_members(&tensor, depth)?;
+            (tensor.members, tensor.subtree_len) = self.composite_members(&tensor, depth)?;
         }
         Ok(tensor)
     }
 
     /// The direct members of a composite head, checked per member and at
-    /// close (`layouts/composite.md` § Validation).
-    fn composite_members(&self, head: &Tensor<'data>, depth: usize) -> Result<Vec<usize>> {
+    /// close (`layouts/composite.md` § Validation), and how many index
+    /// entries after the head its subtree spans.
+    fn composite_members(&self, head: &Tensor<'data>, depth: usize) -> Result<(Vec<usize>, usize)> {
         let LayoutFields::Composite(fields) = head.descriptor.layout_fields else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), 0));
         };
         let name = head.name();
         let head_offset = head.descriptor.offsets.layout_fields;
@@ -213,12 +218,12 @@ impl<'data> HurrayFile<'data> {
                 },
                 other => other,
             })?;
-            cursor = cursor.saturating_add(1).saturating_add(member.subtree_len_below(self));
+            cursor = cursor.saturating_add(1).saturating_add(member.subtree_len);
             members.push(entry.position());
             members_tensors.push(member);
         }
         crate::composite::check(head, fields, &members_tensors)?;
-        Ok(members)
+        Ok((members, cursor))
     }
 }
 
@@ -851,21 +856,6 @@ impl<'data> Tensor<'data> {
                 _ => rule::CSF_STATS,
             },
         })
-    }
-
-    /// How many tensors after this one (in file order) belong to it: the
-    /// whole subtree of a composite head, 0 for anything else.
-    fn subtree_len_below(&self, file: &HurrayFile<'data>) -> usize {
-        let mut total = 0usize;
-        for &m in &self.members {
-            total = total.saturating_add(1);
-            if let Some(entry) = file.entries().get(m).copied() {
-                if let Ok(member) = file.resolve(entry, MAX_COMPOSITE_DEPTH.saturating_sub(1)) {
-                    total = total.saturating_add(member.subtree_len_below(file));
-                }
-            }
-        }
-        total
     }
 
     /// Whether the descriptor has a flag bit set.

@@ -163,3 +163,102 @@ fn tiled_inner_strides_stay_within_the_tile() {
         "{e}"
     );
 }
+
+/// float32 [3, 5] with `morton_bits = [2, 3]`: the buffer holds 2^5 = 32
+/// elements (`layouts/morton.md` § Buffer Size), but bit 2 of the column
+/// lands at 2 × 2 + 1 = 5, so `[0, 4]` has code 32. The writer refuses
+/// the descriptor and the reader the file (it used to open it, then fail
+/// on every lookup in column 4); `[3, 4]` with the same bits fits.
+#[test]
+fn morton_codes_must_fit_the_buffer() {
+    use hurray_writer::RawTensor;
+    let morton = |shape: Vec<u64>| {
+        TensorDescriptor::new(
+            ElementType::Float32,
+            Layout::Morton {
+                morton_bits: vec![2, 3],
+            },
+            shape,
+        )
+        .with_buffer(BufferHandle::new(128))
+    };
+    let stored: Vec<u8> = (0..32).flat_map(|v| (v as f32).to_le_bytes()).collect();
+    let fits = one_tensor(&morton(vec![3, 4]), vec![BufferData::Bytes(&stored)]);
+    let file = HurrayFile::parse(&fits, Options::strict()).unwrap();
+    // [2, 3]: row bits 0 and 1 at 0 and 2, column bits 0 and 1 at 1 and 3.
+    assert_eq!(
+        file.tensor("t").unwrap().dense::<f32>().unwrap().get(&[2, 3]).unwrap(),
+        &14.0
+    );
+
+    let d = morton(vec![3, 5]);
+    assert!(matches!(
+        d.validate(),
+        Err(hurray_writer::Error::InvalidField {
+            value: 3,
+            rule: "layouts/morton.md § Buffer Size",
+            ..
+        })
+    ));
+    let mut w = FileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+    w.write_tensor_unchecked(RawTensor::new(
+        "t",
+        d.encode().unwrap(),
+        vec![BufferData::Bytes(&stored)],
+    ))
+    .unwrap();
+    let bytes = AlignedBytes::from_slice(&w.finish().unwrap());
+    let e = HurrayFile::parse(&bytes, Options::strict())
+        .and_then(|file| file.tensor("t").map(|_| ()))
+        .unwrap_err();
+    assert_eq!(
+        (e.field().map(|f| f.to_string()), e.rule()),
+        (
+            Some("morton_bits[1]".to_owned()),
+            Some("layouts/morton.md § Buffer Size")
+        ),
+        "{e}"
+    );
+}
+
+/// float6 elements come in groups of four in three bytes, starting at
+/// `byte_offset` (`memory-layout.md` § Sub-Byte Types): a `byte_offset`
+/// that is not a multiple of 3 is not a whole number of elements from the
+/// buffer's first byte. The reader does not address such a tensor (it
+/// used to read element 0 at byte 4, as if 6-bit elements took one byte
+/// each, and print wrong values); a multiple of 3 is read.
+#[test]
+fn float6_byte_offset_is_read_in_whole_groups() {
+    // Codes 0x08, 0x0C, 0x30, 0x14 (1.0, 1.5, -2.0, 3.0 in float6_e2m3),
+    // packed LSB-first into three bytes.
+    let group = [
+        0x08u8 | (0x0C << 6),
+        (0x0C >> 2) | (0x30 << 4),
+        (0x30 >> 4) | (0x14 << 2),
+    ];
+    let read = |byte_offset: u64| {
+        let mut stored = vec![0u8; byte_offset as usize];
+        stored.extend(group);
+        let d = TensorDescriptor::new(ElementType::Float6E2M3, Layout::RowMajor, vec![4])
+            .with_buffer(BufferHandle::new(stored.len() as u64))
+            .with_byte_offset(byte_offset);
+        let bytes = one_tensor(&d, vec![BufferData::Bytes(&stored)]);
+        let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+        let t = file.tensor("t").unwrap();
+        (0..4u64)
+            .map(|i| t.dense_value(&[i]))
+            .collect::<Result<Vec<Value>, _>>()
+    };
+    let floats = |v: Vec<Value>| -> Vec<f64> {
+        v.into_iter()
+            .map(|x| match x {
+                Value::Float(f) => f,
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(floats(read(0).unwrap()), [1.0, 1.5, -2.0, 3.0]);
+    assert_eq!(floats(read(3).unwrap()), [1.0, 1.5, -2.0, 3.0]);
+    let e = read(4).unwrap_err();
+    assert!(matches!(e, hurray_reader::Error::NotViewable { .. }), "{e}");
+}

@@ -564,6 +564,24 @@ impl TensorDescriptor {
                     .checked_shl(u32::try_from(total_bits).map_err(|_| Error::overflow("morton buffer"))?)
                     .filter(|_| total_bits < 64)
                     .ok_or(Error::overflow("morton buffer elements"))?;
+                // Bit b of dimension k lands at b × rank + k: with unequal
+                // bits that can pass the 2^sum(morton_bits) elements the
+                // buffer holds (the reader refuses such a file).
+                if !self.shape.contains(&0) {
+                    for (k, &size) in self.shape.iter().enumerate() {
+                        let Some(top) = size.checked_sub(1).and_then(u64::checked_ilog2) else {
+                            continue;
+                        };
+                        let position = u64::from(top).saturating_mul(rank).saturating_add(k as u64);
+                        if position >= total_bits {
+                            return Err(Error::InvalidField {
+                                what: "morton_bits (interleaved codes past 2^sum(morton_bits))",
+                                value: u64::from(morton_bits.get(k).copied().unwrap_or(0)),
+                                rule: "layouts/morton.md § Buffer Size",
+                            });
+                        }
+                    }
+                }
                 self.need_dense(
                     add(self.byte_offset, packing.bytes_for(elements)?, "buffer size")?,
                     name,

@@ -63,7 +63,10 @@ pub(crate) fn origin_elements(et: ElementType, byte_offset: u64) -> Option<u64> 
             .checked_rem(w)
             .filter(|&r| r == 0)
             .map(|_| byte_offset / w.max(1)),
+        // Groups start at `byte_offset`: any other start is not a number
+        // of elements from the buffer's first byte.
         (None, 6) if byte_offset.is_multiple_of(3) => Some(byte_offset / 3 * 4),
+        (None, 6) => None,
         (None, bits) if bits < 8 => byte_offset.checked_mul(u64::from(8 / bits.max(1))),
         _ => None,
     }
