@@ -8,8 +8,8 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use hurray_reader::{
-    logical_indices, AnnotatedField, Buffer, BufferRole, Descriptor, ElementType, Error, HurrayFile, IndexEntry,
-    Layout, Tensor, Value,
+    logical_indices, shown_name, AnnotatedField, Buffer, BufferRole, Descriptor, ElementType, Error, HurrayFile,
+    IndexEntry, Layout, Tensor, Value,
 };
 
 /// Why a command could not print what was asked.
@@ -32,16 +32,6 @@ impl From<Error> for Failure {
 
 type Result<T> = std::result::Result<T, Failure>;
 
-/// `name` escaped for one line, its first 64 characters at most.
-fn short_name(name: &str) -> String {
-    const MAX: usize = 64;
-    let escaped = name.escape_debug().to_string();
-    match escaped.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}... ({} bytes)", escaped.get(..cut).unwrap_or_default(), name.len()),
-        None => escaped,
-    }
-}
-
 /// The tensor the per-tensor commands act on: the one named by `--tensor`,
 /// or the file's only tensor.
 ///
@@ -56,7 +46,7 @@ pub fn pick_tensor<'data>(file: &HurrayFile<'data>, name: Option<&str>, flag: &s
             .entries()
             .iter()
             .take(SHOWN)
-            .map(|e| short_name(e.name()))
+            .map(|e| shown_name(e.name()))
             .collect();
         if file.len() > SHOWN {
             shown.push(format!("... ({} in all)", file.len()));
@@ -80,7 +70,7 @@ pub fn pick_tensor<'data>(file: &HurrayFile<'data>, name: Option<&str>, flag: &s
         }
         file.entries()
             .iter()
-            .filter(|e| crate::human::display_name(e.name()) == name || short_name(e.name()) == name)
+            .filter(|e| crate::human::display_name(e.name()) == name || shown_name(e.name()) == name)
             .map(IndexEntry::name)
             .take(2)
             .collect()
@@ -99,18 +89,18 @@ pub fn pick_tensor<'data>(file: &HurrayFile<'data>, name: Option<&str>, flag: &s
                     Failure::Usage(format!(
                         "--tensor '{}' is how several tensor names print cut; give the whole name, \
                          or the longer cut of an error line (64 characters and the name's size): {}",
-                        short_name(name),
+                        shown_name(name),
                         names()
                     ))
                 } else if file.is_empty() {
                     Failure::Usage(format!(
                         "no tensor named '{}': the file holds no tensors",
-                        short_name(name)
+                        shown_name(name)
                     ))
                 } else {
                     Failure::Usage(format!(
                         "no tensor named '{}' in the index; it holds: {}",
-                        short_name(name),
+                        shown_name(name),
                         names()
                     ))
                 }
@@ -507,6 +497,8 @@ struct Compressed<'a, 'data> {
     inner_len: u64,
     nnz: u64,
     checked_range: &'a dyn Fn(u64) -> hurray_reader::Result<Range<usize>>,
+    /// The library's check of the whole pointer array (invariants 1 and 2).
+    check_pointers: &'a dyn Fn() -> hurray_reader::Result<()>,
 }
 
 impl Compressed<'_, '_> {
@@ -563,6 +555,11 @@ impl Compressed<'_, '_> {
             }
             j = j.saturating_add(1);
         }
+        // A complete listing ("N of N") vouches for every slice, the empty
+        // ones after the last entry included: check all the pointers.
+        if to_u64(out.len()) >= self.nnz {
+            (self.check_pointers)()?;
+        }
         Ok(out)
     }
 }
@@ -584,6 +581,7 @@ pub fn head<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, n: u64) -> Resul
         Layout::Csc => {
             let s = t.csc_structure()?;
             let range = |j| s.column_range(j);
+            let pointers = || s.validate_pointers();
             let c = Compressed {
                 ptr: s.col_ptr(),
                 idx: s.row_indices(),
@@ -591,12 +589,14 @@ pub fn head<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, n: u64) -> Resul
                 inner_len: s.nrows(),
                 nnz: s.nnz(),
                 checked_range: &range,
+                check_pointers: &pointers,
             };
             (Order::Column, c.head(t, t.buffer(0)?, n, true)?, s.nnz())
         }
         Layout::Csr => {
             let s = t.csr_structure()?;
             let range = |i| s.row_range(i);
+            let pointers = || s.validate_pointers();
             let c = Compressed {
                 ptr: s.row_ptr(),
                 idx: s.col_indices(),
@@ -604,6 +604,7 @@ pub fn head<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, n: u64) -> Resul
                 inner_len: s.ncols(),
                 nnz: s.nnz(),
                 checked_range: &range,
+                check_pointers: &pointers,
             };
             (Order::Row, c.head(t, t.buffer(0)?, n, false)?, s.nnz())
         }
@@ -739,7 +740,7 @@ pub fn get<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, index: &[u64]) ->
         let given = index.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
         return Err(Failure::Usage(format!(
             "--get '{}': tensor '{name}' of shape {shape} needs {} comma-separated coordinates, got {}",
-            short_name(&given),
+            shown_name(&given),
             header.shape.len(),
             index.len()
         )));
@@ -778,16 +779,4 @@ pub fn get<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, index: &[u64]) ->
 pub fn shape_text(shape: &[u64]) -> String {
     let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
     format!("[{}]", dims.join(", "))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::short_name;
-
-    #[test]
-    fn long_names_are_cut_for_error_lines() {
-        assert_eq!(short_name("a\0b"), "a\\0b");
-        let long = "é".repeat(100);
-        assert_eq!(short_name(&long), format!("{}... (200 bytes)", "é".repeat(64)));
-    }
 }

@@ -831,6 +831,23 @@ fn a_last_pointer_below_nnz_is_an_error() {
     let v = ok_json(&["--json", "--head", "4"], &csc);
     assert_eq!(v["entries"].as_array().map(Vec::len), Some(4), "{v}");
 
+    // col_ptr = [0, 1, 2, 3, 5, 6]: all 5 entries lie before column 4, whose
+    // end is past nnz. A complete listing ("5 of 5") checks every pointer
+    // (it used to print all five, exit 0).
+    let past = patched("invalid/csc_ptr_last_not_nnz.hry", 12288 + 4 * 8, 5);
+    let out = inspect(&["--head", "5"], &past);
+    let line = assert_one_error_line(&out, &past);
+    assert!(
+        line.starts_with("tensor 't': col_ptr[5] at offset 12328: is 6, must be nnz = 5"),
+        "{line}"
+    );
+    assert_eq!(
+        ok_json(&["--json", "--head", "4"], &past)["entries"]
+            .as_array()
+            .map(Vec::len),
+        Some(4)
+    );
+
     // row_ptr[5] of m.csr (nrows 5, nnz 12) set to 11: -14.0 at (4, 5) is lost.
     let csr = patched("sparse_formats.hry", 28712, 11);
     for args in [

@@ -110,9 +110,30 @@ impl fmt::Display for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Scope::File => Ok(()),
-            Scope::Tensor(name) => write!(f, "tensor '{}': ", name.escape_debug()),
-            Scope::Key(key) => write!(f, "KV key '{}': ", key.escape_debug()),
+            Scope::Tensor(name) => write!(f, "tensor '{}': ", shown_name(name)),
+            Scope::Key(key) => write!(f, "KV key '{}': ", shown_name(key)),
         }
+    }
+}
+
+/// A tensor name or KV key as error messages show it: escaped as
+/// [`str::escape_debug`] does (control characters, quotes, backslashes),
+/// and past 64 characters cut, with the name's size in bytes:
+/// `layer.layer... (126 bytes)`. The error itself keeps the whole name
+/// ([`Error::tensor`]).
+///
+/// ```
+/// assert_eq!(hurray_reader::shown_name("a\0b"), "a\\0b");
+/// // 64 characters are kept, not 64 bytes.
+/// let long = "é".repeat(100);
+/// assert_eq!(hurray_reader::shown_name(&long), format!("{}... (200 bytes)", "é".repeat(64)));
+/// ```
+pub fn shown_name(name: &str) -> String {
+    const MAX: usize = 64;
+    let escaped = name.escape_debug().to_string();
+    match escaped.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}... ({} bytes)", escaped.get(..cut).unwrap_or_default(), name.len()),
+        None => escaped,
     }
 }
 
@@ -403,7 +424,7 @@ pub enum Error {
     },
 
     /// Two index entries carry the same tensor name.
-    #[error("index_entry[{second}].name at offset {offset}: duplicate name '{}' (entries {first} and {second}) ({})", .name.escape_debug(), rule::UNIQUE_NAMES)]
+    #[error("index_entry[{second}].name at offset {offset}: duplicate name '{}' (entries {first} and {second}) ({})", shown_name(.name), rule::UNIQUE_NAMES)]
     DuplicateName {
         /// The repeated name.
         name: Box<str>,
@@ -416,7 +437,7 @@ pub enum Error {
     },
 
     /// Two KV entries carry the same key.
-    #[error("kv_entry[{second}].key at offset {offset}: duplicate key '{}' (KV entries {first} and {second}) ({})", .key.escape_debug(), rule::UNIQUE_KEYS)]
+    #[error("kv_entry[{second}].key at offset {offset}: duplicate key '{}' (KV entries {first} and {second}) ({})", shown_name(.key), rule::UNIQUE_KEYS)]
     DuplicateKey {
         /// The repeated key.
         key: Box<str>,
@@ -429,7 +450,7 @@ pub enum Error {
     },
 
     /// `SORTED_INDEX` is set but the entries are not in UTF-8 byte order.
-    #[error("index_entry[{entry}].name at offset {offset}: '{}' sorts before the previous name '{}' although SORTED_INDEX is set ({})", .name.escape_debug(), .previous.escape_debug(), rule::FILE_FLAGS)]
+    #[error("index_entry[{entry}].name at offset {offset}: '{}' sorts before the previous name '{}' although SORTED_INDEX is set ({})", shown_name(.name), shown_name(.previous), rule::FILE_FLAGS)]
     IndexNotSorted {
         /// Position of the out-of-order entry.
         entry: u64,
@@ -483,7 +504,7 @@ pub enum Error {
     },
 
     /// A tensor's first data buffer is not on a `data_buffer_alignment` boundary.
-    #[error("tensor '{}': index_entry[{position}].data_offset at offset {offset}: {data_offset} is not a multiple of data_buffer_alignment {alignment} ({})", .tensor.escape_debug(), rule::DATA_PLACEMENT)]
+    #[error("tensor '{}': index_entry[{position}].data_offset at offset {offset}: {data_offset} is not a multiple of data_buffer_alignment {alignment} ({})", shown_name(.tensor), rule::DATA_PLACEMENT)]
     DataOffsetMisaligned {
         /// The tensor.
         tensor: Box<str>,
@@ -501,7 +522,7 @@ pub enum Error {
     /// Reported at the index entry's field: the index delimits the
     /// descriptor's bytes, and the message gives where the descriptor's
     /// copy is.
-    #[error("tensor '{}': index_entry[{position}].descriptor_length at offset {offset}: the index says {index_value}, the descriptor (its descriptor_length at offset {descriptor_offset}) says {descriptor_value} ({})", .tensor.escape_debug(), rule::DESCRIPTOR_LENGTH)]
+    #[error("tensor '{}': index_entry[{position}].descriptor_length at offset {offset}: the index says {index_value}, the descriptor (its descriptor_length at offset {descriptor_offset}) says {descriptor_value} ({})", shown_name(.tensor), rule::DESCRIPTOR_LENGTH)]
     DescriptorLengthMismatch {
         /// The tensor.
         tensor: Box<str>,
@@ -518,7 +539,7 @@ pub enum Error {
     },
 
     /// The index's `data_length` differs from what the buffer table implies.
-    #[error("tensor '{}': index_entry[{position}].data_length at offset {offset}: the index says {index_value}, the buffer table spans {expected} bytes ({})", .tensor.escape_debug(), rule::DATA_LENGTH)]
+    #[error("tensor '{}': index_entry[{position}].data_length at offset {offset}: the index says {index_value}, the buffer table spans {expected} bytes ({})", shown_name(.tensor), rule::DATA_LENGTH)]
     DataLengthMismatch {
         /// The tensor.
         tensor: Box<str>,
@@ -533,7 +554,7 @@ pub enum Error {
     },
 
     /// A rank the layout does not allow.
-    #[error("tensor '{}': rank at offset {offset}: rank {rank} is not allowed for layout {layout}, expected {expected} ({rule})", .tensor.escape_debug())]
+    #[error("tensor '{}': rank at offset {offset}: rank {rank} is not allowed for layout {layout}, expected {expected} ({rule})", shown_name(.tensor))]
     RankNotAllowed {
         /// The tensor.
         tensor: Box<str>,
@@ -550,7 +571,7 @@ pub enum Error {
     },
 
     /// A shape carries the dynamic-dimension sentinel where a size is needed.
-    #[error("tensor '{}': {field} at offset {offset}: dynamic dimension (0xFFFFFFFFFFFFFFFF) in a stored tensor; buffer sizes cannot be computed from it ({})", .tensor.escape_debug(), rule::DYNAMIC_DIMENSION)]
+    #[error("tensor '{}': {field} at offset {offset}: dynamic dimension (0xFFFFFFFFFFFFFFFF) in a stored tensor; buffer sizes cannot be computed from it ({})", shown_name(.tensor), rule::DYNAMIC_DIMENSION)]
     DynamicDimension {
         /// The tensor.
         tensor: Box<str>,
@@ -561,7 +582,7 @@ pub enum Error {
     },
 
     /// A size computed from file fields overflows `u64`.
-    #[error("tensor '{}': {field} at offset {offset}: {what} overflows 64 bits ({rule})", .tensor.escape_debug())]
+    #[error("tensor '{}': {field} at offset {offset}: {what} overflows 64 bits ({rule})", shown_name(.tensor))]
     Overflow {
         /// The tensor.
         tensor: Box<str>,
@@ -576,7 +597,7 @@ pub enum Error {
     },
 
     /// A buffer's `byte_size` is not what the layout and element type require.
-    #[error("tensor '{}': buffer[{buffer}].byte_size ({role}) at offset {offset}: byte_size {byte_size}, expected {}{expected} ({rule})", .tensor.escape_debug(), if *.exact { "" } else { "at least " })]
+    #[error("tensor '{}': buffer[{buffer}].byte_size ({role}) at offset {offset}: byte_size {byte_size}, expected {}{expected} ({rule})", shown_name(.tensor), if *.exact { "" } else { "at least " })]
     BufferSize {
         /// The tensor.
         tensor: Box<str>,
@@ -601,7 +622,7 @@ pub enum Error {
     /// layout's § Buffer Size derives both from `nnz`, which is
     /// authoritative). Reported instead of [`Error::BufferSize`] when the
     /// strict size check fails that way.
-    #[error("tensor '{}': nnz at offset {offset}: {nnz}, but {buffers} both hold {held} entries ({rule})", .tensor.escape_debug())]
+    #[error("tensor '{}': nnz at offset {offset}: {nnz}, but {buffers} both hold {held} entries ({rule})", shown_name(.tensor))]
     NnzMismatch {
         /// The tensor.
         tensor: Box<str>,
@@ -618,7 +639,7 @@ pub enum Error {
     },
 
     /// A buffer's file offset is not a multiple of its declared alignment.
-    #[error("tensor '{}': buffer[{buffer}].alignment at offset {offset}: declares {alignment} but the buffer starts at file offset {file_offset} ({})", .tensor.escape_debug(), rule::ALIGNMENT_DELIVERED)]
+    #[error("tensor '{}': buffer[{buffer}].alignment at offset {offset}: declares {alignment} but the buffer starts at file offset {file_offset} ({})", shown_name(.tensor), rule::ALIGNMENT_DELIVERED)]
     AlignmentNotDelivered {
         /// The tensor.
         tensor: Box<str>,
@@ -634,7 +655,7 @@ pub enum Error {
 
     /// A pointer array does not start at 0 (CSC `col_ptr`, CSR `row_ptr`,
     /// CSF `pos_L`, block-paged `seq_ptr`).
-    #[error("tensor '{}': {array}[0] at offset {offset}: is {value}, must be 0 ({rule})", .tensor.escape_debug())]
+    #[error("tensor '{}': {array}[0] at offset {offset}: is {value}, must be 0 ({rule})", shown_name(.tensor))]
     PtrFirst {
         /// The tensor.
         tensor: Box<str>,
@@ -649,7 +670,7 @@ pub enum Error {
     },
 
     /// A pointer array's last entry is not the stored count (`nnz`, ...).
-    #[error("tensor '{}': {array}[{position}] at offset {offset}: is {value}, must be {expected_name} = {expected} ({rule})", .tensor.escape_debug())]
+    #[error("tensor '{}': {array}[{position}] at offset {offset}: is {value}, must be {expected_name} = {expected} ({rule})", shown_name(.tensor))]
     PtrLast {
         /// The tensor.
         tensor: Box<str>,
@@ -670,7 +691,7 @@ pub enum Error {
     },
 
     /// A pointer array decreases.
-    #[error("tensor '{}': {array}[{position}] at offset {offset}: {value} is less than {array}[{}] = {previous} (must be non-decreasing) ({rule})", .tensor.escape_debug(), .position.saturating_sub(1))]
+    #[error("tensor '{}': {array}[{position}] at offset {offset}: {value} is less than {array}[{}] = {previous} (must be non-decreasing) ({rule})", shown_name(.tensor), .position.saturating_sub(1))]
     PtrDecreasing {
         /// The tensor.
         tensor: Box<str>,
@@ -695,7 +716,7 @@ pub enum Error {
     /// either, that is [`Error::PtrLast`].
     #[error(
         "tensor '{}': {array}[{position}] at offset {offset}: {value} is greater than nnz = {nnz}, which {array}[{last}] must equal{} (must be non-decreasing) ({rule})",
-        .tensor.escape_debug(),
+        shown_name(.tensor),
         next_smaller(.array, *.position, *.next)
     )]
     PtrTooLarge {
@@ -722,7 +743,7 @@ pub enum Error {
 
     /// Indices within one compressed slice (a CSC column, a CSR row, a CSF
     /// parent) are not strictly increasing: unsorted or duplicated.
-    #[error("tensor '{}': {array}[{position}] at offset {offset}: in {slice} {slice_index}, {value} at {array} position {position} does not follow {previous} (indices must be strictly increasing, no duplicates) ({rule})", .tensor.escape_debug())]
+    #[error("tensor '{}': {array}[{position}] at offset {offset}: in {slice} {slice_index}, {value} at {array} position {position} does not follow {previous} (indices must be strictly increasing, no duplicates) ({rule})", shown_name(.tensor))]
     NotIncreasing {
         /// The tensor.
         tensor: Box<str>,
@@ -745,7 +766,7 @@ pub enum Error {
     },
 
     /// A stored index is not below its dimension's size.
-    #[error("tensor '{}': {array}[{position}] at offset {offset}: index {value} is out of bounds, must be < {bound_name} = {bound} ({rule})", .tensor.escape_debug())]
+    #[error("tensor '{}': {array}[{position}] at offset {offset}: index {value} is out of bounds, must be < {bound_name} = {bound} ({rule})", shown_name(.tensor))]
     IndexOutOfBounds {
         /// The tensor.
         tensor: Box<str>,
@@ -767,7 +788,7 @@ pub enum Error {
 
     /// COO: two entries share a coordinate, or `is_sorted` is set and the
     /// entries are not in strictly increasing lexicographic order.
-    #[error("tensor '{}': indices[{element}] at offset {offset}: entry {position}: {what} ({rule})", .tensor.escape_debug())]
+    #[error("tensor '{}': indices[{element}] at offset {offset}: entry {position}: {what} ({rule})", shown_name(.tensor))]
     CooOrder {
         /// The tensor.
         tensor: Box<str>,
@@ -784,7 +805,7 @@ pub enum Error {
     },
 
     /// The statistics section's `nnz` disagrees with the descriptor's.
-    #[error("tensor '{}': statistics.nnz at offset {offset}: {statistics_nnz} differs from the descriptor's nnz {nnz} ({rule})", .tensor.escape_debug())]
+    #[error("tensor '{}': statistics.nnz at offset {offset}: {statistics_nnz} differs from the descriptor's nnz {nnz} ({rule})", shown_name(.tensor))]
     StatisticsNnzMismatch {
         /// The tensor.
         tensor: Box<str>,
@@ -799,7 +820,7 @@ pub enum Error {
     },
 
     /// Fewer tensors follow a composite head than its `member_count`.
-    #[error("tensor '{}': member_count at offset {offset}: the head declares {member_count} members but only {found} tensors follow it ({})", .tensor.escape_debug(), rule::TORN_COMPOSITE)]
+    #[error("tensor '{}': member_count at offset {offset}: the head declares {member_count} members but only {found} tensors follow it ({})", shown_name(.tensor), rule::TORN_COMPOSITE)]
     TornComposite {
         /// The head.
         tensor: Box<str>,
@@ -812,7 +833,7 @@ pub enum Error {
     },
 
     /// A composite's members break a composition rule.
-    #[error("tensor '{}': member '{}': {field} at offset {offset}: {what} ({})", .tensor.escape_debug(), .member.escape_debug(), rule::COMPOSITE_VALIDATION)]
+    #[error("tensor '{}': member '{}': {field} at offset {offset}: {what} ({})", shown_name(.tensor), shown_name(.member), rule::COMPOSITE_VALIDATION)]
     Composite {
         /// The head.
         tensor: Box<str>,
@@ -828,7 +849,7 @@ pub enum Error {
     },
 
     /// A view was asked for an element type that is not the tensor's.
-    #[error("tensor '{}': type_tag: the tensor holds {actual}, not {requested}; a view never reinterprets bytes", .tensor.escape_debug())]
+    #[error("tensor '{}': type_tag: the tensor holds {actual}, not {requested}; a view never reinterprets bytes", shown_name(.tensor))]
     TypeMismatch {
         /// The tensor.
         tensor: Box<str>,
@@ -839,7 +860,7 @@ pub enum Error {
     },
 
     /// A view was asked for a layout that is not the tensor's.
-    #[error("tensor '{}': layout_tag: the tensor is {actual}, not {requested}", .tensor.escape_debug())]
+    #[error("tensor '{}': layout_tag: the tensor is {actual}, not {requested}", shown_name(.tensor))]
     LayoutMismatch {
         /// The tensor.
         tensor: Box<str>,
@@ -851,7 +872,7 @@ pub enum Error {
 
     /// The bytes handed to [`HurrayFile::parse`](crate::HurrayFile::parse)
     /// do not start at an address aligned enough for a typed view.
-    #[error("tensor '{}': buffer[{buffer}] ({role}) at offset {offset}: its address is not aligned to {align} bytes for a typed view; parse from an aligned buffer (MappedFile::open, or AlignedBytes::read / AlignedBytes::from_slice) or read the bytes (Buffer::bytes)", .tensor.escape_debug())]
+    #[error("tensor '{}': buffer[{buffer}] ({role}) at offset {offset}: its address is not aligned to {align} bytes for a typed view; parse from an aligned buffer (MappedFile::open, or AlignedBytes::read / AlignedBytes::from_slice) or read the bytes (Buffer::bytes)", shown_name(.tensor))]
     Misaligned {
         /// The tensor.
         tensor: Box<str>,
@@ -867,7 +888,7 @@ pub enum Error {
 
     /// The tensor's data may not be interpreted (an unknown tag accepted in
     /// permissive mode, a composite head, an extension type, ...).
-    #[error("tensor '{}': {why}", .tensor.escape_debug())]
+    #[error("tensor '{}': {why}", shown_name(.tensor))]
     NotViewable {
         /// The tensor.
         tensor: Box<str>,
@@ -876,7 +897,7 @@ pub enum Error {
     },
 
     /// A row, column or element index passed to an accessor is out of range.
-    #[error("tensor '{}': {what} {index} is out of range, the {what} count is {bound}", .tensor.escape_debug())]
+    #[error("tensor '{}': {what} {index} is out of range, the {what} count is {bound}", shown_name(.tensor))]
     IndexArgument {
         /// The tensor.
         tensor: Box<str>,
@@ -889,7 +910,7 @@ pub enum Error {
     },
 
     /// A coordinate of a lookup's index lies outside the tensor's shape.
-    #[error("tensor '{}': coordinate {axis} is {value}, must be < shape[{axis}] = {bound}", .tensor.escape_debug())]
+    #[error("tensor '{}': coordinate {axis} is {value}, must be < shape[{axis}] = {bound}", shown_name(.tensor))]
     CoordinateArgument {
         /// The tensor.
         tensor: Box<str>,
@@ -904,7 +925,7 @@ pub enum Error {
     /// A vector passed to a computation (e.g. [`CscView::mul_vec`](crate::CscView::mul_vec))
     /// has the wrong number of entries for the matrix, or a lookup's index
     /// the wrong number of coordinates for the tensor's rank.
-    #[error("tensor '{}': {what} has length {len}, expected {expected_name} = {expected}", .tensor.escape_debug())]
+    #[error("tensor '{}': {what} has length {len}, expected {expected_name} = {expected}", shown_name(.tensor))]
     LengthMismatch {
         /// The tensor.
         tensor: Box<str>,
@@ -920,7 +941,7 @@ pub enum Error {
 
     /// An explicitly requested owned copy (e.g. [`CscView::to_csr`](crate::CscView::to_csr))
     /// is larger than the allocator can provide.
-    #[error("tensor '{}': {what}: cannot allocate {bytes} bytes for the copy", .tensor.escape_debug())]
+    #[error("tensor '{}': {what}: cannot allocate {bytes} bytes for the copy", shown_name(.tensor))]
     AllocationFailed {
         /// The tensor.
         tensor: Box<str>,
@@ -931,7 +952,7 @@ pub enum Error {
     },
 
     /// No tensor has this name.
-    #[error("no tensor named '{}' in the index", .name.escape_debug())]
+    #[error("no tensor named '{}' in the index", shown_name(.name))]
     NotFound {
         /// The name looked up.
         name: Box<str>,
@@ -1359,6 +1380,36 @@ mod tests {
             bound: 5,
         };
         assert_eq!((e.field(), e.offset(), e.rule()), (None, None, None));
+        // A long name is cut in the message (a 65535-byte name made a
+        // 65 KB error line), and kept whole in the error.
+        let long = "L".repeat(65535);
+        let e = Error::IndexArgument {
+            tensor: long.as_str().into(),
+            what: "column",
+            index: 9,
+            bound: 5,
+        };
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "tensor '{}... (65535 bytes)': column 9 is out of range, the column count is 5",
+                "L".repeat(64)
+            )
+        );
+        assert_eq!(e.tensor(), Some(long.as_str()));
+        let e = Error::Invalid {
+            scope: Scope::Key(long.as_str().into()),
+            field: Field::new("value"),
+            offset: 7,
+            value: 1,
+            expected: "0",
+            rule: "metadata.md",
+        };
+        assert!(
+            e.to_string()
+                .starts_with(&format!("KV key '{}... (65535 bytes)': ", "L".repeat(64))),
+            "{e}"
+        );
         let e = Error::Reserved {
             scope: Scope::File,
             field: Field::new("file_flags"),

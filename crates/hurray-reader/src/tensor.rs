@@ -168,6 +168,13 @@ impl<'data> HurrayFile<'data> {
             tensor.not_viewable = Some("its quantization scheme is not recognised (accepted in permissive mode); its data must not be dequantized (quantization.md § Descriptor Header)");
         } else if matches!(tensor.descriptor.layout, Layout::Extension(_)) {
             tensor.not_viewable = Some("it uses an implementation-private layout (metadata.md § Extension Layouts)");
+        } else if tensor.descriptor.layout.is_dense()
+            && tensor
+                .descriptor
+                .element_type
+                .is_some_and(|t| crate::view::dense::origin_elements(t, tensor.descriptor.byte_offset).is_none())
+        {
+            tensor.not_viewable = Some("its byte_offset is not a whole number of elements from the buffer's start (a 6-bit type off a 3-byte group, or half a complex element), which this reader does not address (memory-layout.md § byte_offset)");
         } else if tensor.descriptor.layout == Layout::Composite {
             tensor.not_viewable = Some("it is a composite head, which owns no data: read its members");
             (tensor.members, tensor.subtree_len) = self.composite_members(&tensor, depth)?;

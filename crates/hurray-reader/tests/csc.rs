@@ -771,6 +771,10 @@ fn pointer_error(col_ptr: Vec<u64>, columns: &[u64]) -> Error {
     for &j in columns {
         assert_eq!(a.column(j).unwrap_err(), e, "column {j}");
     }
+    // The pointers alone give the same error.
+    assert_eq!(a.structure().validate_pointers(), Err(e.clone()));
+    let csr = a.structure().transpose();
+    assert_eq!(csr.validate_pointers(), csr.validate());
     e
 }
 

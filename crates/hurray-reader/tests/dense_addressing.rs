@@ -224,9 +224,10 @@ fn morton_codes_must_fit_the_buffer() {
 /// float6 elements come in groups of four in three bytes, starting at
 /// `byte_offset` (`memory-layout.md` § Sub-Byte Types): a `byte_offset`
 /// that is not a multiple of 3 is not a whole number of elements from the
-/// buffer's first byte. The reader does not address such a tensor (it
-/// used to read element 0 at byte 4, as if 6-bit elements took one byte
-/// each, and print wrong values); a multiple of 3 is read.
+/// buffer's first byte. The reader does not address such a tensor and
+/// says so (`not_viewable`; it used to read element 0 at byte 4, as if
+/// 6-bit elements took one byte each, and print wrong values); a multiple
+/// of 3 is read.
 #[test]
 fn float6_byte_offset_is_read_in_whole_groups() {
     // Codes 0x08, 0x0C, 0x30, 0x14 (1.0, 1.5, -2.0, 3.0 in float6_e2m3),
@@ -245,6 +246,12 @@ fn float6_byte_offset_is_read_in_whole_groups() {
         let bytes = one_tensor(&d, vec![BufferData::Bytes(&stored)]);
         let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
         let t = file.tensor("t").unwrap();
+        // Said up front, so `--validate` reports the data as not checked.
+        assert_eq!(
+            t.not_viewable().is_some(),
+            !byte_offset.is_multiple_of(3),
+            "byte_offset {byte_offset}"
+        );
         (0..4u64)
             .map(|i| t.dense_value(&[i]))
             .collect::<Result<Vec<Value>, _>>()

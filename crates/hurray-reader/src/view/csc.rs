@@ -101,6 +101,18 @@ impl<'data> CscStructure<'data> {
         Ok(self)
     }
 
+    /// Storage invariants (1) and (2) alone (`layouts/csc.md` §
+    /// Storage Invariants): `col_ptr[0] = 0`, `col_ptr[ncols] = nnz`, and
+    /// `col_ptr` non-decreasing. Reads the `ncols + 1` pointers and no index:
+    /// what a lookup on an unvalidated structure does not check outside
+    /// the slice it reads, at O(`ncols`).
+    ///
+    /// # Errors
+    /// The first broken pointer, as [`validate`](Self::validate) names it.
+    pub fn validate_pointers(&self) -> Result<()> {
+        self.inner.check_pointer_array()
+    }
+
     /// Positions of column `j`'s elements in `row_indices` / `values`.
     ///
     /// # Errors

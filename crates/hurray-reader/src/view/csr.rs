@@ -89,6 +89,18 @@ impl<'data> CsrStructure<'data> {
         Ok(self)
     }
 
+    /// Storage invariants (1) and (2) alone (`layouts/csr.md` §
+    /// Storage Invariants): `row_ptr[0] = 0`, `row_ptr[nrows] = nnz`, and
+    /// `row_ptr` non-decreasing. Reads the `nrows + 1` pointers and no index:
+    /// what a lookup on an unvalidated structure does not check outside
+    /// the slice it reads, at O(`nrows`).
+    ///
+    /// # Errors
+    /// The first broken pointer, as [`validate`](Self::validate) names it.
+    pub fn validate_pointers(&self) -> Result<()> {
+        self.inner.check_pointer_array()
+    }
+
     /// Positions of row `i`'s elements in `col_indices` / `values`.
     ///
     /// # Errors
