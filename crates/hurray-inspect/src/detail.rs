@@ -452,7 +452,7 @@ pub struct Lookup<'data> {
 fn internal(t: &Tensor<'_>, what: &str) -> Failure {
     Failure::Internal(format!(
         "tensor '{}': {what} (the library's checks promised it)",
-        t.name().escape_debug()
+        shown_name(t.name())
     ))
 }
 
@@ -469,13 +469,13 @@ fn to_u64(n: usize) -> u64 {
 
 /// A request the layout cannot answer, or a composite head (which owns no data).
 fn unsupported(t: &Tensor<'_>, file: &HurrayFile<'_>, flag: &str) -> Failure {
-    let name = t.name().escape_debug();
+    let name = shown_name(t.name());
     if t.layout() == Layout::Composite {
         let members: Vec<String> = t
             .composite_members()
             .iter()
             .filter_map(|&p| file.entries().get(p))
-            .map(|e| e.name().escape_debug().to_string())
+            .map(|e| shown_name(e.name()))
             .collect();
         return Failure::Usage(format!(
             "{flag}: tensor '{name}' is a composite head and owns no data; read its members: {}",
@@ -670,7 +670,7 @@ pub fn head<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, n: u64) -> Resul
 pub fn slice<'data>(t: &Tensor<'data>, axis: Axis, index: u64) -> Result<Entries<'data>> {
     let kind = axis.as_str();
     let header = Header::of(t);
-    let name = t.name().escape_debug();
+    let name = shown_name(t.name());
     let (wanted, instead, shape_dim) = match axis {
         Axis::Column => (Layout::Csc, "--row I", 1),
         Axis::Row => (Layout::Csr, "--column J", 0),
@@ -734,7 +734,7 @@ pub fn slice<'data>(t: &Tensor<'data>, axis: Axis, index: u64) -> Result<Entries
 /// without elements; the library's error for damaged data on the way.
 pub fn get<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, index: &[u64]) -> Result<Lookup<'data>> {
     let header = Header::of(t);
-    let name = t.name().escape_debug();
+    let name = shown_name(t.name());
     let shape = shape_text(&header.shape);
     if index.len() != header.shape.len() {
         let given = index.iter().map(u64::to_string).collect::<Vec<_>>().join(",");

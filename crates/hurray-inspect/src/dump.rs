@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use hurray_reader::{Buffer, ElementType, Tensor};
+use hurray_reader::{Buffer, BufferRole, ElementType, Tensor};
 
 use crate::detail::Header;
 use crate::human::{header_line, human_bytes};
@@ -49,7 +49,7 @@ pub fn human(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
             b.file_offset(),
             b.file_offset().saturating_add(b.byte_size())
         )?;
-        if let Some(why) = not_decoded(dtype) {
+        if let Some(why) = buffer_not_decoded(t, b) {
             writeln!(out, "  (not decoded: {why}; its bytes in hex)")?;
             human_hex(b.bytes(), out)?;
             continue;
@@ -75,6 +75,16 @@ pub fn human(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
 /// Why a buffer's elements are shown as bytes, not values: its element type
 /// is unknown, or wider than the 128 bits a [`Value`](hurray_reader::Value)
 /// holds (a private extension type).
+/// Why buffer `b` of `t` is shown as bytes, if it is: [`not_decoded`], or
+/// a dense data buffer whose `byte_offset` falls inside an element (its
+/// elements do not start at the buffer's first byte).
+fn buffer_not_decoded(t: &Tensor<'_>, b: &Buffer<'_>) -> Option<&'static str> {
+    not_decoded(b.element_type()).or_else(|| {
+        (b.role() == BufferRole::Data && t.layout().is_dense() && t.element_origin().is_none())
+            .then_some("byte_offset is not a whole number of elements")
+    })
+}
+
 pub fn not_decoded(dtype: Option<ElementType>) -> Option<&'static str> {
     match dtype {
         None => Some("unknown element type"),
@@ -132,7 +142,7 @@ pub fn json(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
             let last = buffers.len().saturating_sub(1);
             for (k, b) in buffers.iter().enumerate() {
                 write!(out, "    ")?;
-                json_buffer(b, out)?;
+                json_buffer(t, b, out)?;
                 writeln!(out, "{}", if k == last { "" } else { "," })?;
             }
             writeln!(out, "  ]")?;
@@ -141,13 +151,13 @@ pub fn json(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "}}")
 }
 
-fn json_buffer(b: &Buffer<'_>, out: &mut impl Write) -> io::Result<()> {
+fn json_buffer(t: &Tensor<'_>, b: &Buffer<'_>, out: &mut impl Write) -> io::Result<()> {
     write!(out, "{{\"role\": ")?;
     serde_json::to_writer(&mut *out, &b.role().to_string())?;
     write!(out, ", \"element_type\": ")?;
     serde_json::to_writer(&mut *out, &b.element_type().map(|e| e.as_str()))?;
     write!(out, ", \"byte_size\": {}, \"values\": ", b.byte_size())?;
-    if not_decoded(b.element_type()).is_some() {
+    if buffer_not_decoded(t, b).is_some() {
         write!(out, "null, \"bytes\": \"")?;
         for byte in b.bytes() {
             write!(out, "{byte:02x}")?;

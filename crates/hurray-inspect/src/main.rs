@@ -183,7 +183,7 @@ fn chosen<'data>(file: &HurrayFile<'data>, cli: &Cli, flag: &str) -> Result<Tens
     if let (Some(why), false) = (too_wide, flag == "--dump") {
         return Err(Failure::Usage(format!(
             "{flag}: tensor '{}' is not read: {why} (--dump shows its bytes)",
-            t.name().escape_debug()
+            hurray_reader::shown_name(t.name())
         )));
     }
     if let Some(why) = t.not_viewable() {
@@ -196,7 +196,7 @@ fn chosen<'data>(file: &HurrayFile<'data>, cli: &Cli, flag: &str) -> Result<Tens
             };
             return Err(Failure::Usage(format!(
                 "{flag}: tensor '{}' is not read: {why} ({hint})",
-                t.name().escape_debug()
+                hurray_reader::shown_name(t.name())
             )));
         }
     }

@@ -686,6 +686,70 @@ fn a_cut_name_finds_its_tensor() {
     }
 }
 
+/// Usage errors name a long tensor as error lines do, cut (they printed
+/// a 65535-byte name whole), and that form selects the tensor.
+#[test]
+fn usage_errors_cut_a_long_name() {
+    let values = [1.0f32, 2.0];
+    let csc = hurray_writer::Csc::new(2, 2, &values, &[0, 1], &[0, 1, 2]).unwrap();
+    let name = "h".repeat(65535);
+    let (_dir, file) = written(|writer| writer.write_csc(&name, &csc).unwrap());
+    let cut = format!("{}... (65535 bytes)", "h".repeat(64));
+    for args in [
+        &["--get", "9,9"][..],
+        &["--get", "0"],
+        &["--column", "9"],
+        &["--row", "0"],
+    ] {
+        let out = inspect(&[&["--tensor", cut.as_str()][..], args].concat(), &file);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.len() < 400 && err.contains(&format!("'{cut}'")), "{args:?}: {err}");
+    }
+}
+
+/// A dense buffer whose `byte_offset` falls inside an element (float6,
+/// offset 1: the 3-byte groups start at byte 1) is dumped as bytes, not
+/// decoded from byte 0 (it printed 0.0 -0.0 -2.0 0.0 for 1.0 1.5 -2.0 3.0).
+#[test]
+fn dump_shows_bytes_when_byte_offset_splits_elements() {
+    use hurray_writer::{BufferData, BufferHandle, ElementType, Layout, TensorDescriptor};
+    let stored = [
+        0x00u8,
+        0x08 | (0x0C << 6),
+        (0x0C >> 2) | (0x30 << 4),
+        (0x30 >> 4) | (0x14 << 2),
+    ];
+    let d = TensorDescriptor::new(ElementType::Float6E2M3, Layout::RowMajor, vec![4])
+        .with_buffer(BufferHandle::new(4))
+        .with_byte_offset(1);
+    let (_dir, file) = written(|writer| writer.write_tensor("t", &d, vec![BufferData::Bytes(&stored)]).unwrap());
+    let out = inspect(&["--dump"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "  (not decoded: byte_offset is not a whole number of elements; its bytes in hex)\n  [0]  00 08 03 53\n"
+        ),
+        "{text}"
+    );
+    let v = ok_json(&["--dump", "--json"], &file);
+    assert_eq!(
+        (&v["buffers"][0]["values"], &v["buffers"][0]["bytes"]),
+        (&Value::Null, &json!("00080353")),
+        "{v}"
+    );
+    // --head says the data is not read (exit 2), --validate that it was not checked.
+    assert_eq!(inspect(&["--head", "4"], &file).status.code(), Some(2));
+    let validated = ok_json(&["--validate", "--json"], &file);
+    assert!(
+        validated
+            .to_string()
+            .contains("byte_offset is not a whole number of elements"),
+        "{validated}"
+    );
+}
+
 #[test]
 fn dash_reads_stdin() {
     let Some(dir) = corpus(INTEROP) else { return };

@@ -168,12 +168,7 @@ impl<'data> HurrayFile<'data> {
             tensor.not_viewable = Some("its quantization scheme is not recognised (accepted in permissive mode); its data must not be dequantized (quantization.md § Descriptor Header)");
         } else if matches!(tensor.descriptor.layout, Layout::Extension(_)) {
             tensor.not_viewable = Some("it uses an implementation-private layout (metadata.md § Extension Layouts)");
-        } else if tensor.descriptor.layout.is_dense()
-            && tensor
-                .descriptor
-                .element_type
-                .is_some_and(|t| crate::view::dense::origin_elements(t, tensor.descriptor.byte_offset).is_none())
-        {
+        } else if tensor.descriptor.layout.is_dense() && tensor.element_origin().is_none() {
             tensor.not_viewable = Some("its byte_offset is not a whole number of elements from the buffer's start (a 6-bit type off a 3-byte group, or half a complex element), which this reader does not address (memory-layout.md § byte_offset)");
         } else if tensor.descriptor.layout == Layout::Composite {
             tensor.not_viewable = Some("it is a composite head, which owns no data: read its members");
@@ -450,6 +445,20 @@ impl<'data> Tensor<'data> {
     /// The layout.
     pub fn layout(&self) -> Layout {
         self.descriptor.layout
+    }
+
+    /// For a dense tensor, where element `[0, …, 0]` starts: `byte_offset`
+    /// in elements from buffer 0's first byte, when it is a whole number
+    /// of them (`memory-layout.md` § byte_offset). `None` for another
+    /// layout, an unknown type, or an offset inside an element (a 6-bit
+    /// type off a 3-byte group, half a complex element), whose data this
+    /// reader does not address ([`not_viewable`](Self::not_viewable) says so).
+    pub fn element_origin(&self) -> Option<u64> {
+        let t = self.descriptor.element_type?;
+        if !self.descriptor.layout.is_dense() {
+            return None;
+        }
+        crate::view::dense::origin_elements(t, self.descriptor.byte_offset)
     }
 
     /// Number of dimensions.
