@@ -76,35 +76,28 @@ pub fn pick_tensor<'data>(file: &HurrayFile<'data>, name: Option<&str>, flag: &s
             .collect()
     };
     match name {
-        Some(name) => file
-            .entry(name)
-            .map(IndexEntry::name)
-            .or_else(|| printed(name))
-            .or_else(|| match cut(name)[..] {
-                [only] => Some(only),
-                _ => None,
-            })
-            .ok_or_else(|| {
-                if cut(name).len() > 1 {
-                    Failure::Usage(format!(
-                        "--tensor '{}' is how several tensor names print cut; give the whole name, \
-                         or the longer cut of an error line (64 characters and the name's size): {}",
-                        shown_name(name),
-                        names()
-                    ))
-                } else if file.is_empty() {
-                    Failure::Usage(format!(
-                        "no tensor named '{}': the file holds no tensors",
-                        shown_name(name)
-                    ))
-                } else {
-                    Failure::Usage(format!(
-                        "no tensor named '{}' in the index; it holds: {}",
-                        shown_name(name),
-                        names()
-                    ))
-                }
-            }),
+        Some(name) => {
+            if let Some(found) = file.entry(name).map(IndexEntry::name).or_else(|| printed(name)) {
+                return Ok(found);
+            }
+            let cut = cut(name);
+            let message = match cut[..] {
+                [only] => return Ok(only),
+                [] if file.is_empty() => format!("no tensor named '{}': the file holds no tensors", shown_name(name)),
+                [] => format!(
+                    "no tensor named '{}' in the index; it holds: {}",
+                    shown_name(name),
+                    names()
+                ),
+                _ => format!(
+                    "--tensor '{}' is how several tensor names print cut; give the whole name, \
+                     or the longer cut of an error line (64 characters and the name's size): {}",
+                    shown_name(name),
+                    names()
+                ),
+            };
+            Err(Failure::Usage(message))
+        }
         None => match file.entries() {
             [only] => Ok(only.name()),
             [] => Err(Failure::Usage(format!(

@@ -72,9 +72,6 @@ pub fn human(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
     Ok(())
 }
 
-/// Why a buffer's elements are shown as bytes, not values: its element type
-/// is unknown, or wider than the 128 bits a [`Value`](hurray_reader::Value)
-/// holds (a private extension type).
 /// Why buffer `b` of `t` is shown as bytes, if it is: [`not_decoded`], or
 /// a dense data buffer whose `byte_offset` falls inside an element (its
 /// elements do not start at the buffer's first byte).
@@ -85,6 +82,9 @@ fn buffer_not_decoded(t: &Tensor<'_>, b: &Buffer<'_>) -> Option<&'static str> {
     })
 }
 
+/// Why a buffer's elements are shown as bytes, not values: its element type
+/// is unknown, or wider than the 128 bits a [`Value`](hurray_reader::Value)
+/// holds (a private extension type).
 pub fn not_decoded(dtype: Option<ElementType>) -> Option<&'static str> {
     match dtype {
         None => Some("unknown element type"),

@@ -951,21 +951,11 @@ fn check_tiled(t: &Tiled, rank: u64, depth: u32) -> Result<()> {
 /// Tiles do not overlap (`layouts/tiled.md` § Description): every in-tile
 /// offset `sum(e_k * inner_strides[k])` lies in `0..product(tile_shape)`.
 fn inner_strides_within_tile(tile_shape: &[u64], strides: &[i64]) -> Result<()> {
-    let range = tile_shape
-        .iter()
-        .zip(strides)
-        .try_fold((0i128, 0i128), |(min, max), (&n, &s)| {
-            let reach = i128::from(s).checked_mul(i128::from(n).checked_sub(1)?)?;
-            Some(if reach < 0 {
-                (min.checked_add(reach)?, max)
-            } else {
-                (min, max.checked_add(reach)?)
-            })
-        });
     let elements = tile_shape
         .iter()
         .try_fold(1i128, |acc, &n| acc.checked_mul(i128::from(n)));
-    let (min, max) = range.unwrap_or((-1, 0));
+    // An offset range past i128 is out of the tile too.
+    let (min, max) = offset_range(tile_shape, strides).unwrap_or((-1, 0));
     if min < 0 || elements.is_some_and(|e| max >= e) {
         return Err(Error::InvalidField {
             what: "inner_strides",
@@ -1020,6 +1010,22 @@ enum Extent {
     BeforeStart,
 }
 
+/// Lowest and highest element offsets `sum(i_k * strides[k])` reaches over
+/// a non-empty `shape`, in `i128`; `None` on overflow.
+fn offset_range(shape: &[u64], strides: &[i64]) -> Option<(i128, i128)> {
+    shape
+        .iter()
+        .zip(strides)
+        .try_fold((0i128, 0i128), |(lo, hi), (&n, &stride)| {
+            let reach = i128::from(stride).checked_mul(i128::from(n).saturating_sub(1))?;
+            Some(if reach < 0 {
+                (lo.checked_add(reach)?, hi)
+            } else {
+                (lo, hi.checked_add(reach)?)
+            })
+        })
+}
+
 /// Byte extent of a strided tensor: the end offset (exclusive) of the last
 /// addressable byte, or `BeforeStart` when a negative stride reaches before
 /// byte 0.
@@ -1027,18 +1033,7 @@ fn strided_extent(shape: &[u64], strides: &[i64], packing: Packing, byte_offset:
     if shape.contains(&0) {
         return Ok(Extent::Fits { end: byte_offset });
     }
-    let mut lo: i128 = 0;
-    let mut hi: i128 = 0;
-    for (&s, &stride) in shape.iter().zip(strides) {
-        let reach = i128::from(stride)
-            .checked_mul(i128::from(s).saturating_sub(1))
-            .ok_or(Error::overflow("strided extent"))?;
-        if reach < 0 {
-            lo = lo.checked_add(reach).ok_or(Error::overflow("strided extent"))?;
-        } else {
-            hi = hi.checked_add(reach).ok_or(Error::overflow("strided extent"))?;
-        }
-    }
+    let (lo, hi) = offset_range(shape, strides).ok_or(Error::overflow("strided extent"))?;
     // Byte range [first, last_end) touched by element offsets lo..=hi.
     let base = i128::from(byte_offset);
     let (first, last_end) = match packing {
