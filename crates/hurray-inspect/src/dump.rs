@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use hurray_reader::{Buffer, BufferRole, ElementType, Tensor};
+use hurray_reader::{Buffer, ElementType, Tensor};
 
 use crate::detail::Header;
 use crate::human::{header_line, human_bytes};
@@ -49,10 +49,23 @@ pub fn human(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
             b.file_offset(),
             b.file_offset().saturating_add(b.byte_size())
         )?;
-        if let Some(why) = buffer_not_decoded(t, b) {
+        if let Some(why) = not_decoded(dtype) {
             writeln!(out, "  (not decoded: {why}; its bytes in hex)")?;
             human_hex(b.bytes(), out)?;
             continue;
+        }
+        if b.element_start() > 0 {
+            writeln!(
+                out,
+                "  (elements from byte {}: byte_offset {} is not a whole number of {})",
+                b.element_start(),
+                t.descriptor().byte_offset(),
+                if dtype.is_some_and(|e| e.bit_width() == 6) {
+                    "3-byte groups"
+                } else {
+                    "elements"
+                }
+            )?;
         }
         if b.is_empty() {
             writeln!(out, "  (empty)")?;
@@ -70,16 +83,6 @@ pub fn human(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
         writeln!(out)?;
     }
     Ok(())
-}
-
-/// Why buffer `b` of `t` is shown as bytes, if it is: [`not_decoded`], or
-/// a dense data buffer whose `byte_offset` falls inside an element (its
-/// elements do not start at the buffer's first byte).
-fn buffer_not_decoded(t: &Tensor<'_>, b: &Buffer<'_>) -> Option<&'static str> {
-    not_decoded(b.element_type()).or_else(|| {
-        (b.role() == BufferRole::Data && t.layout().is_dense() && t.element_origin().is_none())
-            .then_some("byte_offset is not a whole number of elements")
-    })
 }
 
 /// Why a buffer's elements are shown as bytes, not values: its element type
@@ -108,7 +111,8 @@ fn human_hex(bytes: &[u8], out: &mut impl Write) -> io::Result<()> {
 
 /// Writes one JSON object: `name`, `dtype`, `layout`, `shape`, `nnz`, and
 /// `buffers`, one object per buffer in buffer-table order with `role`,
-/// `element_type`, `byte_size` and `values` (null when they are not
+/// `element_type`, `byte_size`, `element_start` when the elements do not
+/// start at the buffer's first byte, and `values` (null when they are not
 /// decoded, see [`not_decoded`], and then `bytes`, a hex string), one
 /// buffer per line.
 ///
@@ -142,7 +146,7 @@ pub fn json(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
             let last = buffers.len().saturating_sub(1);
             for (k, b) in buffers.iter().enumerate() {
                 write!(out, "    ")?;
-                json_buffer(t, b, out)?;
+                json_buffer(b, out)?;
                 writeln!(out, "{}", if k == last { "" } else { "," })?;
             }
             writeln!(out, "  ]")?;
@@ -151,13 +155,17 @@ pub fn json(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "}}")
 }
 
-fn json_buffer(t: &Tensor<'_>, b: &Buffer<'_>, out: &mut impl Write) -> io::Result<()> {
+fn json_buffer(b: &Buffer<'_>, out: &mut impl Write) -> io::Result<()> {
     write!(out, "{{\"role\": ")?;
     serde_json::to_writer(&mut *out, &b.role().to_string())?;
     write!(out, ", \"element_type\": ")?;
     serde_json::to_writer(&mut *out, &b.element_type().map(|e| e.as_str()))?;
-    write!(out, ", \"byte_size\": {}, \"values\": ", b.byte_size())?;
-    if buffer_not_decoded(t, b).is_some() {
+    write!(out, ", \"byte_size\": {}", b.byte_size())?;
+    if b.element_start() > 0 {
+        write!(out, ", \"element_start\": {}", b.element_start())?;
+    }
+    write!(out, ", \"values\": ")?;
+    if not_decoded(b.element_type()).is_some() {
         write!(out, "null, \"bytes\": \"")?;
         for byte in b.bytes() {
             write!(out, "{byte:02x}")?;

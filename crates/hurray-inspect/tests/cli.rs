@@ -709,10 +709,12 @@ fn usage_errors_cut_a_long_name() {
 }
 
 /// A dense buffer whose `byte_offset` falls inside an element (float6,
-/// offset 1: the 3-byte groups start at byte 1) is dumped as bytes, not
-/// decoded from byte 0 (it printed 0.0 -0.0 -2.0 0.0 for 1.0 1.5 -2.0 3.0).
+/// offset 1: the 3-byte groups start at byte 1) is read from there:
+/// `--dump`, `--get`, `--head` and `--validate` all see 1.0 1.5 -2.0 3.0.
+/// It used to be printed from byte 0 (0.0 -0.0 -2.0 0.0), then shown as
+/// bytes and refused by the other commands.
 #[test]
-fn dump_shows_bytes_when_byte_offset_splits_elements() {
+fn float6_byte_offset_inside_a_group_is_read() {
     use hurray_writer::{BufferData, BufferHandle, ElementType, Layout, TensorDescriptor};
     let stored = [
         0x00u8,
@@ -729,25 +731,69 @@ fn dump_shows_bytes_when_byte_offset_splits_elements() {
     let text = stdout(&out);
     assert!(
         text.contains(
-            "  (not decoded: byte_offset is not a whole number of elements; its bytes in hex)\n  [0]  00 08 03 53\n"
+            "  (elements from byte 1: byte_offset 1 is not a whole number of 3-byte groups)\n  [0]  1.0  1.5  -2.0  3.0\n"
         ),
         "{text}"
     );
     let v = ok_json(&["--dump", "--json"], &file);
     assert_eq!(
-        (&v["buffers"][0]["values"], &v["buffers"][0]["bytes"]),
-        (&Value::Null, &json!("00080353")),
+        (&v["buffers"][0]["element_start"], &v["buffers"][0]["values"]),
+        (&json!(1), &json!([1.0, 1.5, -2.0, 3.0])),
         "{v}"
     );
-    // --head says the data is not read (exit 2), --validate that it was not checked.
-    assert_eq!(inspect(&["--head", "4"], &file).status.code(), Some(2));
-    let validated = ok_json(&["--validate", "--json"], &file);
-    assert!(
-        validated
-            .to_string()
-            .contains("byte_offset is not a whole number of elements"),
-        "{validated}"
+    let out = inspect(&["--get", "2"], &file);
+    assert_eq!(
+        (out.status.code(), stdout(&out)),
+        (Some(0), "t[2] = -2.0  (element at position 2)\n"),
+        "{}",
+        stderr(&out)
     );
+    let v = ok_json(&["--json", "--head", "4"], &file);
+    let values: Vec<&Value> = v["entries"].as_array().unwrap().iter().map(|e| &e["value"]).collect();
+    assert_eq!(values, [&json!(1.0), &json!(1.5), &json!(-2.0), &json!(3.0)], "{v}");
+    let validated = ok_json(&["--validate", "--json"], &file);
+    assert_eq!(validated["tensors"][0]["not_viewable"], Value::Null, "{validated}");
+}
+
+/// complex64 [3] at `byte_offset` 4 (half an element): `--get` and
+/// `--dump` print the stored (re, im) pairs, exit 0.
+#[test]
+fn complex64_byte_offset_inside_an_element_is_read() {
+    use hurray_writer::{BufferData, BufferHandle, ElementType, Layout, TensorDescriptor};
+    let mut stored = vec![0xEEu8; 4];
+    for v in [1.0f32, -2.0, 3.5, 0.25, -0.5, 8.0] {
+        stored.extend(v.to_le_bytes());
+    }
+    let d = TensorDescriptor::new(ElementType::Complex64, Layout::RowMajor, vec![3])
+        .with_buffer(BufferHandle::new(28))
+        .with_byte_offset(4);
+    let (_dir, file) = written(|writer| writer.write_tensor("t", &d, vec![BufferData::Bytes(&stored)]).unwrap());
+    let out = inspect(&["--get", "1"], &file);
+    assert_eq!(
+        (out.status.code(), stdout(&out)),
+        (Some(0), "t[1] = 3.5+0.25i  (element at position 1)\n"),
+        "{}",
+        stderr(&out)
+    );
+    let v = ok_json(&["--json", "--get", "2"], &file);
+    assert_eq!((&v["position"], &v["value"]), (&json!(2), &json!([-0.5, 8.0])), "{v}");
+    let out = inspect(&["--dump"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "buffer 0: data, complex64 x 3, 28 B at [4096, 4124)\n  (elements from byte 4: byte_offset 4 is not a whole number of elements)\n  [0]  1.0-2.0i  3.5+0.25i  -0.5+8.0i\n"
+        ),
+        "{text}"
+    );
+    let v = ok_json(&["--dump", "--json"], &file);
+    assert_eq!(
+        v["buffers"][0]["values"],
+        json!([[1.0, -2.0], [3.5, 0.25], [-0.5, 8.0]]),
+        "{v}"
+    );
+    let out = inspect(&["--validate"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
 }
 
 #[test]

@@ -98,8 +98,10 @@ pub struct Buffer<'data> {
     pub(crate) bytes: &'data [u8],
     /// Type of the elements, when the layout defines it.
     pub(crate) element_type: Option<ElementType>,
-    /// Number of elements the layout says it holds.
+    /// Number of elements the layout says it holds, from `element_start`.
     pub(crate) len: u64,
+    /// Byte at which element 0 starts (see [`Buffer::element_start`]).
+    pub(crate) element_start: u64,
 }
 
 impl<'data> Buffer<'data> {
@@ -138,7 +140,8 @@ impl<'data> Buffer<'data> {
         u64::from(self.handle.alignment.get())
     }
 
-    /// The buffer's bytes.
+    /// The buffer's bytes, all `byte_size` of them (from byte 0, not from
+    /// [`element_start`](Self::element_start)).
     pub fn bytes(&self) -> &'data [u8] {
         self.bytes
     }
@@ -151,11 +154,37 @@ impl<'data> Buffer<'data> {
 
     /// Number of elements the layout says this buffer holds (a minimum for
     /// dense buffers in permissive mode). Counted from the buffer's first
-    /// byte: for a dense tensor with `byte_offset > 0`, the elements before
-    /// element `[0, ..., 0]` are counted too; quantized blocks count their
-    /// padding.
+    /// element, at byte [`element_start`](Self::element_start): for a dense
+    /// tensor with `byte_offset > 0`, the whole elements before element
+    /// `[0, ..., 0]` are counted too; quantized blocks count their padding.
     pub fn len(&self) -> u64 {
         self.len
+    }
+
+    /// Byte of the buffer at which its element 0 starts, and from which
+    /// [`len`](Self::len), [`as_slice`](Self::as_slice),
+    /// [`packed`](Self::packed), [`value`](Self::value) and
+    /// [`values`](Self::values) count elements (`memory-layout.md`
+    /// § Element Address Computation).
+    ///
+    /// 0 for every buffer but the data buffer of a dense tensor whose
+    /// `byte_offset` is not a whole number of elements from byte 0 (a
+    /// `complex64` at byte 4, a 6-bit type off a 3-byte group): there it is
+    /// `byte_offset mod w` bytes, `w` the element width (3, one group of
+    /// four elements, for 6-bit types), less than `w`; element
+    /// `[0, ..., 0]` is then element
+    /// [`Tensor::element_origin`](crate::Tensor::element_origin) from here.
+    /// The bytes before it belong to no element.
+    pub fn element_start(&self) -> u64 {
+        self.element_start
+    }
+
+    /// The bytes from [`element_start`](Self::element_start) on.
+    pub(crate) fn element_bytes(&self) -> &'data [u8] {
+        usize::try_from(self.element_start)
+            .ok()
+            .and_then(|s| self.bytes.get(s..))
+            .unwrap_or_default()
     }
 
     /// True when the buffer holds no elements.
@@ -164,12 +193,16 @@ impl<'data> Buffer<'data> {
     }
 
     /// The elements as `&[T]`, borrowed from the file; exactly [`len`](Self::len)
-    /// elements.
+    /// elements, from byte [`element_start`](Self::element_start).
     ///
     /// # Errors
     /// [`Error::TypeMismatch`] when `T` is not the buffer's element type,
-    /// [`Error::NotViewable`] for an unknown type, [`Error::Misaligned`] when
-    /// the bytes given to `parse` are not aligned for `T`.
+    /// [`Error::NotViewable`] for an unknown type or an `element_start`
+    /// that is not a multiple of `T`'s alignment (a `byte_offset` that
+    /// breaks the type's alignment, `element-types.md` § Type Properties
+    /// Summary: [`value`](Self::value) decodes those elements),
+    /// [`Error::Misaligned`] when the bytes given to `parse` are not
+    /// aligned for `T`.
     pub fn as_slice<T: Element>(&self) -> Result<&'data [T]> {
         match self.element_type {
             Some(t) if t == T::ELEMENT_TYPE => {}
@@ -185,9 +218,19 @@ impl<'data> Buffer<'data> {
                 why: "the buffer's element type is not known (unknown type or layout tag accepted in permissive mode)",
             }),
         }
+        if !self
+            .element_start
+            .is_multiple_of(crate::cursor::to_u64(align_of::<T>()))
+        {
+            return Err(Error::NotViewable {
+                tensor: self.tensor.into(),
+                why: "its elements start at a byte_offset that is not a multiple of the element type's alignment (element-types.md § Type Properties Summary): they cannot be borrowed as a typed slice; decode them (Tensor::dense_value, Buffer::value)",
+            });
+        }
+        let elements = self.element_bytes();
         let len = usize::try_from(self.len).unwrap_or(usize::MAX);
         let need = len.saturating_mul(size_of::<T>());
-        let bytes = self.bytes.get(..need).unwrap_or(self.bytes);
+        let bytes = elements.get(..need).unwrap_or(elements);
         <[T]>::ref_from_bytes(bytes).map_err(|_| Error::Misaligned {
             tensor: self.tensor.into(),
             buffer: self.index,
@@ -197,7 +240,8 @@ impl<'data> Buffer<'data> {
         })
     }
 
-    /// The elements of a packed sub-byte type (`bool`, 2-, 4-, 6-bit types).
+    /// The elements of a packed sub-byte type (`bool`, 2-, 4-, 6-bit types),
+    /// [`len`](Self::len) of them from byte [`element_start`](Self::element_start).
     ///
     /// # Errors
     /// [`Error::TypeMismatch`] when the buffer's type is not packed.
@@ -206,14 +250,15 @@ impl<'data> Buffer<'data> {
             tensor: self.tensor.into(),
             why: "the buffer's element type is not known",
         })?;
-        PackedView::new(self.bytes, self.len, t).ok_or_else(|| Error::TypeMismatch {
+        PackedView::new(self.element_bytes(), self.len, t).ok_or_else(|| Error::TypeMismatch {
             tensor: self.tensor.into(),
             requested: "a packed sub-byte type",
             actual: t.as_str(),
         })
     }
 
-    /// Element `i` decoded to a [`Value`], whatever the element type;
+    /// Element `i` (counted from byte [`element_start`](Self::element_start))
+    /// decoded to a [`Value`], whatever the element type;
     /// `None` past the end, for an unknown type, or for an extension type
     /// wider than 128 bits (see [`Value::Bits`]; [`bytes`](Self::bytes)
     /// has them). For printing and comparing, not for hot loops (use
@@ -222,7 +267,7 @@ impl<'data> Buffer<'data> {
         if i >= self.len {
             return None;
         }
-        value::decode(self.element_type?, self.bytes, i)
+        value::decode(self.element_type?, self.element_bytes(), i)
     }
 
     /// All elements decoded, in storage order.

@@ -15,6 +15,7 @@ use crate::file::reserved_zero;
 use crate::layout::{LayoutFields, TiledLevel};
 use crate::raw;
 use crate::tensor::{count, storage, Tensor};
+use crate::view::dense::Origin;
 
 /// What the layout expects one buffer to be.
 #[derive(Debug, Clone, Copy)]
@@ -25,6 +26,8 @@ pub(crate) struct Plan {
     pub(crate) len: u64,
     /// Required `byte_size`: exact in strict mode, a minimum in permissive.
     pub(crate) bytes: u64,
+    /// Byte at which element 0 starts ([`crate::Buffer::element_start`]).
+    pub(crate) element_start: u64,
     pub(crate) rule: &'static str,
 }
 
@@ -35,6 +38,7 @@ impl Plan {
             element_type: None,
             len: 0,
             bytes: 0,
+            element_start: 0,
             rule: "",
         }
     }
@@ -45,6 +49,7 @@ impl Plan {
             element_type,
             len,
             bytes,
+            element_start: 0,
             rule,
         }
     }
@@ -475,8 +480,22 @@ pub(crate) fn block_table_plan(t: &Tensor<'_>, placed: &[crate::tensor::Placed<'
 /// Strided (`layouts/strided.md` § Buffer Size): the buffer spans from the
 /// lowest to the highest addressed element; `byte_offset` locates element
 /// `[0, ..., 0]` and must leave the lowest one at or after byte 0.
-/// Returns `(elements spanned, bytes required)`.
-pub(crate) fn strided_bytes(t: &Tensor<'_>, et: ElementType, shape: &[u64], strides: &[I64]) -> Result<(u64, u64)> {
+/// Returns `(elements from byte origin.phase to the highest addressed,
+/// bytes required)`.
+///
+/// Negative strides reach elements before `byte_offset`: at byte
+/// `byte_offset + offset × w` for whole-byte types, in the byte
+/// `byte_offset + floor(offset / P)` for 1-, 2- and 4-bit types, and in the
+/// 3-byte group starting at `byte_offset + 3 × floor(offset / 4)` for 6-bit
+/// types (`memory-layout.md` § Element Address Computation; the 6-bit types
+/// are addressed by whole groups, as their packing requires).
+pub(crate) fn strided_bytes(
+    t: &Tensor<'_>,
+    et: ElementType,
+    origin: Origin,
+    shape: &[u64],
+    strides: &[I64],
+) -> Result<(u64, u64)> {
     let d = t.descriptor();
     let byte_offset = d.byte_offset();
     if count(shape) == Some(0) {
@@ -492,52 +511,49 @@ pub(crate) fn strided_bytes(t: &Tensor<'_>, et: ElementType, shape: &[u64], stri
         )
     };
     let (min, max) = offset_range(shape, strides.iter().map(|s| s.get())).ok_or_else(too_large)?;
-    let scope = || Scope::tensor(t.name());
-    let bad = |value: u64, expected: &'static str| Error::Invalid {
-        scope: scope(),
-        field: Field::new("byte_offset"),
-        offset: d.offsets().byte_offset,
-        value,
-        expected,
-        rule: rule::STRIDED,
-    };
-    // i128 holds any offset range of a shape whose product fits u64, but
-    // not necessarily that range times the element width: checked.
+    // Bytes from `byte_offset` to the first byte of the lowest element and
+    // to one past the last byte of the highest one. i128 holds any offset
+    // range of a shape whose product fits u64, but not necessarily that
+    // range times the element width: checked.
     let (lowest_byte, end_byte): (Option<i128>, Option<i128>) = match (et.byte_width(), et.bit_width()) {
         (Some(w), _) => {
             let w = i128::from(w);
             (min.checked_mul(w), max.checked_add(1).and_then(|m| m.checked_mul(w)))
         }
-        (None, 6) => {
-            if min < 0 {
-                return Err(bad(
-                    byte_offset,
-                    "non-negative strides for 6-bit types (group addressing)",
-                ));
-            }
-            let groups = max.checked_add(1 + 3).map(|m| m / 4);
-            (Some(0), groups.and_then(|g| g.checked_mul(3)))
-        }
+        (None, 6) => (
+            min.checked_div_euclid(4).and_then(|g| g.checked_mul(3)),
+            max.checked_div_euclid(4)
+                .and_then(|g| g.checked_add(1))
+                .and_then(|g| g.checked_mul(3)),
+        ),
         (None, bits) => {
             let per_byte = i128::from(8 / bits.max(1));
-            (Some(min.div_euclid(per_byte)), max.div_euclid(per_byte).checked_add(1))
+            (
+                min.checked_div_euclid(per_byte),
+                max.checked_div_euclid(per_byte).and_then(|m| m.checked_add(1)),
+            )
         }
     };
     let (lowest_byte, end_byte) = lowest_byte.zip(end_byte).ok_or_else(too_large)?;
     let base = i128::from(byte_offset);
     if base + lowest_byte < 0 {
-        return Err(bad(
-            byte_offset,
-            "large enough that every element lies at or after byte 0",
-        ));
+        return Err(Error::Invalid {
+            scope: Scope::tensor(t.name()),
+            field: Field::new("byte_offset"),
+            offset: d.offsets().byte_offset,
+            value: byte_offset,
+            expected: "large enough that every element lies at or after byte 0",
+            rule: rule::STRIDED,
+        });
     }
     let bytes = base
         .checked_add(end_byte)
         .and_then(|b| u64::try_from(b).ok())
         .ok_or_else(too_large)?;
-    // Elements from the buffer's first byte to the last one reached.
-    let origin = crate::view::dense::origin_elements(et, byte_offset).map_or(0, i128::from);
-    let len = origin
+    // Elements from the buffer's first element (at byte `origin.phase`)
+    // to the highest one reached. With every element at or after byte 0,
+    // every position `origin.elements + offset` is at least 0.
+    let len = i128::from(origin.elements)
         .checked_add(max)
         .and_then(|m| m.checked_add(1))
         .and_then(|s| u64::try_from(s).ok())

@@ -397,6 +397,7 @@ impl Axis {
                 element_type: Some(ElementType::Int32),
                 len: entries,
                 bytes: zero_bytes,
+                element_start: 0,
                 rule: referenced_buffers(self.rule),
             };
             if let Some(slot) = plans.get_mut(zero_i) {
@@ -409,6 +410,7 @@ impl Axis {
                 element_type: None,
                 len: entries,
                 bytes: scale_bytes.checked_add(zero_bytes).ok_or_else(over)?,
+                element_start: 0,
                 rule: rule::QUANT_PLACEMENT,
             }
         } else {
@@ -427,6 +429,7 @@ fn scale_plan(scale_type: ElementType, entries: u64, bytes: u64, rule: &'static 
         element_type: Some(scale_type),
         len: entries,
         bytes,
+        element_start: 0,
         rule,
     }
 }

@@ -154,6 +154,7 @@ impl<'data> HurrayFile<'data> {
                     bytes: p.bytes,
                     element_type: plan.element_type,
                     len: plan.len,
+                    element_start: plan.element_start,
                 }
             })
             .collect();
@@ -168,8 +169,6 @@ impl<'data> HurrayFile<'data> {
             tensor.not_viewable = Some("its quantization scheme is not recognised (accepted in permissive mode); its data must not be dequantized (quantization.md § Descriptor Header)");
         } else if matches!(tensor.descriptor.layout, Layout::Extension(_)) {
             tensor.not_viewable = Some("it uses an implementation-private layout (metadata.md § Extension Layouts)");
-        } else if tensor.descriptor.layout.is_dense() && tensor.element_origin().is_none() {
-            tensor.not_viewable = Some("its byte_offset is not a whole number of elements from the buffer's start (a 6-bit type off a 3-byte group, or half a complex element), which this reader does not address (memory-layout.md § byte_offset)");
         } else if tensor.descriptor.layout == Layout::Composite {
             tensor.not_viewable = Some("it is a composite head, which owns no data: read its members");
             (tensor.members, tensor.subtree_len) = self.composite_members(&tensor, depth)?;
@@ -447,18 +446,21 @@ impl<'data> Tensor<'data> {
         self.descriptor.layout
     }
 
-    /// For a dense tensor, where element `[0, …, 0]` starts: `byte_offset`
-    /// in elements from buffer 0's first byte, when it is a whole number
-    /// of them (`memory-layout.md` § byte_offset). `None` for another
-    /// layout, an unknown type, or an offset inside an element (a 6-bit
-    /// type off a 3-byte group, half a complex element), whose data this
-    /// reader does not address ([`not_viewable`](Self::not_viewable) says so).
+    /// For a dense tensor, the position of element `[0, …, 0]` in buffer 0,
+    /// in elements counted from the buffer's first element, which starts at
+    /// byte [`Buffer::element_start`] (`memory-layout.md` § byte_offset,
+    /// § Element Address Computation): `byte_offset = element_start +
+    /// element_origin × w` for elements of `w` bytes; for 6-bit types
+    /// `element_origin` counts 4 per 3-byte group, for 1-, 2- and 4-bit
+    /// types 8, 4 and 2 per byte. This is where
+    /// [`Addressing::position`](crate::Addressing::position) starts.
+    /// `None` for another layout or an unknown element type.
     pub fn element_origin(&self) -> Option<u64> {
         let t = self.descriptor.element_type?;
         if !self.descriptor.layout.is_dense() {
             return None;
         }
-        crate::view::dense::origin_elements(t, self.descriptor.byte_offset)
+        crate::view::dense::element_origin(t, self.descriptor.byte_offset).map(|o| o.elements)
     }
 
     /// Number of dimensions.
@@ -733,8 +735,15 @@ impl<'data> Tensor<'data> {
         let shape = self.static_shape()?;
         let padded = crate::quant::padded_shape(self, &shape);
         let shape = padded.as_deref().unwrap_or(&shape);
+        let origin = crate::view::dense::element_origin(t, d.byte_offset).ok_or_else(|| Error::Overflow {
+            tensor: name.into(),
+            field: Field::new("byte_offset"),
+            offset: d.offsets.byte_offset,
+            what: "byte_offset in elements",
+            rule: rule::BYTE_OFFSET,
+        })?;
         let (storage_elements, bytes) = match &d.layout_fields {
-            LayoutFields::Strided { strides } => crate::layout_rules::strided_bytes(self, t, shape, strides)?,
+            LayoutFields::Strided { strides } => crate::layout_rules::strided_bytes(self, t, origin, shape, strides)?,
             LayoutFields::Tiled { levels } => {
                 let n = crate::layout_rules::tiled_elements(self, shape, levels, 0)?;
                 (n, storage(t, n).ok_or_else(|| overflow("tiled buffer size"))?)
@@ -755,17 +764,16 @@ impl<'data> Tensor<'data> {
                 )
             }
         };
-        // Counted from the buffer's first byte: the elements before
-        // `byte_offset` too (strided: already).
+        // Elements are counted from byte `origin.phase` of the buffer, the
+        // whole ones before `byte_offset` too (strided: already).
         let (bytes, len) = if matches!(d.layout_fields, LayoutFields::Strided { .. }) {
             (bytes, storage_elements)
         } else {
-            let before = crate::view::dense::origin_elements(t, d.byte_offset).unwrap_or(0);
             (
                 bytes
                     .checked_add(d.byte_offset)
                     .ok_or_else(|| overflow("byte_offset + buffer size"))?,
-                storage_elements.saturating_add(before),
+                storage_elements.saturating_add(origin.elements),
             )
         };
         Ok(Plan {
@@ -773,6 +781,7 @@ impl<'data> Tensor<'data> {
             element_type: Some(t),
             len,
             bytes,
+            element_start: origin.phase,
             rule: match d.layout {
                 Layout::Strided => rule::STRIDED,
                 Layout::Tiled => "layouts/tiled.md § Boundary Padding",

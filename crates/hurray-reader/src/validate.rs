@@ -137,22 +137,31 @@ impl<'data> Tensor<'data> {
             return Ok(());
         };
         if t == ElementType::Float8E8m0 {
-            if let Some(k) = buffer.bytes().iter().position(|&b| b == 0x00 || b == 0xFF) {
+            if let Some(k) = buffer.element_bytes().iter().position(|&b| b == 0x00 || b == 0xFF) {
                 return Err(Error::Invalid {
                     scope: Scope::tensor(self.name()),
                     field: Field::at(buffer.role().as_str(), to_u64(k)),
-                    offset: buffer.file_offset().saturating_add(to_u64(k)),
-                    value: u64::from(buffer.bytes().get(k).copied().unwrap_or(0)),
+                    offset: buffer
+                        .file_offset()
+                        .saturating_add(buffer.element_start())
+                        .saturating_add(to_u64(k)),
+                    value: u64::from(buffer.element_bytes().get(k).copied().unwrap_or(0)),
                     expected: "a float8_e8m0 pattern other than 0x00 and 0xFF (reserved NaN)",
                     rule: "element-types.md § Float8 Variants",
                 });
             }
         }
-        if !t.is_packed() || t.storage_bytes(buffer.len()) != Some(buffer.byte_size()) {
+        let start = buffer.element_start();
+        let packed_end = t.storage_bytes(buffer.len()).and_then(|n| n.checked_add(start));
+        if !t.is_packed() || packed_end != Some(buffer.byte_size()) {
             return Ok(());
         }
-        // The bits after the last element of the last byte/group are zero.
-        let used_bits = u64::from(t.bit_width()).saturating_mul(buffer.len());
+        // The bits after the last element of the last byte/group are zero
+        // (elements from byte `start`: a 6-bit type's groups start at
+        // `byte_offset mod 3`).
+        let used_bits = u64::from(t.bit_width())
+            .saturating_mul(buffer.len())
+            .saturating_add(start.saturating_mul(8));
         let total_bits = buffer.byte_size().saturating_mul(8);
         if used_bits == total_bits {
             return Ok(());

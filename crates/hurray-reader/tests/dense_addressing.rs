@@ -1,10 +1,11 @@
 //! Dense addressing where storage and logical shape differ: quantized
 //! blocks padded along their axis (`quantization/per-block-affine.md` §
 //! Padding) and a `byte_offset` before element `[0, ..., 0]`
-//! (`memory-layout.md` § byte_offset). Both read the wrong elements, or
-//! failed, before a review found them.
+//! (`memory-layout.md` § byte_offset), also one that is not a whole number
+//! of elements (complex halves, 6-bit groups). All read the wrong elements,
+//! or failed, before reviews found them.
 
-use hurray_reader::{AlignedBytes, HurrayFile, Options, Value};
+use hurray_reader::{AlignedBytes, Complex, HurrayFile, Options, Value};
 use hurray_writer::quant::{PerBlockAffine, ScaleType};
 use hurray_writer::{BufferData, BufferHandle, ElementType, FileWriter, Layout, TensorDescriptor, WriterOptions};
 
@@ -13,6 +14,23 @@ fn one_tensor(d: &TensorDescriptor, data: Vec<BufferData<'_>>) -> AlignedBytes {
     let mut w = FileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
     w.write_tensor("t", d, data).unwrap();
     AlignedBytes::from_slice(&w.finish().unwrap())
+}
+
+/// One tensor `t` written through the writer's unchecked path (for
+/// descriptors the checked path refuses), as aligned bytes.
+fn one_unchecked(d: &TensorDescriptor, data: Vec<BufferData<'_>>) -> AlignedBytes {
+    let mut w = FileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+    w.write_tensor_unchecked(hurray_writer::RawTensor::new("t", d.encode().unwrap(), data))
+        .unwrap();
+    AlignedBytes::from_slice(&w.finish().unwrap())
+}
+
+/// The error resolving tensor `t` of `bytes` (strict), as (field, rule).
+fn resolve_error(bytes: &AlignedBytes) -> (Option<String>, Option<&'static str>) {
+    let e = HurrayFile::parse(bytes, Options::strict())
+        .and_then(|file| file.tensor("t").map(|_| ()))
+        .unwrap_err();
+    (e.field().map(|f| f.to_string()), e.rule())
 }
 
 /// int8 codes of `logical_shape` in blocks of `block` along `axis`, symmetric,
@@ -221,51 +239,285 @@ fn morton_codes_must_fit_the_buffer() {
     );
 }
 
-/// float6 elements come in groups of four in three bytes, starting at
-/// `byte_offset` (`memory-layout.md` § Sub-Byte Types): a `byte_offset`
-/// that is not a multiple of 3 is not a whole number of elements from the
-/// buffer's first byte. The reader does not address such a tensor and
-/// says so (`not_viewable`; it used to read element 0 at byte 4, as if
-/// 6-bit elements took one byte each, and print wrong values); a multiple
-/// of 3 is read.
+/// Codes of 6-bit elements packed LSB first, four to three bytes
+/// (`element-types.md` § 6-bit packing); the last group's unused bits 0.
+fn pack6(codes: &[u8]) -> Vec<u8> {
+    codes
+        .chunks(4)
+        .flat_map(|c| {
+            let word = c
+                .iter()
+                .enumerate()
+                .fold(0u32, |w, (k, &code)| w | u32::from(code) << (6 * k));
+            word.to_le_bytes()[..3].to_vec()
+        })
+        .collect()
+}
+
+/// The float of a decoded value.
+fn float(v: Value) -> f64 {
+    match v {
+        Value::Float(f) => f,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// float6_e2m3 codes of 1.0, 1.5, -2.0, 3.0, 0.5 (`packed.rs` checks the
+/// decoding): the values every float6 test below reads back.
+const F6_CODES: [u8; 5] = [0x08, 0x0C, 0x30, 0x14, 0x04];
+const F6_VALUES: [f64; 5] = [1.0, 1.5, -2.0, 3.0, 0.5];
+
+/// float6 elements come in groups of four in three bytes starting at
+/// `byte_offset` (`memory-layout.md` § Sub-Byte Types, § Element Address
+/// Computation): any `byte_offset` is valid. The groups are read from byte
+/// `byte_offset mod 3` (`Buffer::element_start`), `byte_offset div 3`
+/// groups before element `[0]` (`Tensor::element_origin`, 4 per group).
+/// An offset off a multiple of 3 used to be refused (`not_viewable`), and
+/// before that read as if 6-bit elements took one byte each.
 #[test]
 fn float6_byte_offset_is_read_in_whole_groups() {
-    // Codes 0x08, 0x0C, 0x30, 0x14 (1.0, 1.5, -2.0, 3.0 in float6_e2m3),
-    // packed LSB-first into three bytes.
-    let group = [
-        0x08u8 | (0x0C << 6),
-        (0x0C >> 2) | (0x30 << 4),
-        (0x30 >> 4) | (0x14 << 2),
-    ];
-    let read = |byte_offset: u64| {
-        let mut stored = vec![0u8; byte_offset as usize];
-        stored.extend(group);
-        let d = TensorDescriptor::new(ElementType::Float6E2M3, Layout::RowMajor, vec![4])
+    for byte_offset in 0u64..=7 {
+        // Bytes before `byte_offset` all ones: code 0x3F, -7.5.
+        let mut stored = vec![0xFFu8; byte_offset as usize];
+        stored.extend(pack6(&F6_CODES));
+        let d = TensorDescriptor::new(ElementType::Float6E2M3, Layout::RowMajor, vec![5])
             .with_buffer(BufferHandle::new(stored.len() as u64))
             .with_byte_offset(byte_offset);
         let bytes = one_tensor(&d, vec![BufferData::Bytes(&stored)]);
         let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+        file.validate().unwrap();
         let t = file.tensor("t").unwrap();
-        // Said up front, so `--validate` reports the data as not checked.
+        assert_eq!(t.not_viewable(), None, "byte_offset {byte_offset}");
+        let b = t.buffer(0).unwrap();
+        let origin = byte_offset / 3 * 4;
         assert_eq!(
-            t.not_viewable().is_some(),
-            !byte_offset.is_multiple_of(3),
+            (b.element_start(), t.element_origin(), b.len()),
+            (byte_offset % 3, Some(origin), origin + 5),
             "byte_offset {byte_offset}"
         );
-        (0..4u64)
-            .map(|i| t.dense_value(&[i]))
-            .collect::<Result<Vec<Value>, _>>()
-    };
-    let floats = |v: Vec<Value>| -> Vec<f64> {
-        v.into_iter()
-            .map(|x| match x {
-                Value::Float(f) => f,
-                other => panic!("{other:?}"),
-            })
-            .collect()
-    };
-    assert_eq!(floats(read(0).unwrap()), [1.0, 1.5, -2.0, 3.0]);
-    assert_eq!(floats(read(3).unwrap()), [1.0, 1.5, -2.0, 3.0]);
-    let e = read(4).unwrap_err();
+        let read: Vec<f64> = (0..5u64).map(|i| float(t.dense_value(&[i]).unwrap())).collect();
+        assert_eq!(read, F6_VALUES, "byte_offset {byte_offset}");
+        // The buffer's own elements: the whole groups before element [0]
+        // (all code 0x3F, -7.5), then the tensor.
+        let packed: Vec<f64> = b.packed().unwrap().iter().map(float).collect();
+        let mut expected = vec![-7.5; origin as usize];
+        expected.extend(F6_VALUES);
+        assert_eq!(packed, expected, "byte_offset {byte_offset}");
+        let addressing = t.addressing().unwrap();
+        assert_eq!(addressing.position(&[4]).unwrap(), origin + 4);
+    }
+}
+
+/// A non-zero bit after the last float6 element is found where the groups
+/// lie, `byte_offset mod 3` bytes into the buffer.
+#[test]
+fn float6_padding_bits_are_checked_from_the_phase() {
+    let mut stored = vec![0u8];
+    stored.extend(pack6(&F6_CODES));
+    // Element 4 takes bits 0..6 of its group; bit 7 of the group's first
+    // byte (buffer byte 4) is padding.
+    stored[4] |= 0x80;
+    let d = TensorDescriptor::new(ElementType::Float6E2M3, Layout::RowMajor, vec![5])
+        .with_buffer(BufferHandle::new(7))
+        .with_byte_offset(1);
+    let bytes = one_unchecked(&d, vec![BufferData::Bytes(&stored)]);
+    let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    let t = file.tensor("t").unwrap();
+    let e = t.validate_data().unwrap_err();
+    assert!(
+        matches!(e, hurray_reader::Error::Reserved { value: 0x80, offset, .. } if offset == t.buffer(0).unwrap().file_offset() + 4),
+        "{e}"
+    );
+}
+
+/// float6 strided with negative strides (`layouts/strided.md` § Stride
+/// Semantics: negative strides MUST be supported): offsets below 0 fall in
+/// the groups before `byte_offset`, group `floor(offset / 4)`. Used to be
+/// refused ("non-negative strides for 6-bit types").
+#[test]
+fn float6_strided_negative_strides_read_earlier_groups() {
+    // [6] reversed, stride -1: offsets 0..-5 from byte_offset 7 (phase 1,
+    // two groups before element [0]): element [i] is buffer element 8 - i.
+    // Buffer elements 3..=8 hold 0.5, 3.0, -2.0, 1.5, 1.0, 6.0 (code 0x1C).
+    let codes = [0, 0, 0, 0x04, 0x14, 0x30, 0x0C, 0x08, 0x1C];
+    let mut stored = vec![0u8];
+    stored.extend(pack6(&codes));
+    let d = TensorDescriptor::new(ElementType::Float6E2M3, Layout::Strided { strides: vec![-1] }, vec![6])
+        .with_buffer(BufferHandle::new(10))
+        .with_byte_offset(7);
+    let bytes = one_tensor(&d, vec![BufferData::Bytes(&stored)]);
+    let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    file.validate().unwrap();
+    let t = file.tensor("t").unwrap();
+    assert_eq!((t.buffer(0).unwrap().element_start(), t.element_origin()), (1, Some(8)));
+    let read: Vec<f64> = (0..6u64).map(|i| float(t.dense_value(&[i]).unwrap())).collect();
+    assert_eq!(read, [6.0, 1.0, 1.5, -2.0, 3.0, 0.5]);
+
+    // [2, 3] with strides [-3, 1] from byte_offset 4 (phase 1, one group
+    // before): row 0 at offsets 0..2 (buffer elements 4..6), row 1 at
+    // -3..-1 (buffer elements 1..3), across two groups.
+    let codes = [0, 0x04, 0x14, 0x30, 0x08, 0x0C, 0x1C];
+    let mut stored = vec![0u8];
+    stored.extend(pack6(&codes));
+    let d = TensorDescriptor::new(
+        ElementType::Float6E2M3,
+        Layout::Strided { strides: vec![-3, 1] },
+        vec![2, 3],
+    )
+    .with_buffer(BufferHandle::new(7))
+    .with_byte_offset(4);
+    let bytes = one_tensor(&d, vec![BufferData::Bytes(&stored)]);
+    let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    file.validate().unwrap();
+    let t = file.tensor("t").unwrap();
+    let rows: Vec<Vec<f64>> = (0..2u64)
+        .map(|i| (0..3u64).map(|j| float(t.dense_value(&[i, j]).unwrap())).collect())
+        .collect();
+    assert_eq!(rows, [[1.0, 1.5, 6.0], [0.5, 3.0, -2.0]]);
+
+    // byte_offset 2 with stride -1 over [2]: offset -1 lies in the group
+    // starting at byte -1, before the buffer.
+    let d = TensorDescriptor::new(ElementType::Float6E2M3, Layout::Strided { strides: vec![-1] }, vec![2])
+        .with_buffer(BufferHandle::new(5))
+        .with_byte_offset(2);
+    assert!(d.validate().is_err());
+    let bytes = one_unchecked(&d, vec![BufferData::Bytes(&[0; 5])]);
+    assert_eq!(
+        resolve_error(&bytes),
+        (Some("byte_offset".to_owned()), Some("layouts/strided.md § Buffer Size"))
+    );
+}
+
+fn complex64_bytes(values: &[(f32, f32)]) -> Vec<u8> {
+    values
+        .iter()
+        .flat_map(|&(re, im)| [re.to_le_bytes(), im.to_le_bytes()].concat())
+        .collect()
+}
+
+/// complex64 (8-byte elements, 4-byte alignment, `element-types.md`
+/// § Type Properties Summary) may start half an element into the buffer:
+/// `byte_offset` 4 and 12. Elements are read from byte 4
+/// (`Buffer::element_start`), typed (`Complex<f32>`) and decoded. Used to
+/// be `not_viewable`.
+#[test]
+fn complex64_byte_offset_inside_an_element() {
+    let values = [(1.0f32, -2.0f32), (3.5, 0.25), (-0.5, 8.0)];
+    for byte_offset in [4u64, 12] {
+        let mut stored = vec![0xABu8; byte_offset as usize];
+        stored.extend(complex64_bytes(&values));
+        let d = TensorDescriptor::new(ElementType::Complex64, Layout::RowMajor, vec![3])
+            .with_buffer(BufferHandle::new(stored.len() as u64))
+            .with_byte_offset(byte_offset);
+        // The writer's checked path accepts it.
+        let bytes = one_tensor(&d, vec![BufferData::Bytes(&stored)]);
+        let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+        file.validate().unwrap();
+        let t = file.tensor("t").unwrap();
+        assert_eq!(t.not_viewable(), None);
+        let origin = byte_offset / 8;
+        let b = t.buffer(0).unwrap();
+        assert_eq!(
+            (b.element_start(), t.element_origin(), b.len()),
+            (4, Some(origin), origin + 3)
+        );
+        let view = t.dense::<Complex<f32>>().unwrap();
+        assert_eq!(view.as_slice().len() as u64, origin + 3);
+        for (i, &(re, im)) in values.iter().enumerate() {
+            let i = i as u64;
+            assert_eq!(view.get(&[i]).unwrap(), &Complex { re, im }, "[{i}]");
+            assert_eq!(view.as_slice()[(origin + i) as usize], Complex { re, im });
+            assert_eq!(
+                t.dense_value(&[i]).unwrap(),
+                Value::Complex {
+                    re: f64::from(re),
+                    im: f64::from(im)
+                },
+                "[{i}]"
+            );
+        }
+        assert!(view.get(&[3]).is_err());
+    }
+}
+
+/// complex128 (16-byte elements, 8-byte alignment) at `byte_offset` 8.
+#[test]
+fn complex128_byte_offset_inside_an_element() {
+    let values = [(1.5f64, -2.25f64), (1e300, -0.0), (f64::MIN_POSITIVE, 7.0)];
+    let mut stored = vec![0xCDu8; 8];
+    for &(re, im) in &values {
+        stored.extend(re.to_le_bytes());
+        stored.extend(im.to_le_bytes());
+    }
+    let d = TensorDescriptor::new(ElementType::Complex128, Layout::ColumnMajor, vec![3])
+        .with_buffer(BufferHandle::new(56))
+        .with_byte_offset(8);
+    let bytes = one_tensor(&d, vec![BufferData::Bytes(&stored)]);
+    let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    file.validate().unwrap();
+    let t = file.tensor("t").unwrap();
+    assert_eq!((t.buffer(0).unwrap().element_start(), t.element_origin()), (8, Some(0)));
+    let view = t.dense::<Complex<f64>>().unwrap();
+    assert_eq!(view.as_slice().len(), 3);
+    for (i, &(re, im)) in values.iter().enumerate() {
+        let i = i as u64;
+        let got = view.get(&[i]).unwrap();
+        assert_eq!(
+            (got.re.to_bits(), got.im.to_bits()),
+            (re.to_bits(), im.to_bits()),
+            "[{i}]"
+        );
+        assert_eq!(t.dense_value(&[i]).unwrap(), Value::Complex { re, im }, "[{i}]");
+    }
+}
+
+/// A negative stride from a `byte_offset` inside an element: complex64 [2]
+/// reversed from byte_offset 12, element [1] at bytes 4..12.
+#[test]
+fn complex64_negative_stride_from_a_phase() {
+    let mut stored = vec![0u8; 4];
+    stored.extend(complex64_bytes(&[(5.0, 6.0), (7.0, -8.0)]));
+    let d = TensorDescriptor::new(ElementType::Complex64, Layout::Strided { strides: vec![-1] }, vec![2])
+        .with_buffer(BufferHandle::new(20))
+        .with_byte_offset(12);
+    let bytes = one_tensor(&d, vec![BufferData::Bytes(&stored)]);
+    let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    let t = file.tensor("t").unwrap();
+    let view = t.dense::<Complex<f32>>().unwrap();
+    assert_eq!(view.get(&[0]).unwrap(), &Complex { re: 7.0, im: -8.0 });
+    assert_eq!(view.get(&[1]).unwrap(), &Complex { re: 5.0, im: 6.0 });
+    assert_eq!(t.dense_value(&[1]).unwrap(), Value::Complex { re: 5.0, im: 6.0 });
+    // byte_offset 4: element [1] would start at byte -4.
+    let d = TensorDescriptor::new(ElementType::Complex64, Layout::Strided { strides: vec![-1] }, vec![2])
+        .with_buffer(BufferHandle::new(12))
+        .with_byte_offset(4);
+    assert!(d.validate().is_err());
+    let bytes = one_unchecked(&d, vec![BufferData::Bytes(&stored[..12])]);
+    assert_eq!(
+        resolve_error(&bytes),
+        (Some("byte_offset".to_owned()), Some("layouts/strided.md § Buffer Size"))
+    );
+}
+
+/// float32 at `byte_offset` 2 breaks the type's 4-byte alignment
+/// (`element-types.md` § Type Properties Summary) but says where each
+/// element is: the values decode (`dense_value`, `Buffer::value`), while a
+/// `&[f32]` cannot be borrowed from an address 2 bytes off (`NotViewable`,
+/// not `Misaligned`, which blames the caller's bytes).
+#[test]
+fn misaligned_byte_offset_decodes_but_has_no_typed_view() {
+    let mut stored = vec![0u8; 2];
+    stored.extend([1.25f32, -3.0].iter().flat_map(|v| v.to_le_bytes()));
+    let d = TensorDescriptor::new(ElementType::Float32, Layout::RowMajor, vec![2])
+        .with_buffer(BufferHandle::new(10))
+        .with_byte_offset(2);
+    let bytes = one_tensor(&d, vec![BufferData::Bytes(&stored)]);
+    let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    file.validate().unwrap();
+    let t = file.tensor("t").unwrap();
+    assert_eq!(t.dense_value(&[0]).unwrap(), Value::Float(1.25));
+    assert_eq!(t.dense_value(&[1]).unwrap(), Value::Float(-3.0));
+    assert_eq!(t.buffer(0).unwrap().value(1), Some(Value::Float(-3.0)));
+    let e = t.dense::<f32>().unwrap_err();
     assert!(matches!(e, hurray_reader::Error::NotViewable { .. }), "{e}");
 }

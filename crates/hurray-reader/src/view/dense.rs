@@ -7,7 +7,7 @@ use crate::element_type::{Element, ElementType};
 use crate::error::{Error, Result};
 use crate::layout::{Layout, LayoutFields, TiledLevel};
 use crate::tensor::Tensor;
-use crate::value::{self, Value};
+use crate::value::Value;
 
 /// Maps logical indices of a dense tensor to element positions in buffer 0.
 #[derive(Debug, Clone)]
@@ -20,8 +20,8 @@ pub struct Addressing<'data> {
     /// axis rounded up to whole blocks.
     storage_shape: Vec<u64>,
     fields: LayoutFields<'data>,
-    /// Position of element `[0, ..., 0]`, in elements from the buffer start
-    /// (`byte_offset` converted to elements).
+    /// Position of element `[0, ..., 0]`, in elements from buffer 0's
+    /// first element (at byte [`Buffer::element_start`](crate::Buffer::element_start)).
     origin: i128,
 }
 
@@ -31,7 +31,12 @@ impl<'data> Addressing<'data> {
         &self.shape
     }
 
-    /// Position in buffer 0, in elements, of the element at `index`.
+    /// Position in buffer 0, in elements, of the element at `index`:
+    /// [`Tensor::element_origin`] plus the layout's offset of `index`.
+    /// Positions count from buffer 0's first element, which starts at byte
+    /// [`Buffer::element_start`](crate::Buffer::element_start) (not always
+    /// byte 0: see there), as [`DenseView::as_slice`] and
+    /// [`Buffer::value`](crate::Buffer::value) do.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] for an index without `rank` coordinates,
@@ -55,21 +60,41 @@ impl<'data> Addressing<'data> {
     }
 }
 
-/// `byte_offset` in elements of type `et`, when it is a whole number of them
-/// (6-bit types: whole groups of four elements in three bytes).
-pub(crate) fn origin_elements(et: ElementType, byte_offset: u64) -> Option<u64> {
-    match (et.byte_width(), et.bit_width()) {
-        (Some(w), _) => byte_offset
-            .checked_rem(w)
-            .filter(|&r| r == 0)
-            .map(|_| byte_offset / w.max(1)),
-        // Groups start at `byte_offset`: any other start is not a number
-        // of elements from the buffer's first byte.
-        (None, 6) if byte_offset.is_multiple_of(3) => Some(byte_offset / 3 * 4),
-        (None, 6) => None,
-        (None, bits) if bits < 8 => byte_offset.checked_mul(u64::from(8 / bits.max(1))),
-        _ => None,
-    }
+/// Where element `[0, ..., 0]` of a dense tensor lies in buffer 0
+/// (`memory-layout.md` § byte_offset, § Element Address Computation).
+///
+/// Positions are counted in elements from byte `phase` of the buffer:
+/// element `p` of a whole-byte type starts at byte `phase + p × width`, and
+/// of a 6-bit type lies in the 3-byte group starting at byte
+/// `phase + 3 × floor(p / 4)`; element `[0, ..., 0]` is at position
+/// `elements`, so that `byte_offset` is `phase` bytes plus `elements`
+/// elements (6-bit: `elements / 4` groups).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Origin {
+    /// `byte_offset mod group_bytes`, in bytes (`group_bytes`: the element
+    /// width, 3 for 6-bit types; 0 for 1-, 2- and 4-bit types, whose
+    /// `byte_offset` is a whole byte and so a whole number of elements).
+    pub(crate) phase: u64,
+    /// `(byte_offset div group_bytes) × elements per group`: the position of
+    /// element `[0, ..., 0]`.
+    pub(crate) elements: u64,
+}
+
+/// [`Origin`] of `byte_offset` for elements of type `et`; `None` when the
+/// element count overflows `u64` (1-bit elements from a `byte_offset` of
+/// 2^61 or more) or for an extension type of a width no layout addresses.
+pub(crate) fn element_origin(et: ElementType, byte_offset: u64) -> Option<Origin> {
+    let (group_bytes, per_group) = match (et.byte_width(), et.bit_width()) {
+        (Some(w), _) => (w, 1),
+        // Groups of four elements in three bytes, from `byte_offset`.
+        (None, 6) => (3, 4),
+        (None, bits @ (1 | 2 | 4)) => (1, u64::from(8 / bits)),
+        _ => return None,
+    };
+    Some(Origin {
+        phase: byte_offset.checked_rem(group_bytes)?,
+        elements: byte_offset.checked_div(group_bytes)?.checked_mul(per_group)?,
+    })
 }
 
 /// `sum(index[k] * stride[k])` in `i128` (no overflow for u64 × i64 terms
@@ -229,7 +254,11 @@ impl<'data, T: Element> DenseView<'data, T> {
     }
 
     /// Buffer 0 as elements, in storage order (for row-major tensors with
-    /// `byte_offset = 0`, the logical order), padding included.
+    /// `byte_offset = 0`, the logical order), padding included: every
+    /// element from buffer 0's first one, at byte
+    /// [`Buffer::element_start`](crate::Buffer::element_start), so that
+    /// element `[0, ..., 0]` is at [`Tensor::element_origin`] and
+    /// [`Addressing::position`] indexes this slice.
     pub fn as_slice(&self) -> &'data [T] {
         self.elements
     }
@@ -269,9 +298,10 @@ impl<'data> Tensor<'data> {
             tensor: self.name().into(),
             why: "unknown element type",
         })?;
-        let origin = origin_elements(et, self.descriptor().byte_offset()).ok_or_else(|| Error::NotViewable {
+        // Some for every dense tensor that resolved (its plan computed it).
+        let origin = element_origin(et, self.descriptor().byte_offset()).ok_or_else(|| Error::NotViewable {
             tensor: self.name().into(),
-            why: "byte_offset is not a whole number of elements",
+            why: "byte_offset does not locate element [0, ..., 0] in elements of this type (memory-layout.md § byte_offset)",
         })?;
         let shape = self.static_shape()?;
         // Quantized blocks are stored whole along their axis
@@ -284,15 +314,18 @@ impl<'data> Tensor<'data> {
             shape,
             storage_shape,
             fields: self.descriptor().layout_fields().clone(),
-            origin: i128::from(origin),
+            origin: i128::from(origin.elements),
         })
     }
 
     /// The dense view with elements `T`.
     ///
     /// # Errors
-    /// As [`addressing`](Self::addressing), [`Error::TypeMismatch`],
-    /// [`Error::Misaligned`].
+    /// As [`addressing`](Self::addressing) and [`Buffer::as_slice`](crate::Buffer::as_slice):
+    /// [`Error::TypeMismatch`], [`Error::Misaligned`], and
+    /// [`Error::NotViewable`] when `byte_offset` puts the elements at a
+    /// byte not aligned for `T` (then [`dense_value`](Self::dense_value)
+    /// reads them).
     pub fn dense<T: Element>(&self) -> Result<DenseView<'data, T>> {
         let addressing = self.addressing()?;
         let buffer = self.buffer(0)?;
@@ -309,11 +342,13 @@ impl<'data> Tensor<'data> {
         let addressing = self.addressing()?;
         let p = addressing.position(index)?;
         let buffer = self.buffer(0)?;
-        let et: ElementType = buffer.element_type().ok_or_else(|| Error::NotViewable {
-            tensor: self.name().into(),
-            why: "unknown element type",
-        })?;
-        value::decode(et, buffer.bytes(), p).ok_or_else(|| Error::IndexArgument {
+        if buffer.element_type().is_none() {
+            return Err(Error::NotViewable {
+                tensor: self.name().into(),
+                why: "unknown element type",
+            });
+        }
+        buffer.value(p).ok_or_else(|| Error::IndexArgument {
             tensor: self.name().into(),
             what: "element position",
             index: p,
