@@ -523,13 +523,11 @@ impl TensorDescriptor {
             Layout::Tiled(t) => {
                 need_rank_at_least(name, rank, 1, "layouts/tiled.md § Validity Constraints")?;
                 check_tiled(t, rank, 1)?;
-                if let Some(elements) = tiled_storage(&self.shape, t)? {
-                    self.need_dense(
-                        add(self.byte_offset, packing.bytes_for(elements)?, "buffer size")?,
-                        name,
-                    )?;
-                }
-                Ok(())
+                let elements = tiled_storage(&self.shape, t)?;
+                self.need_dense(
+                    add(self.byte_offset, packing.bytes_for(elements)?, "buffer size")?,
+                    name,
+                )
             }
             Layout::Morton { morton_bits } => {
                 const RULE: &str = "layouts/morton.md § Dimension Size Constraints";
@@ -713,22 +711,37 @@ impl TensorDescriptor {
         }
     }
 
-    fn need_dense(&self, minimum: u64, layout: &'static str) -> Result<()> {
+    /// Buffer 0 of a dense layout must hold exactly `required` bytes:
+    /// fewer cannot hold the elements; more is what the layouts allow as a
+    /// minimum but strict readers reject (`NOTES.md`, "Buffer larger than
+    /// required"), so the checked path refuses it too. A file with a
+    /// larger buffer can still be written through the unchecked path.
+    fn need_dense(&self, required: u64, layout: &'static str) -> Result<()> {
         let actual = self.size_of(0);
-        if actual < minimum {
+        let rule = match layout {
+            "row-major" => "layouts/row-major.md § Buffer Size",
+            "column-major" => "layouts/column-major.md § Buffer Size",
+            "strided" => "layouts/strided.md § Buffer Size",
+            "tiled" => "layouts/tiled.md § Boundary Padding",
+            "morton" => "layouts/morton.md § Buffer Size",
+            _ => "layouts/hilbert.md § Buffer Size",
+        };
+        if actual < required {
             return Err(Error::BufferTooSmall {
                 buffer: 0,
                 what: "data",
-                minimum,
+                minimum: required,
                 actual,
-                rule: match layout {
-                    "row-major" => "layouts/row-major.md § Buffer Size",
-                    "column-major" => "layouts/column-major.md § Buffer Size",
-                    "strided" => "layouts/strided.md § Buffer Size",
-                    "tiled" => "layouts/tiled.md § Boundary Padding",
-                    "morton" => "layouts/morton.md § Buffer Size",
-                    _ => "layouts/hilbert.md § Buffer Size",
-                },
+                rule,
+            });
+        }
+        if actual > required {
+            return Err(Error::BufferSize {
+                buffer: 0,
+                what: "data",
+                expected: required,
+                actual,
+                rule: "NOTES.md, Buffer larger than required: strict readers reject a dense buffer past its elements",
             });
         }
         Ok(())
@@ -966,29 +979,42 @@ fn inner_strides_within_tile(tile_shape: &[u64], strides: &[i64]) -> Result<()> 
     Ok(())
 }
 
-/// Storage elements of a tiled tensor of `shape` (full tiles, recursively);
-/// `None` when strides make the extent layout-dependent.
-fn tiled_storage(shape: &[u64], t: &Tiled) -> Result<Option<u64>> {
-    if matches!(t.outer, TileOrder::Strided(_)) {
-        return Ok(None);
-    }
-    let tiles = shape
-        .iter()
-        .zip(&t.tile_shape)
-        .try_fold(1u64, |acc, (&s, &k)| mul(acc, s.div_ceil(k.max(1)), "tile count"))?;
-    let per_tile = match &t.inner {
-        TileInner::Strided(_) => return Ok(None),
-        TileInner::Tiled(inner) => match tiled_storage(&t.tile_shape, inner)? {
-            Some(n) => n,
-            None => return Ok(None),
-        },
-        TileInner::RowMajor | TileInner::ColumnMajor => product(&t.tile_shape, "tile elements")?,
-    };
+/// Storage elements of a tiled tensor of `shape` (full tiles, recursively,
+/// padding included). Strided tile grids span from tile slot 0 to the highest
+/// slot they address (a grid reaching before slot 0 is refused, as by the
+/// reader); in-tile strides stay within the tile (`check_tiled`), so a tile
+/// holds `product(tile_shape)` elements whatever its inner order.
+fn tiled_storage(shape: &[u64], t: &Tiled) -> Result<u64> {
     // An empty tensor stores nothing.
     if product(shape, "element count")? == 0 {
-        return Ok(Some(0));
+        return Ok(0);
     }
-    mul(tiles, per_tile, "tiled buffer elements").map(Some)
+    let grid: Vec<u64> = shape
+        .iter()
+        .zip(&t.tile_shape)
+        .map(|(&s, &k)| s.div_ceil(k.max(1)))
+        .collect();
+    let slots = match &t.outer {
+        TileOrder::Strided(strides) => {
+            let (lo, hi) = offset_range(&grid, strides).ok_or(Error::overflow("tile grid extent"))?;
+            if lo < 0 {
+                return Err(Error::InvalidField {
+                    what: "outer_strides (a tile before the first slot)",
+                    value: 0,
+                    rule: "layouts/tiled.md § Additional Descriptor Fields",
+                });
+            }
+            u64::try_from(hi.saturating_add(1)).map_err(|_| Error::overflow("tile grid extent"))?
+        }
+        TileOrder::RowMajor | TileOrder::ColumnMajor => product(&grid, "tile count")?,
+    };
+    let per_tile = match &t.inner {
+        TileInner::Tiled(inner) => tiled_storage(&t.tile_shape, inner)?,
+        TileInner::Strided(_) | TileInner::RowMajor | TileInner::ColumnMajor => {
+            product(&t.tile_shape, "tile elements")?
+        }
+    };
+    mul(slots, per_tile, "tiled buffer elements")
 }
 
 /// Number of storage elements of a dense tensor, padding the blocked axis of
@@ -1221,12 +1247,23 @@ mod tests {
     #[test]
     fn metadata_worked_example() {
         // metadata.md § Worked Example: float32 [3, 4] row-major, 61 bytes.
-        // The example declares a 192-byte buffer (more than the 48 bytes the
-        // 12 elements need, which a dense buffer may be).
+        // The example declares a 192-byte buffer, more than the 48 bytes the
+        // 12 elements need: the layouts allow it, strict readers reject it
+        // (NOTES.md), so the checked path refuses it; the bytes still encode
+        // (the unchecked path writes such a file).
         let mut d = TensorDescriptor::row_major(ElementType::Float32, vec![3, 4]).unwrap();
         assert_eq!(d.buffers[0].byte_size, 48);
-        d.buffers[0].byte_size = 192;
         d.validate().unwrap();
+        d.buffers[0].byte_size = 192;
+        assert!(matches!(
+            d.validate(),
+            Err(Error::BufferSize {
+                buffer: 0,
+                expected: 48,
+                actual: 192,
+                ..
+            })
+        ));
         let b = d.encode().unwrap();
         let expected: Vec<u8> = [
             &b"HRRY"[..],
