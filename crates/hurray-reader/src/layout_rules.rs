@@ -563,7 +563,7 @@ pub(crate) fn strided_bytes(
 
 /// Lowest and highest linear offsets reached by `sum(i_k * stride_k)` over
 /// the shape (non-empty), in `i128` so no product can overflow.
-fn offset_range(shape: &[u64], strides: impl Iterator<Item = i64>) -> Option<(i128, i128)> {
+pub(crate) fn offset_range(shape: &[u64], strides: impl Iterator<Item = i64>) -> Option<(i128, i128)> {
     let mut min = 0i128;
     let mut max = 0i128;
     for (&n, s) in shape.iter().zip(strides) {

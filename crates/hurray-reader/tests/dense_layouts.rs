@@ -28,13 +28,10 @@
 //! Left out of the main properties, each with its reason where it is
 //! filtered or not drawn: Morton shapes whose codes pass
 //! `2^sum(morton_bits)` and tile grids reaching before slot 0 (both sides
-//! refuse them, intended), float6 with negative strides (the reader refuses
-//! them, intended; the writer accepts them),
-//! a `byte_offset` inside an element
-//! (`dense_layouts_with_byte_offset_inside_an_element`, ignored until the
-//! reader reads them) and the cases of reader bugs found here (`known_bug`;
-//! `dense_layouts_including_known_bugs` draws them, and each bug has a
-//! minimal ignored test at the end of the file).
+//! refuse them, intended). A `byte_offset` inside an element (half a
+//! complex, a float6 group off a multiple of 3) has its own property,
+//! `dense_layouts_with_byte_offset_inside_an_element`. The reader bug this
+//! file found (nested strided tile grids) has a minimal test at the end.
 //!
 //! Where the spec leaves a reading open, the model takes one and says so:
 //! - a recursive tile whose inner tiling pads (inner tiles that do not divide
@@ -1047,13 +1044,6 @@ fn whole_cases() -> impl Strategy<Value = Case> {
             garbage: false,
             seed,
         })
-        // Refused by the reader (intended): 6-bit elements before
-        // `byte_offset`, reached by negative strides ("expected non-negative
-        // strides for 6-bit types (group addressing)", at open). The checked
-        // writer accepts them, so it writes files the strict reader refuses.
-        .prop_filter("float6 with negative strides", |c| {
-            c.ty != Ty::Float6E2m3 || c.layout.extent(&c.shape).0 >= 0
-        })
 }
 
 /// Cases whose `byte_offset` the alignment rules allow but which is not a
@@ -1086,42 +1076,13 @@ fn split_element_cases() -> impl Strategy<Value = Case> {
                 seed,
             }
         })
-        // As in `whole_cases`.
-        .prop_filter("float6 with negative strides", |c| {
-            c.ty != Ty::Float6E2m3 || c.layout.extent(&c.shape).0 >= 0
-        })
-}
-
-/// The bug a case would run into, of those found by this file and not yet
-/// fixed (each has an `#[ignore = "bug: ..."]` test below). The main
-/// property leaves these cases out; `dense_layouts_including_known_bugs`
-/// draws them too.
-fn known_bug(case: &Case) -> Option<&'static str> {
-    /// A level below the first whose strided tile grid does not take
-    /// exactly one slot per tile (gaps, or tiles sharing a slot).
-    fn nested_grid_with_gaps(t: &Tiling, depth: u32, shape: &[u64]) -> bool {
-        let grid: Vec<u64> = shape.iter().zip(&t.tile_shape).map(|(&n, &k)| n.div_ceil(k)).collect();
-        let gaps = match &t.outer {
-            Order::Strided(s) => depth > 1 && reach(&grid, &wide(s)).1 + 1 != i128::from(count(&grid)),
-            _ => false,
-        };
-        gaps || matches!(&t.inner, Inner::Tiled(inner) if nested_grid_with_gaps(inner, depth + 1, &t.tile_shape))
-    }
-    match &case.layout {
-        Lay::Tiled(t) if count(&case.shape) > 0 && nested_grid_with_gaps(t, 1, &case.shape) => {
-            Some("nested strided tile grid not one slot per tile")
-        }
-        _ => None,
-    }
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(CASES)))]
 
     #[test]
-    fn dense_layouts_match_the_spec_model(
-        case in whole_cases().prop_filter("known bug (see known_bug)", |c| known_bug(c).is_none())
-    ) {
+    fn dense_layouts_match_the_spec_model(case in whole_cases()) {
         check(&case)?;
     }
 
@@ -1132,18 +1093,8 @@ proptest! {
     /// its byte or group stay zero.
     #[test]
     fn unaddressed_bytes_may_hold_anything(
-        case in whole_cases()
-            .prop_filter("known bug (see known_bug)", |c| known_bug(c).is_none())
-            .prop_map(|c| Case { garbage: true, ..c })
+        case in whole_cases().prop_map(|c| Case { garbage: true, ..c })
     ) {
-        check(&case)?;
-    }
-
-    /// As `dense_layouts_match_the_spec_model`, with the cases of
-    /// [`known_bug`] drawn too: enable once those bugs are fixed.
-    #[test]
-    #[ignore = "bug: draws the cases of known_bug, which fail until those bugs are fixed"]
-    fn dense_layouts_including_known_bugs(case in whole_cases()) {
         check(&case)?;
     }
 }
@@ -1151,16 +1102,13 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(CASES / 2)))]
 
-    /// The reader does not address a dense tensor whose `byte_offset` is
-    /// not a whole number of elements (`not_viewable`, "byte_offset is not
-    /// a whole number of elements"); a change that reads them is under
-    /// way. Enable this once it has landed. `Addressing::position` is not
-    /// compared here (a position in whole elements from the buffer start is
-    /// not defined); `dense_value` and the typed `get` must read the element
-    /// at `byte_offset + offset * width` (6-bit: the group at `byte_offset +
-    /// 3 * floor(offset / 4)`).
+    /// A dense tensor whose `byte_offset` is not a whole number of elements
+    /// (the reader refused these as not viewable before `Buffer::element_start`).
+    /// `Addressing::position` is not compared here (it counts from
+    /// `element_start`, not from byte 0); `dense_value` and the typed `get`
+    /// must read the element at `byte_offset + offset * width` (6-bit: the
+    /// group at `byte_offset + 3 * floor(offset / 4)`).
     #[test]
-    #[ignore = "byte_offset inside an element (complex64/128, float6): the reader refuses it until the pending change lands"]
     fn dense_layouts_with_byte_offset_inside_an_element(case in split_element_cases()) {
         check(&case)?;
     }
@@ -1289,15 +1237,14 @@ fn model_packs_as_the_spec_examples() {
 /// three elements (`layouts/tiled.md` § Element Address, step 3: the tile
 /// number times the tile's elements; the writer's and the reader's own size
 /// check both count three). So `[0, 1, 2, 3]` are at positions 0, 2, 3, 5
-/// of a 6-element buffer. The reader's addressing takes a first-level tile
+/// of a 6-element buffer. The reader's addressing took a first-level tile
 /// as two elements (one per inner tile, ignoring the inner grid's strides:
-/// `view/dense.rs` `padded_elements`) and reads `[2]` and `[3]` at 2 and 4.
-/// Inner grids whose tiles share slots (zero strides) are misaddressed the
+/// `view/dense.rs` `padded_elements`) and read `[2]` and `[3]` at 2 and 4;
+/// inner grids whose tiles share slots (zero strides) were misaddressed the
 /// same way, one slot per tile.
-/// Found by `dense_layouts_including_known_bugs` (shrunk: float32 `[1, 2]`,
+/// Found by the properties above before the fix (shrunk: float32 `[1, 2]`,
 /// tiles `[2, 1]`, inner tiles `[1, 1]` with grid strides `[2, 0]`).
 #[test]
-#[ignore = "bug: a nested tiled level's strided tile grid is addressed as one slot per tile (view/dense.rs padded_elements); the buffer size check counts its strided slots"]
 fn nested_strided_tile_grid_is_addressed_by_its_slots() {
     let layout = hurray_writer::Layout::Tiled(Tiled {
         tile_shape: vec![2],
