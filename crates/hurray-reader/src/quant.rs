@@ -170,20 +170,15 @@ pub(crate) fn plans(t: &Tensor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec
                 &[Int8, Uint8, Int4, Uint4, Int2, Uint2],
                 "quantization/per-block-affine.md § Valid Storage Types",
             )?;
-            let scale_type = match f.scale_type_tag {
-                0x01 => Float16,
-                0x02 => Bfloat16,
-                0x03 => Float32,
-                other => {
-                    return Err(invalid(
-                        "scale_type_tag",
-                        20,
-                        u64::from(other),
-                        "0x01 (float16), 0x02 (bfloat16) or 0x03 (float32)",
-                        PER_BLOCK,
-                    ))
-                }
-            };
+            let scale_type = per_block_scale_type(f.scale_type_tag).ok_or_else(|| {
+                invalid(
+                    "scale_type_tag",
+                    20,
+                    u64::from(f.scale_type_tag),
+                    "0x01 (float16), 0x02 (bfloat16) or 0x03 (float32)",
+                    PER_BLOCK,
+                )
+            })?;
             let bs = f.block_size.get();
             if !bs.is_power_of_two() || bs < 2 {
                 return Err(invalid(
@@ -431,6 +426,30 @@ fn scale_plan(scale_type: ElementType, entries: u64, bytes: u64, rule: &'static 
         bytes,
         element_start: 0,
         rule,
+    }
+}
+
+/// The scale type of per-block affine's `scale_type_tag`
+/// (`quantization/per-block-affine.md` § Binary Encoding).
+fn per_block_scale_type(tag: u8) -> Option<ElementType> {
+    match tag {
+        0x01 => Some(ElementType::Float16),
+        0x02 => Some(ElementType::Bfloat16),
+        0x03 => Some(ElementType::Float32),
+        _ => None,
+    }
+}
+
+/// The element type of the tensor's scale array: float32 for per-channel
+/// affine and NF4, the tagged type for per-block affine, float8_e8m0 for
+/// MXFP; `None` without a scale array (per-tensor affine keeps its scale in
+/// the descriptor) or for an invalid tag.
+pub(crate) fn scale_type(t: &Tensor<'_>) -> Option<ElementType> {
+    match t.descriptor().quantization()?.scheme {
+        QuantScheme::PerChannelAffine(_) | QuantScheme::Nf4(_) => Some(ElementType::Float32),
+        QuantScheme::PerBlockAffine(f) => per_block_scale_type(f.scale_type_tag),
+        QuantScheme::Mxfp(_) => Some(ElementType::Float8E8m0),
+        _ => None,
     }
 }
 

@@ -15,8 +15,9 @@ use crate::value::Value;
 impl<'data> Tensor<'data> {
     /// Runs every check that reads the tensor's data: the layout's storage
     /// invariants (CSC, CSR, COO, CSF, block-paged), quantization parameter
-    /// values, reserved `float8_e8m0` patterns, and the zero padding bits of
-    /// packed types. Tensors whose data may not be interpreted (see
+    /// values and the zero padding elements of a partial last block,
+    /// reserved `float8_e8m0` patterns, and the zero padding bits of packed
+    /// types. Tensors whose data may not be interpreted (see
     /// [`not_viewable`](Self::not_viewable)) pass trivially. The CSC, CSR
     /// and COO scans run on up to [`Options::threads`](crate::Options::threads)
     /// threads; the error is the same for any number.
@@ -52,7 +53,71 @@ impl<'data> Tensor<'data> {
         for buffer in &self.buffers {
             self.check_elements(buffer)?;
         }
+        self.check_block_padding()?;
         self.check_quantization_values()
+    }
+
+    /// The padding elements of a partial last block along the quantization
+    /// axis are 0 (`quantization/per-block-affine.md` § Padding; NF4 pads
+    /// the same way, `quantization.md` § Partial Block Policy). Readers
+    /// ignore them when dequantizing; the writer must zero them. Only
+    /// row- and column-major storage holds padded blocks
+    /// ([`padded_shape`](crate::quant::padded_shape)). Reads the padding
+    /// only: `(padded - shape[axis])` elements per line along the axis.
+    fn check_block_padding(&self) -> Result<()> {
+        let Ok(shape) = self.static_shape() else {
+            return Ok(());
+        };
+        let Some(padded) = crate::quant::padded_shape(self, &shape) else {
+            return Ok(());
+        };
+        let Some(axis) = shape.iter().zip(&padded).position(|(a, b)| a != b) else {
+            return Ok(()); // whole blocks: no padding
+        };
+        let (Some(buffer), Some(origin)) = (self.buffers.first(), self.element_origin()) else {
+            return Ok(());
+        };
+        let product = |dims: &[u64]| dims.iter().fold(1u64, |p, &n| p.saturating_mul(n));
+        let (before, after) = (
+            padded.get(..axis).unwrap_or_default(),
+            padded.get(axis.saturating_add(1)..).unwrap_or_default(),
+        );
+        // Positions advance fastest along `inner`'s dimensions; each of the
+        // `outer` lines along the axis holds `stored` slots of `inner`.
+        let (inner, outer) = if self.layout() == Layout::ColMajor {
+            (product(before), product(after))
+        } else {
+            (product(after), product(before))
+        };
+        let logical = shape.get(axis).copied().unwrap_or(0);
+        let stored = padded.get(axis).copied().unwrap_or(0);
+        let run = stored.saturating_sub(logical).saturating_mul(inner);
+        let bits = buffer.element_type().map_or(8, |t| u64::from(t.bit_width()));
+        for line in 0..outer {
+            let first = origin
+                .saturating_add(line.saturating_mul(stored).saturating_mul(inner))
+                .saturating_add(logical.saturating_mul(inner));
+            for p in first..first.saturating_add(run) {
+                let code = match buffer.value(p) {
+                    Some(Value::Int(0) | Value::UInt(0)) => continue,
+                    Some(Value::Int(z)) => Number::Int(z),
+                    Some(Value::UInt(n)) => Number::Int(i64::try_from(n).unwrap_or(i64::MAX)),
+                    _ => return Ok(()), // past the buffer, or not an integer code: sized and typed at open
+                };
+                return Err(Error::InvalidNumber {
+                    scope: Scope::tensor(self.name()),
+                    field: Field::at(buffer.role().as_str(), p),
+                    offset: buffer
+                        .file_offset()
+                        .saturating_add(buffer.element_start())
+                        .saturating_add(p.saturating_mul(bits) / 8),
+                    value: code,
+                    expected: "0 in a padding element of the partial last block",
+                    rule: "quantization/per-block-affine.md § Padding",
+                });
+            }
+        }
+        Ok(())
     }
 
     /// `seq_ptr` starts at 0, never decreases and ends at the block table's
@@ -188,7 +253,7 @@ impl<'data> Tensor<'data> {
                     offset: buffer.file_offset().saturating_add(bit / 8),
                     value: u64::from(byte & padding),
                     byte: None,
-                    rule: "element-types.md § Sub-Byte Integer Types (unused bits MUST be 0)",
+                    rule: packing_rule(t),
                 });
             }
         }
@@ -208,30 +273,58 @@ impl<'data> Tensor<'data> {
             _ => return Ok(()),
         };
         let range = self.element_type().and_then(zero_point_range);
+        let scale_type = crate::quant::scale_type(self);
         for buffer in &self.buffers {
-            let check_scales = matches!(buffer.role(), BufferRole::Scales);
-            let check_zeros = matches!(buffer.role(), BufferRole::ZeroPoints);
-            if !check_scales && !check_zeros {
-                continue;
-            }
-            for (k, v) in buffer.values().enumerate() {
-                let ok = match (check_scales, v) {
-                    (true, Value::Float(s)) => s.is_finite() && if nf4 { s >= 0.0 } else { s != 0.0 },
-                    (false, Value::Int(z)) => range.is_none_or(|(lo, hi)| z >= lo && z <= hi),
-                    _ => true,
+            let entries = buffer.len();
+            // The arrays the buffer holds: (element type, first byte, scales?).
+            // Shared, `[scales | zero_points]` (`quantization.md` § Buffer
+            // Table Placement Rules): the zero points start after the scales.
+            let arrays = match buffer.role() {
+                BufferRole::Scales => [Some((buffer.element_type(), 0, true)), None],
+                BufferRole::ZeroPoints => [Some((buffer.element_type(), 0, false)), None],
+                BufferRole::ScalesAndZeroPoints => {
+                    let zeros_at = scale_type.and_then(|t| t.storage_bytes(entries)).unwrap_or(u64::MAX);
+                    [
+                        Some((scale_type, 0, true)),
+                        Some((Some(ElementType::Int32), zeros_at, false)),
+                    ]
+                }
+                _ => continue,
+            };
+            for (et, start, scales) in arrays.into_iter().flatten() {
+                let Some(et) = et else {
+                    continue;
                 };
-                if !ok {
-                    let width = buffer.byte_size().checked_div(buffer.len().max(1)).unwrap_or(4);
+                let bytes = usize::try_from(start)
+                    .ok()
+                    .and_then(|s| buffer.bytes().get(s..))
+                    .unwrap_or_default();
+                for k in 0..entries {
+                    let Some(v) = crate::value::decode(et, bytes, k) else {
+                        break; // past the bytes: the buffer's size was checked at open
+                    };
+                    let ok = match (scales, v) {
+                        (true, Value::Float(s)) => s.is_finite() && if nf4 { s >= 0.0 } else { s != 0.0 },
+                        (false, Value::Int(z)) => range.is_none_or(|(lo, hi)| z >= lo && z <= hi),
+                        _ => true,
+                    };
+                    if ok {
+                        continue;
+                    }
+                    let width = et.byte_width().unwrap_or(1);
                     return Err(Error::InvalidNumber {
                         scope: Scope::tensor(self.name()),
-                        field: Field::at(buffer.role().as_str(), to_u64(k)),
-                        offset: buffer.file_offset().saturating_add(to_u64(k).saturating_mul(width)),
+                        field: Field::at(if scales { "scales" } else { "zero_points" }, k),
+                        offset: buffer
+                            .file_offset()
+                            .saturating_add(start)
+                            .saturating_add(k.saturating_mul(width)),
                         value: match v {
                             Value::Float(s) => Number::float(s),
                             Value::Int(z) => Number::Int(z),
                             _ => Number::Int(0), // unreachable: only these two fail
                         },
-                        expected: if check_scales {
+                        expected: if scales {
                             "a finite, non-zero scale (non-negative for NF4)"
                         } else {
                             "a zero point within the storage type's range"
@@ -242,6 +335,21 @@ impl<'data> Tensor<'data> {
             }
         }
         Ok(())
+    }
+}
+
+/// The section of `element-types.md` that requires a packed type's unused
+/// bits after its last element to be 0.
+fn packing_rule(t: ElementType) -> &'static str {
+    match t {
+        ElementType::Bool => "element-types.md § Boolean Type (the remaining high-order bits MUST be 0)",
+        ElementType::Float4E2m1 => {
+            "element-types.md § Sub-Byte Floating-Point Types (the high nibble of the final byte MUST be 0)"
+        }
+        _ if t.bit_width() == 6 => {
+            "element-types.md § Sub-Byte Floating-Point Types § 6-bit packing (unused bits MUST be 0)"
+        }
+        _ => "element-types.md § Sub-Byte Integer Types (unused bits MUST be 0)",
     }
 }
 

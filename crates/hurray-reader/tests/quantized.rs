@@ -2579,11 +2579,10 @@ fn mutations_are_rejected_naming_the_rule() {
 /// "MUST lie within the representable range of the storage type"
 /// (per-channel-affine.md). The same values in buffers of their own are
 /// rejected (`mutations_are_rejected_naming_the_rule`: "per-block float32
-/// scale +inf", "per-block int4 zero point -9"); shared, they are not
-/// checked: `Tensor::validate_data` checks buffers whose role is `Scales` or
-/// `ZeroPoints` and skips `ScalesAndZeroPoints`.
+/// scale +inf", "per-block int4 zero point -9"); shared, they were not
+/// checked (`Tensor::validate_data` skipped `ScalesAndZeroPoints` buffers)
+/// until this test found it.
 #[test]
-#[ignore = "bug: scales and zero points sharing one buffer are not validated (NaN scale, zero point 8 for int4 accepted)"]
 fn shared_parameter_buffer_values_are_validated() {
     let nan_scale = per_block_shared_base().buffer(1, [f32s(&[1.0, f32::NAN, 1.0, 1.0]), i32s(&[0; 4])].concat());
     let e = strict_error(&nan_scale.bytes()).expect("a NaN scale in a shared buffer is accepted");
@@ -2597,15 +2596,15 @@ fn shared_parameter_buffer_values_are_validated() {
 /// elements within the final block MUST be set to `0x00` bytes by the
 /// writer. A reader MUST ignore these padding elements when dequantizing"
 /// (NF4 takes the same rule, `quantization.md` § Partial Block Policy). The
-/// reader does ignore them (the properties read every element around zero
-/// padding), but strict validation, which rejects non-zero packing bits
-/// (`element-types.md`) and non-zero padding bytes between regions, does
-/// not look at them: int4 `[2, 6]` in blocks of 4 with padding element 7
-/// set to 1, and uint4 NF4 `[1, 15]` with padding element 15 set to 0xF,
-/// validate. A spec reading, not a wrong value: the sentence addresses the
-/// writer, and the project's strict mode checks every rule it can.
+/// reader ignores them when reading (the properties read every element
+/// around zero padding); strict validation, which rejects non-zero packing
+/// bits (`element-types.md`) and non-zero padding bytes between regions,
+/// rejects them too (it accepted int4 `[2, 6]` in blocks of 4 with padding
+/// element 7 set to 1, and uint4 NF4 `[1, 15]` with padding element 15 set
+/// to 0xF, until this test found it). A spec reading: the sentence
+/// addresses the writer, and the project's strict mode checks every rule
+/// it can.
 #[test]
-#[ignore = "bug (strict mode): non-zero padding elements of a partial last block (per-block affine, NF4) are accepted"]
 fn padding_elements_of_a_partial_block_are_zero() {
     let per_block = per_block_base().buffer(0, vec![0x21, 0x43, 0x65, 0x10, 0x21, 0x43, 0x65, 0x00]);
     let e = strict_error(&per_block.bytes()).expect("per-block: a non-zero padding element is accepted");
@@ -2622,10 +2621,9 @@ fn padding_elements_of_a_partial_block_are_zero() {
 /// type's own section of `element-types.md`: § Boolean Type (bool),
 /// § Sub-Byte Floating-Point Types (float4_e2m1), § 6-bit packing (float6),
 /// § Sub-Byte Integer Types (int2/uint2/int4/uint4). The reader rejects
-/// them all (`packing_padding_bits_are_rejected`) but cites § Sub-Byte
-/// Integer Types for every type.
+/// them all (`packing_padding_bits_are_rejected`), citing each type's own
+/// section (it cited § Sub-Byte Integer Types for every type).
 #[test]
-#[ignore = "bug (rule text): padding bits of bool, float4_e2m1 and float6 cite § Sub-Byte Integer Types"]
 fn packing_padding_bits_cite_their_section() {
     for (ty, section) in [
         (Ty::Bool, "element-types.md § Boolean Type"),

@@ -2844,7 +2844,7 @@ fn sections(c: &mut Corpus) {
     c.add(
         "data_bool_padding_bits",
         "bool [3]: padding bit 7 of the packed byte is set",
-        "element-types.md § Sub-Byte Integer Types (unused bits MUST be 0)",
+        "element-types.md § Boolean Type (the remaining high-order bits MUST be 0)",
         "data",
         "Reserved",
         "buffer[0].padding bits",
