@@ -334,13 +334,20 @@ impl Axis {
                 }
                 if let LayoutFields::BlockPaged(bp) = d.layout_fields() {
                     // Per-page-slot scales (layouts/block-paged.md § Quantization Compatibility).
-                    if self.axis != 0 || bs != u64::from(bp.page_size.get()) {
+                    let wrong = if self.axis != 0 {
+                        Some(("axis", 4, u64::from(self.axis), "0 on a block-paged tensor"))
+                    } else if bs != u64::from(bp.page_size.get()) {
+                        Some(("block_size", 8, bs, "page_size on a block-paged tensor"))
+                    } else {
+                        None
+                    };
+                    if let Some((field, at, value, expected)) = wrong {
                         return Err(Error::Invalid {
                             scope: scope(),
-                            field: Field::sub("quantization", "block_size"),
-                            offset: o + 8,
-                            value: bs,
-                            expected: "axis 0 and block_size = page_size on a block-paged tensor",
+                            field: Field::sub("quantization", field),
+                            offset: o + at,
+                            value,
+                            expected,
                             rule: "layouts/block-paged.md § Per-scheme composition",
                         });
                     }
@@ -360,6 +367,12 @@ impl Axis {
         // where n is 1 (scales) or 2 (scales, zero points), or 1 when both
         // arrays share a buffer (quantization.md § Buffer Table Placement Rules).
         let base = base_len(t);
+        // Block-paged tensors size their per-block parameters by page slots,
+        // not by the scheme's formula (layouts/block-paged.md § Scale-buffer size).
+        let sizes_rule = match d.layout_fields() {
+            LayoutFields::BlockPaged(_) if self.block_size.is_some() => "layouts/block-paged.md § Scale-buffer size",
+            _ => referenced_buffers(self.rule),
+        };
         let shared = self.zero_index == Some(self.scale_index);
         let needed = if self.zero_index.is_some() && !shared { 2 } else { 1 };
         let check_index = |index: u32, field: &'static str, at: u64| -> Result<usize> {
@@ -393,7 +406,7 @@ impl Axis {
                 len: entries,
                 bytes: zero_bytes,
                 element_start: 0,
-                rule: referenced_buffers(self.rule),
+                rule: sizes_rule,
             };
             if let Some(slot) = plans.get_mut(zero_i) {
                 *slot = zero_plan;
@@ -409,7 +422,7 @@ impl Axis {
                 rule: rule::QUANT_PLACEMENT,
             }
         } else {
-            scale_plan(self.scale_type, entries, scale_bytes, referenced_buffers(self.rule))
+            scale_plan(self.scale_type, entries, scale_bytes, sizes_rule)
         };
         if let Some(slot) = plans.get_mut(scale_i) {
             *slot = scale;

@@ -2720,12 +2720,11 @@ fn block_paged_model_follows_the_spec_example() {
 /// permissive mode". float32 `[2, 2, 2]`, `nnz = 0`, one level-0 node with
 /// no children: `pos_0 = [0, 1]`, `crd_0 = [1]`, `pos_1 = [0, 0]`, `crd_1 =
 /// []`, `pos_2 = [0]`, `crd_2 = []`. Invariants 1-5 hold level by level,
-/// and that is all the reader checks: the file opens, validates, and every
-/// lookup answers an implicit zero. (Minimised by hand from the model's
+/// and that was all the reader checked: the file opened, validated, and
+/// every lookup answered an implicit zero (fixed: `pos_0[1]` must be 0). (Minimised by hand from the model's
 /// empty-tensor rule; for `nnz > 0` such leafless nodes are allowed here,
 /// see the file's notes.)
 #[test]
-#[ignore = "bug: a CSF tensor with nnz = 0 and non-empty crd_0 passes strict validation (layouts/csf.md § Storage Invariants, empty tensor)"]
 fn empty_csf_with_interior_nodes_is_rejected() {
     let levels = [(vec![0u64, 1], vec![1u64]), (vec![0, 0], vec![]), (vec![0], vec![])];
     let mut buffers = vec![vec![]];
@@ -2752,9 +2751,8 @@ fn empty_csf_with_interior_nodes_is_rejected() {
 
 /// The same tree through the checked writer: `Csf::new` checks every
 /// storage invariant ("A conforming writer MUST ensure" them, § Storage
-/// Invariants) but not the empty-tensor one, and writes the file.
+/// Invariants) but did not check the empty-tensor one, and wrote the file.
 #[test]
-#[ignore = "bug: the checked writer (Csf::new) accepts a CSF tensor with nnz = 0 and non-empty crd_0 (layouts/csf.md § Storage Invariants, empty tensor)"]
 fn checked_writer_refuses_empty_csf_with_interior_nodes() {
     let levels: [(&[u64], &[u64]); 3] = [(&[0, 1], &[1]), (&[0, 0], &[]), (&[0], &[])];
     let levels: Vec<CsfLevel<'_>> = levels.iter().map(|&(pos, crd)| CsfLevel { pos, crd }).collect();
@@ -2812,13 +2810,12 @@ fn quantized_block_paged_base_is_valid() {
 }
 
 /// Five scales for 2 pages × 2 slots: rejected, with the right expected
-/// size (4 × 4 bytes), but the error cites `quantization/per-block-affine.md`
+/// size (4 × 4 bytes); the error cited `quantization/per-block-affine.md`
 /// § Referenced Buffers, whose `num_blocks` formula `layouts/block-paged.md`
 /// § Scale-buffer size says "does NOT apply" to block-paged ("A reader MUST
 /// compute the scale-buffer size as `num_pages * page_size` entries"). The
 /// section to name is the block-paged one.
 #[test]
-#[ignore = "bug (rule name): a block-paged scale buffer of the wrong size cites quantization/per-block-affine.md § Referenced Buffers, not layouts/block-paged.md § Scale-buffer size"]
 fn block_paged_scale_count_names_its_section() {
     let bytes = quantized_block_paged(per_block(0), 5);
     let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
@@ -2833,10 +2830,9 @@ fn block_paged_scale_count_names_its_section() {
 /// Per-block-affine along axis 1 (`block_size` 2 = `page_size`, `shape[1]`
 /// = 2) on a block-paged tensor: rejected under the right rule
 /// (`layouts/block-paged.md` § Per-scheme composition: "`axis` field MUST be
-/// `0`"), but `field()` names `quantization.block_size` (value 2, which is
+/// `0`"); `field()` named `quantization.block_size` (value 2, which is
 /// right) instead of `quantization.axis`.
 #[test]
-#[ignore = "bug (field name): per-block axis 1 on a block-paged tensor is reported as quantization.block_size, not quantization.axis"]
 fn block_paged_per_block_axis_names_the_axis() {
     let bytes = quantized_block_paged(per_block(1), 4);
     let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();

@@ -455,7 +455,8 @@ impl<'a> Csf<'a> {
     /// - [`Error::ModeOrderNotPermutation`] (§ Mode Ordering);
     /// - [`Error::PointerLength`]: `pos_L` not `n_{L-1} + 1` long (§ Buffer Table);
     /// - [`Error::PointerStart`] (§ Storage Invariants (1)),
-    ///   [`Error::PointerDecreasing`] (2), [`Error::PointerEnd`] (3);
+    ///   [`Error::PointerDecreasing`] (2), [`Error::PointerEnd`] (3; and
+    ///   `pos_0 = [0, 0]` when `values` is empty);
     /// - [`Error::IndicesNotIncreasing`]: siblings unsorted or repeated (4);
     /// - [`Error::IndexOutOfBounds`]: `crd_L[i] >= shape[mode_order[L]]` (5);
     /// - [`Error::ValueCount`]: `values` count differs from the leaf count.
@@ -524,6 +525,19 @@ impl<'a> Csf<'a> {
                 "layouts/csf.md § Storage Invariants (5)",
             )?;
             parents = n;
+        }
+        // An empty tensor has no nodes at any level: `pos_0 = [0, 0]`
+        // (§ Storage Invariants, empty tensor; the levels below follow).
+        if values.count() == 0 {
+            if let Some(&n0) = levels.first().and_then(|l| l.pos.get(1)).filter(|&&n| n != 0) {
+                return Err(Error::PointerEnd {
+                    array: "pos_0",
+                    position: 1,
+                    value: n0,
+                    expected: 0,
+                    rule: "layouts/csf.md § Storage Invariants: an empty tensor (nnz = 0) has pos_0 = [0, 0]",
+                });
+            }
         }
         if values.count() != parents {
             return Err(Error::ValueCount {

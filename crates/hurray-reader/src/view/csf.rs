@@ -68,13 +68,29 @@ impl<'data> CsfStructure<'data> {
 
     /// Verifies `layouts/csf.md` § Storage Invariants for every level:
     /// `pos_L[0] = 0`, non-decreasing, last entry `n_L`; coordinates strictly
-    /// increasing within each parent and below their dimension. One pass,
-    /// no allocation.
+    /// increasing within each parent and below their dimension; and for an
+    /// empty tensor (`nnz = 0`) `pos_0 = [0, 0]`, so that no level holds a
+    /// node (each `pos_L`, `L >= 1`, is then `[0]` and each `crd_L` empty by
+    /// the rules above). One pass, no allocation.
     ///
     /// # Errors
     /// [`Error::PtrFirst`], [`Error::PtrLast`], [`Error::PtrDecreasing`],
     /// [`Error::NotIncreasing`], [`Error::IndexOutOfBounds`].
     pub fn validate(&self) -> Result<()> {
+        if let (0, Some(top)) = (self.nnz, self.levels.first()) {
+            if let Some(&n0) = top.pos.get(1).filter(|&&n| n != 0) {
+                return Err(crate::error::Error::PtrLast {
+                    tensor: self.tensor.into(),
+                    array: POS[0],
+                    position: 1,
+                    offset: top.pos_offset.saturating_add(8),
+                    value: n0,
+                    expected_name: "nnz",
+                    expected: 0,
+                    rule: rule::CSF_INVARIANTS,
+                });
+            }
+        }
         for (l, level) in self.levels.iter().enumerate() {
             let bound = self
                 .mode_order
@@ -123,12 +139,15 @@ impl<'data> CsfStructure<'data> {
 
     /// Leaf position of the element at logical `index`, descending the tree
     /// by binary search (`layouts/csf.md` § Element Lookup); `None` for an
-    /// implicit zero. Needs a validated structure for binary search; an
-    /// unvalidated one is validated level slice by level slice on the way.
+    /// implicit zero. Binary search needs a validated tree: on an
+    /// unvalidated structure every call first runs
+    /// [`validate`](Self::validate) (O(nnz)); for many lookups, call
+    /// [`validated`](Self::validated) once.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] for an index without `rank` coordinates,
-    /// [`Error::CoordinateArgument`] for one outside the shape.
+    /// [`Error::CoordinateArgument`] for one outside the shape; as
+    /// [`validate`](Self::validate) on an unvalidated structure.
     pub fn position(&self, index: &[u64]) -> Result<Option<u64>> {
         super::check_index(self.tensor, index, &self.shape)?;
         if !self.scanned {
