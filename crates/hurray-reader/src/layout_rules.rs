@@ -10,7 +10,7 @@ use crate::buffer::BufferRole;
 use crate::cursor::to_u64;
 use crate::descriptor::DYNAMIC;
 use crate::element_type::ElementType;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Number, Result, Scope};
 use crate::file::reserved_zero;
 use crate::layout::{LayoutFields, TiledLevel};
 use crate::raw;
@@ -627,14 +627,7 @@ pub(crate) fn tiled_elements(t: &Tensor<'_>, shape: &[u64], levels: &[TiledLevel
         Some(strides) if count(&tiles) != Some(0) => {
             let (min, max) = offset_range(&tiles, strides.iter().map(|s| s.get())).ok_or_else(|| tiled_overflow(t))?;
             if min < 0 {
-                return Err(Error::Invalid {
-                    scope: Scope::tensor(t.name()),
-                    field: Field::new("outer_strides"),
-                    offset: level.offset,
-                    value: 0,
-                    expected: "tile-grid strides that address no tile before the first",
-                    rule: rule::TILED,
-                });
+                check_tiles_before(t, level, strides, depth, min, tile_elements)?;
             }
             max.checked_add(1)
                 .and_then(|m| u64::try_from(m).ok())
@@ -643,6 +636,58 @@ pub(crate) fn tiled_elements(t: &Tensor<'_>, shape: &[u64], levels: &[TiledLevel
         _ => count(&tiles).ok_or_else(|| tiled_overflow(t))?,
     };
     slots.checked_mul(tile_elements).ok_or_else(|| tiled_overflow(t))
+}
+
+/// A strided tile grid reaching `min < 0` tile slots before element
+/// `[0, ..., 0]`'s: negative strides are valid (`layouts/strided.md`, in
+/// tiles here), so at the top level `byte_offset` must leave those tiles'
+/// elements at or after the buffer's first element, as for a strided
+/// tensor. Below the top level the slots before a tile's first are the
+/// previous tile's: tiles do not overlap (`layouts/tiled.md` § Description).
+fn check_tiles_before(
+    t: &Tensor<'_>,
+    level: &TiledLevel<'_>,
+    strides: &[I64],
+    depth: usize,
+    min: i128,
+    tile_elements: u64,
+) -> Result<()> {
+    let d = t.descriptor();
+    if depth > 0 {
+        let rank = to_u64(strides.len());
+        let (k, stride) = strides
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.get() < 0)
+            .map_or((0, 0), |(k, s)| (to_u64(k), s.get()));
+        return Err(Error::InvalidNumber {
+            scope: Scope::tensor(t.name()),
+            field: Field::at("outer_strides", k),
+            offset: level
+                .offset
+                .saturating_add(8 * rank + 4)
+                .saturating_add(8 * k),
+            value: Number::Int(stride),
+            expected: "a non-negative tile-grid stride below the top tiling level (a slot before the tile's first belongs to the previous tile)",
+            rule: "layouts/tiled.md § Description",
+        });
+    }
+    let before = min.unsigned_abs().checked_mul(u128::from(tile_elements));
+    let origin = d
+        .element_type()
+        .and_then(|et| crate::view::dense::element_origin(et, d.byte_offset()))
+        .map_or(0, |o| o.elements);
+    if before.is_some_and(|b| b <= u128::from(origin)) {
+        return Ok(());
+    }
+    Err(Error::Invalid {
+        scope: Scope::tensor(t.name()),
+        field: Field::new("byte_offset"),
+        offset: d.offsets().byte_offset,
+        value: d.byte_offset(),
+        expected: "large enough that the tiles negative outer_strides reach lie at or after byte 0",
+        rule: rule::BYTE_OFFSET,
+    })
 }
 
 fn tiled_overflow(t: &Tensor<'_>) -> Error {

@@ -216,9 +216,16 @@ impl<'data> Tensor<'data> {
                 });
             }
         }
+        // The rule is about a packed array's last element; the data buffer
+        // of a strided, tiled, Morton or Hilbert tensor is a set of slots,
+        // whose unaddressed ones (gaps, padding, the slots past the last
+        // element reached) hold undefined values.
+        let scattered = buffer.role() == BufferRole::Data
+            && self.layout().is_dense()
+            && !matches!(self.layout(), Layout::RowMajor | Layout::ColMajor);
         let start = buffer.element_start();
         let packed_end = t.storage_bytes(buffer.len()).and_then(|n| n.checked_add(start));
-        if !t.is_packed() || packed_end != Some(buffer.byte_size()) {
+        if !t.is_packed() || scattered || packed_end != Some(buffer.byte_size()) {
             return Ok(());
         }
         // The bits after the last element of the last byte/group are zero
@@ -260,8 +267,9 @@ impl<'data> Tensor<'data> {
         Ok(())
     }
 
-    /// Scale arrays finite and non-zero (non-negative for NF4), zero points
-    /// within the storage type's range, MXFP scales not reserved.
+    /// Scale arrays finite and non-zero (non-negative for NF4), per-channel
+    /// zero points within the storage type's range; in buffers of their own
+    /// or sharing one.
     fn check_quantization_values(&self) -> Result<()> {
         let Some(q) = self.descriptor().quantization() else {
             return Ok(());
@@ -272,7 +280,13 @@ impl<'data> Tensor<'data> {
             QuantScheme::Nf4(_) => ("quantization/nf4.md § Validity Constraints", true),
             _ => return Ok(()),
         };
-        let range = self.element_type().and_then(zero_point_range);
+        // Only per-channel affine bounds its zero points (per-block affine
+        // and quantization.md state no range; per-tensor keeps its one zero
+        // point in the descriptor, checked at open).
+        let range = match q.scheme {
+            QuantScheme::PerChannelAffine(_) => self.element_type().and_then(zero_point_range),
+            _ => None,
+        };
         let scale_type = crate::quant::scale_type(self);
         for buffer in &self.buffers {
             let entries = buffer.len();

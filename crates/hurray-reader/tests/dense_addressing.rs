@@ -521,3 +521,30 @@ fn misaligned_byte_offset_decodes_but_has_no_typed_view() {
     let e = t.dense::<f32>().unwrap_err();
     assert!(matches!(e, hurray_reader::Error::NotViewable { .. }), "{e}");
 }
+
+/// A packed type's unused bits after its last element must be 0
+/// (`element-types.md` § 6-bit packing: "When the total number of elements
+/// is not a multiple of 4, the unused high-order bits in the final group
+/// ... MUST be set to 0x0"): a rule about a packed array. The data buffer
+/// of a strided tensor is a set of slots; those no index reaches — gaps,
+/// and the slot past the last one reached — are undefined. float6_e2m3
+/// `[4]` with stride 2 fills slots 0, 2, 4, 6 of 8 (two groups): the gaps
+/// and slot 7 may hold anything. `--validate` used to reject slot 7 (as
+/// padding bits) but not the gaps.
+#[test]
+fn strided_packed_slots_past_the_last_element_are_not_padding() {
+    let mut slots = [0x3Fu8; 8]; // -7.5 where no index reaches
+    for (k, &code) in F6_CODES.iter().take(4).enumerate() {
+        slots[2 * k] = code;
+    }
+    let stored = pack6(&slots);
+    let layout = Layout::Strided { strides: vec![2] };
+    let d = TensorDescriptor::new(ElementType::Float6E2M3, layout, vec![4])
+        .with_buffer(BufferHandle::new(stored.len() as u64));
+    let bytes = one_tensor(&d, vec![BufferData::Bytes(&stored)]);
+    let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    assert_eq!(file.validate(), Ok(()));
+    let t = file.tensor("t").unwrap();
+    let read: Vec<f64> = (0..4u64).map(|i| float(t.dense_value(&[i]).unwrap())).collect();
+    assert_eq!(read, F6_VALUES[..4]);
+}

@@ -142,13 +142,101 @@ fn strided_tiles_hold_whole_tiles() {
     );
 }
 
+/// Negative tile-grid strides are valid (strides in tiles,
+/// `layouts/tiled.md` § Additional Descriptor Fields; "Negative and zero
+/// strides are valid", `layouts/strided.md`) when `byte_offset` leaves the
+/// tiles they reach at or after byte 0, as for a strided tensor. Both sides
+/// used to refuse them.
 #[test]
-fn tile_grid_before_the_first_slot_is_refused() {
-    // Strides [-2, 1] put tile (1, 0) at slot -2: the reader refuses such a
-    // file (no tile before the first), and the writer now does too.
-    let e = write(&tiled(vec![-2, 1], TileInner::RowMajor, 64), &f32_bytes(16), true).unwrap_err();
+fn negative_tile_grid_strides_need_a_byte_offset() {
+    // Strides [-2, 1] over the grid [2, 2]: tile (1, 0) at slot -2, (1, 1)
+    // at -1, (0, 0) at 0, (0, 1) at 1. Two slots of 4 float32 before slot 0:
+    // byte_offset 32, then slots 0..2: 64 bytes in all.
+    let d = tiled(vec![-2, 1], TileInner::RowMajor, 64).with_byte_offset(32);
+    let bytes = write(&d, &f32_bytes(16), true).unwrap();
+    let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    assert_eq!(file.validate(), Ok(()));
+    let view = file.tensor("t").unwrap().dense::<f32>().unwrap();
+    let got: Vec<f32> = [[0, 0], [1, 1], [2, 0], [3, 3], [2, 2], [0, 3]]
+        .iter()
+        .map(|i| *view.get(i).unwrap())
+        .collect();
+    // (0, 0) in slot 0 = elements 8..12; (1, 0) in slot -2 = 0..4;
+    // (1, 1) in slot -1 = 4..8; (0, 1) in slot 1 = 12..16.
+    assert_eq!(got, [8.0, 11.0, 0.0, 7.0, 4.0, 13.0]);
+
+    // byte_offset 16 leaves tile (1, 0) half before byte 0: both refuse.
+    let short = tiled(vec![-2, 1], TileInner::RowMajor, 48).with_byte_offset(16);
+    let e = write(&short, &f32_bytes(12), true).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            hurray_writer::Error::InvalidField {
+                what: "byte_offset",
+                value: 16,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let bytes = write(&short, &f32_bytes(12), false).unwrap();
+    let e = HurrayFile::parse(&bytes, Options::strict())
+        .and_then(|f| f.tensor("t").map(|_| ()))
+        .unwrap_err();
+    assert_eq!(
+        (e.field().map(|f| f.to_string()), e.rule()),
+        (Some("byte_offset".to_owned()), Some("memory-layout.md § byte_offset")),
+        "{e}"
+    );
+}
+
+/// Below the top tiling level a slot before a tile's first belongs to the
+/// previous tile (tiles do not overlap, `layouts/tiled.md` § Description):
+/// refused by both sides, the reader naming the stride and its offset.
+#[test]
+fn negative_nested_tile_grid_strides_are_refused() {
+    let nested = |strides: Vec<i64>| {
+        let layout = Layout::Tiled(Tiled {
+            tile_shape: vec![2],
+            outer: TileOrder::RowMajor,
+            inner: TileInner::Tiled(Box::new(Tiled {
+                tile_shape: vec![1],
+                outer: TileOrder::Strided(strides),
+                inner: TileInner::RowMajor,
+            })),
+        });
+        TensorDescriptor::new(ElementType::Float32, layout, vec![4]).with_buffer(BufferHandle::new(16))
+    };
+    let e = write(&nested(vec![-1]), &f32_bytes(4), true).unwrap_err();
     assert!(
         matches!(e, hurray_writer::Error::InvalidField { what, .. } if what.starts_with("outer_strides")),
+        "{e}"
+    );
+    let bytes = write(&nested(vec![-1]), &f32_bytes(4), false).unwrap();
+    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let e = file.tensor("t").map(|_| ()).unwrap_err();
+    // Level 1's tile_shape (8 bytes) then 4 bytes of orders: its
+    // outer_strides[0] follows.
+    let level1 = match HurrayFile::parse(
+        &write(&nested(vec![1]), &f32_bytes(4), false).unwrap(),
+        Options::permissive(),
+    )
+    .unwrap()
+    .tensor("t")
+    .unwrap()
+    .descriptor()
+    .layout_fields()
+    {
+        hurray_reader::LayoutFields::Tiled { levels } => levels[1].offset,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        (e.field().map(|f| f.to_string()), e.offset(), e.rule()),
+        (
+            Some("outer_strides[0]".to_owned()),
+            Some(level1 + 8 + 4),
+            Some("layouts/tiled.md § Description")
+        ),
         "{e}"
     );
 }

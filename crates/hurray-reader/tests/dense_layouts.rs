@@ -27,8 +27,9 @@
 //!
 //! Left out of the main properties, each with its reason where it is
 //! filtered or not drawn: Morton shapes whose codes pass
-//! `2^sum(morton_bits)` and tile grids reaching before slot 0 (both sides
-//! refuse them, intended). A `byte_offset` inside an element (half a
+//! `2^sum(morton_bits)` (both sides refuse them, intended) and tile grids
+//! reaching before slot 0 (valid at the top level with a `byte_offset`
+//! that covers them: `tests/dense_buffer_sizes.rs`; not drawn here). A `byte_offset` inside an element (half a
 //! complex, a float6 group off a multiple of 3) has its own property,
 //! `dense_layouts_with_byte_offset_inside_an_element`. The reader bug this
 //! file found (nested strided tile grids) has a minimal test at the end.
@@ -906,7 +907,7 @@ fn strides(shape: Vec<u64>) -> BoxedStrategy<Vec<i64>> {
 }
 
 /// Tile grid strides: non-negative along dimensions with more than one tile
-/// (a grid reaching before slot 0 is refused by both sides, intended), any
+/// (grids reaching before slot 0 are tested in `dense_buffer_sizes.rs`), any
 /// along the others. Random ones may leave gaps or put two tiles in one slot.
 fn grid_strides(grid: Vec<u64>) -> BoxedStrategy<Vec<i64>> {
     let random: Vec<BoxedStrategy<i64>> = grid

@@ -523,7 +523,7 @@ impl TensorDescriptor {
             Layout::Tiled(t) => {
                 need_rank_at_least(name, rank, 1, "layouts/tiled.md § Validity Constraints")?;
                 check_tiled(t, rank, 1)?;
-                let elements = tiled_storage(&self.shape, t)?;
+                let elements = tiled_storage(&self.shape, t, Some((self.byte_offset, packing)))?;
                 self.need_dense(
                     add(self.byte_offset, packing.bytes_for(elements)?, "buffer size")?,
                     name,
@@ -980,11 +980,17 @@ fn inner_strides_within_tile(tile_shape: &[u64], strides: &[i64]) -> Result<()> 
 }
 
 /// Storage elements of a tiled tensor of `shape` (full tiles, recursively,
-/// padding included). Strided tile grids span from tile slot 0 to the highest
-/// slot they address (a grid reaching before slot 0 is refused, as by the
-/// reader); in-tile strides stay within the tile (`check_tiled`), so a tile
-/// holds `product(tile_shape)` elements whatever its inner order.
-fn tiled_storage(shape: &[u64], t: &Tiled) -> Result<u64> {
+/// padding included), from element `[0, ..., 0]`'s tile slot on. Strided
+/// tile grids span from slot 0 to the highest slot they address; in-tile
+/// strides stay within the tile (`check_tiled`), so a tile holds
+/// `product(tile_shape)` elements whatever its inner order.
+///
+/// Negative grid strides reach slots before slot 0: at the top level
+/// (`before` is `Some`: `byte_offset` and the element packing) the tiles
+/// there must lie at or after byte 0, as for a strided tensor; below it they
+/// would be the previous tile's slots (tiles do not overlap,
+/// `layouts/tiled.md` § Description), and are refused. The reader agrees.
+fn tiled_storage(shape: &[u64], t: &Tiled, before: Option<(u64, Packing)>) -> Result<u64> {
     // An empty tensor stores nothing.
     if product(shape, "element count")? == 0 {
         return Ok(0);
@@ -997,23 +1003,35 @@ fn tiled_storage(shape: &[u64], t: &Tiled) -> Result<u64> {
     let slots = match &t.outer {
         TileOrder::Strided(strides) => {
             let (lo, hi) = offset_range(&grid, strides).ok_or(Error::overflow("tile grid extent"))?;
-            if lo < 0 {
-                return Err(Error::InvalidField {
-                    what: "outer_strides (a tile before the first slot)",
-                    value: 0,
-                    rule: "layouts/tiled.md § Additional Descriptor Fields",
-                });
-            }
-            u64::try_from(hi.saturating_add(1)).map_err(|_| Error::overflow("tile grid extent"))?
+            let slots = u64::try_from(hi.saturating_add(1)).map_err(|_| Error::overflow("tile grid extent"))?;
+            (slots, u64::try_from(lo.unsigned_abs()).unwrap_or(u64::MAX))
         }
-        TileOrder::RowMajor | TileOrder::ColumnMajor => product(&grid, "tile count")?,
+        TileOrder::RowMajor | TileOrder::ColumnMajor => (product(&grid, "tile count")?, 0),
     };
+    let (slots, slots_before) = slots;
     let per_tile = match &t.inner {
-        TileInner::Tiled(inner) => tiled_storage(&t.tile_shape, inner)?,
+        TileInner::Tiled(inner) => tiled_storage(&t.tile_shape, inner, None)?,
         TileInner::Strided(_) | TileInner::RowMajor | TileInner::ColumnMajor => {
             product(&t.tile_shape, "tile elements")?
         }
     };
+    if slots_before > 0 {
+        let Some((byte_offset, packing)) = before else {
+            return Err(Error::InvalidField {
+                what: "outer_strides (negative below the top tiling level: a slot of the previous tile)",
+                value: slots_before,
+                rule: "layouts/tiled.md § Description: tiles do not overlap",
+            });
+        };
+        let needed = packing.bytes_for(mul(slots_before, per_tile, "tiled elements before [0, ..., 0]")?)?;
+        if byte_offset < needed {
+            return Err(Error::InvalidField {
+                what: "byte_offset",
+                value: byte_offset,
+                rule: "memory-layout.md § byte_offset: negative outer_strides must leave every tile at or after byte 0",
+            });
+        }
+    }
     mul(slots, per_tile, "tiled buffer elements")
 }
 
