@@ -200,7 +200,8 @@ impl<'data> Buffer<'data> {
     /// [`Error::NotViewable`] for an unknown type or an `element_start`
     /// that is not a multiple of `T`'s alignment (a `byte_offset` that
     /// breaks the type's alignment, `element-types.md` § Type Properties
-    /// Summary: [`value`](Self::value) decodes those elements),
+    /// Summary, accepted in permissive mode only: [`value`](Self::value)
+    /// decodes those elements),
     /// [`Error::Misaligned`] when the bytes given to `parse` are not
     /// aligned for `T`.
     pub fn as_slice<T: Element>(&self) -> Result<&'data [T]> {

@@ -223,6 +223,21 @@ impl ElementType {
         (bits >= 8 && bits.is_multiple_of(8)).then_some(u64::from(bits / 8))
     }
 
+    /// The minimum alignment of an element within its buffer, in bytes
+    /// (`element-types.md` § Type Properties Summary): the byte width, but
+    /// 4 for `complex64` and 8 for `complex128` (their halves'), and 1 for
+    /// packed types (a byte boundary). `None` for an extension type, whose
+    /// alignment this table does not give.
+    pub fn alignment(self) -> Option<u64> {
+        match self {
+            ElementType::Complex64 => Some(4),
+            ElementType::Complex128 => Some(8),
+            ElementType::Extension { .. } => None,
+            t if t.is_packed() => Some(1),
+            t => t.byte_width(),
+        }
+    }
+
     /// True for types packed several to a byte (`bool`, 2-, 4- and 6-bit types).
     pub fn is_packed(self) -> bool {
         self.bit_width() < 8

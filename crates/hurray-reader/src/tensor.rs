@@ -697,7 +697,26 @@ impl<'data> Tensor<'data> {
         } else {
             handles.first().map_or(0, |h| h.byte_size.get())
         };
-        if d.byte_offset <= limit {
+        if d.byte_offset > limit {
+            return Err(Error::Invalid {
+                scope: Scope::tensor(self.name()),
+                field: Field::new("byte_offset"),
+                offset: d.offsets.byte_offset,
+                value: d.byte_offset,
+                expected: if must_be_zero {
+                    "0 for sparse, block-paged and composite layouts"
+                } else {
+                    "at most the byte size of buffer 0"
+                },
+                rule: rule::BYTE_OFFSET,
+            });
+        }
+        // Every element of a dense tensor lies `byte_offset` plus a multiple
+        // of its width into a buffer aligned to at least 64: aligned as its
+        // type requires exactly when `byte_offset` is. Permissive mode
+        // accepts a misaligned one (its elements decode; no typed slice).
+        let alignment = d.element_type.and_then(ElementType::alignment).unwrap_or(1);
+        if must_be_zero || !self.options.is_strict() || d.byte_offset.is_multiple_of(alignment) {
             return Ok(());
         }
         Err(Error::Invalid {
@@ -705,12 +724,8 @@ impl<'data> Tensor<'data> {
             field: Field::new("byte_offset"),
             offset: d.offsets.byte_offset,
             value: d.byte_offset,
-            expected: if must_be_zero {
-                "0 for sparse, block-paged and composite layouts"
-            } else {
-                "at most the byte size of buffer 0"
-            },
-            rule: rule::BYTE_OFFSET,
+            expected: "a multiple of the element type's alignment",
+            rule: "element-types.md § Type Properties Summary",
         })
     }
 

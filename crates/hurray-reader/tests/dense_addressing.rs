@@ -500,20 +500,42 @@ fn complex64_negative_stride_from_a_phase() {
 }
 
 /// float32 at `byte_offset` 2 breaks the type's 4-byte alignment
-/// (`element-types.md` § Type Properties Summary) but says where each
-/// element is: the values decode (`dense_value`, `Buffer::value`), while a
-/// `&[f32]` cannot be borrowed from an address 2 bytes off (`NotViewable`,
-/// not `Misaligned`, which blames the caller's bytes).
+/// (`element-types.md` § Type Properties Summary: "the minimum alignment
+/// requirement ... of an individual element within a contiguous buffer"):
+/// the checked writer refuses it, strict mode rejects it at resolve naming
+/// `byte_offset` and that section. Permissive mode reads it: the values
+/// decode (`dense_value`, `Buffer::value`), while a `&[f32]` cannot be
+/// borrowed from an address 2 bytes off (`NotViewable`, not `Misaligned`,
+/// which blames the caller's bytes).
 #[test]
-fn misaligned_byte_offset_decodes_but_has_no_typed_view() {
+fn misaligned_byte_offset_is_strictly_rejected_and_permissively_decoded() {
     let mut stored = vec![0u8; 2];
     stored.extend([1.25f32, -3.0].iter().flat_map(|v| v.to_le_bytes()));
     let d = TensorDescriptor::new(ElementType::Float32, Layout::RowMajor, vec![2])
         .with_buffer(BufferHandle::new(10))
         .with_byte_offset(2);
-    let bytes = one_tensor(&d, vec![BufferData::Bytes(&stored)]);
+    let mut w = FileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+    let e = w.write_tensor("t", &d, vec![BufferData::Bytes(&stored)]).unwrap_err();
+    assert!(
+        matches!(e, hurray_writer::Error::InvalidField { value: 2, rule, .. } if rule == "element-types.md § Type Properties Summary"),
+        "{e}"
+    );
+    let raw = hurray_writer::RawTensor::from_descriptor("t", &d, vec![BufferData::Bytes(&stored)]).unwrap();
+    w.write_tensor_unchecked(raw).unwrap();
+    let bytes = AlignedBytes::from_slice(&w.finish().unwrap());
+
     let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
-    file.validate().unwrap();
+    let e = file.tensor("t").map(|_| ()).unwrap_err();
+    assert_eq!(
+        (e.field().map(|f| f.to_string()), e.rule()),
+        (
+            Some("byte_offset".to_owned()),
+            Some("element-types.md § Type Properties Summary")
+        ),
+        "{e}"
+    );
+
+    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
     let t = file.tensor("t").unwrap();
     assert_eq!(t.dense_value(&[0]).unwrap(), Value::Float(1.25));
     assert_eq!(t.dense_value(&[1]).unwrap(), Value::Float(-3.0));

@@ -351,6 +351,18 @@ impl TensorDescriptor {
             return Err(Error::RankTooLarge { rank });
         }
         let packing = self.packing()?;
+        // Every element lies `byte_offset` plus a multiple of its width into
+        // a 64-aligned buffer: aligned as its type requires exactly when
+        // `byte_offset` is (strict readers reject it otherwise).
+        if let Some(alignment) = self.element_type.alignment() {
+            if !self.byte_offset.is_multiple_of(alignment) {
+                return Err(Error::InvalidField {
+                    what: "byte_offset (not a multiple of the element type's alignment)",
+                    value: self.byte_offset,
+                    rule: "element-types.md § Type Properties Summary",
+                });
+            }
+        }
         for (d, &s) in self.shape.iter().enumerate() {
             if s == u64::MAX {
                 return Err(Error::DynamicDimension { dimension: len64(d)? });

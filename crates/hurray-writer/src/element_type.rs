@@ -245,6 +245,19 @@ impl ElementType {
         }
     }
 
+    /// The minimum alignment of an element within its buffer, in bytes
+    /// (`element-types.md` § Type Properties Summary): the byte width, but
+    /// 4 for `complex64` and 8 for `complex128`, and 1 for sub-byte types;
+    /// `None` for [`ElementType::Other`].
+    pub fn alignment(self) -> Option<u64> {
+        match (self, self.packing()?) {
+            (ElementType::Complex64, _) => Some(4),
+            (ElementType::Complex128, _) => Some(8),
+            (_, Packing::Whole { bytes }) => Some(bytes),
+            (_, Packing::SubByte { .. } | Packing::SixBit) => Some(1),
+        }
+    }
+
     /// Whether elements are smaller than a byte (`bool`, 2-, 4- and 6-bit
     /// types).
     pub fn is_sub_byte(self) -> bool {
