@@ -46,6 +46,9 @@
 //! - the buffer runs from its first byte (before `byte_offset`) to the byte
 //!   holding the highest slot.
 
+#[path = "support/spec_model.rs"]
+mod spec_model;
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::RangeInclusive;
@@ -59,6 +62,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::TestCaseError;
+use spec_model::*;
 
 /// Cases of the main property; with the case sizes below the whole file runs
 /// in a few seconds in a debug build. `PROPTEST_CASES` overrides it (for a
@@ -282,50 +286,6 @@ impl Ty {
     }
 }
 
-/// A sign-exponent-mantissa value without special patterns: subnormal when
-/// the exponent is 0 (`(m / 2^man) * 2^(1 - bias)`), normal otherwise.
-fn minifloat(bits: u32, exp_bits: u32, man_bits: u32, bias: i32) -> f64 {
-    let sign = if (bits >> (exp_bits + man_bits)) & 1 == 1 {
-        -1.0
-    } else {
-        1.0
-    };
-    let e = (bits >> man_bits) & ((1 << exp_bits) - 1);
-    let fraction = f64::from(bits & ((1 << man_bits) - 1)) / f64::from(1u32 << man_bits);
-    let magnitude = if e == 0 {
-        fraction * 2f64.powi(1 - bias)
-    } else {
-        (1.0 + fraction) * 2f64.powi(e as i32 - bias)
-    };
-    sign * magnitude
-}
-
-/// As [`minifloat`], with the IEEE all-ones exponent: infinity or NaN.
-fn ieee_minifloat(bits: u32, exp_bits: u32, man_bits: u32, bias: i32) -> f64 {
-    let e = (bits >> man_bits) & ((1 << exp_bits) - 1);
-    if e == (1 << exp_bits) - 1 {
-        let negative = (bits >> (exp_bits + man_bits)) & 1 == 1;
-        return match (bits & ((1 << man_bits) - 1), negative) {
-            (0, false) => f64::INFINITY,
-            (0, true) => f64::NEG_INFINITY,
-            _ => f64::NAN,
-        };
-    }
-    minifloat(bits, exp_bits, man_bits, bias)
-}
-
-/// Equal values: floats by bit pattern (so -0.0 differs from 0.0), any NaN
-/// equal to any NaN (a NaN's payload after widening to `f64` is not what
-/// this test is about).
-fn same(a: &Value, b: &Value) -> bool {
-    let float = |x: f64, y: f64| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan());
-    match (a, b) {
-        (Value::Float(x), Value::Float(y)) => float(*x, *y),
-        (Value::Complex { re: a, im: b }, Value::Complex { re: c, im: d }) => float(*a, *c) && float(*b, *d),
-        _ => a == b,
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Layouts: logical index -> linear element offset
 // ---------------------------------------------------------------------------
@@ -395,10 +355,6 @@ fn wide(strides: &[i64]) -> Vec<i128> {
 /// `sum(index[k] * strides[k])`.
 fn dot(index: &[u64], strides: &[i128]) -> i128 {
     index.iter().zip(strides).map(|(&i, &s)| i128::from(i) * s).sum()
-}
-
-fn count(shape: &[u64]) -> u64 {
-    shape.iter().product()
 }
 
 /// Lowest and highest of `sum(i_k * strides[k])` over a non-empty `shape`
@@ -622,30 +578,6 @@ impl Lay {
     }
 }
 
-/// Every index of `shape`, last dimension fastest.
-fn all_indices(shape: &[u64]) -> Vec<Vec<u64>> {
-    let mut out = Vec::new();
-    if count(shape) == 0 {
-        return out;
-    }
-    let mut index = vec![0u64; shape.len()];
-    loop {
-        out.push(index.clone());
-        let mut k = shape.len();
-        loop {
-            if k == 0 {
-                return out;
-            }
-            k -= 1;
-            index[k] += 1;
-            if index[k] < shape[k] {
-                break;
-            }
-            index[k] = 0;
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------
 // One case: model, file, reader
 // ---------------------------------------------------------------------------
@@ -702,15 +634,6 @@ struct Model {
     elements: Vec<(Vec<u64>, i128, u128)>,
 }
 
-/// splitmix64: element values from the case's seed.
-fn next(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// A `bits`-bit pattern: mostly random, sometimes zero, the sign bit alone
 /// (-0.0) or all ones.
 fn pattern(state: &mut u64, bits: u32) -> u128 {
@@ -760,10 +683,6 @@ fn model(case: &Case) -> Model {
         buffer,
         elements,
     }
-}
-
-fn fail(what: impl fmt::Display) -> TestCaseError {
-    TestCaseError::fail(what.to_string())
 }
 
 /// The case written with the checked writer, as aligned bytes.
@@ -886,10 +805,6 @@ fn dense_strides(shape: &[u64], perm: &[usize]) -> Vec<i64> {
         step *= shape[k].max(1) as i64;
     }
     strides
-}
-
-fn permutation(rank: usize) -> impl Strategy<Value = Vec<usize>> {
-    Just((0..rank).collect::<Vec<_>>()).prop_shuffle()
 }
 
 /// `layouts/strided.md`: any strides — negative, zero (broadcast), gaps,

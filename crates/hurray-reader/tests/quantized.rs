@@ -69,6 +69,9 @@
 //! `PROPTEST_CASES` overrides the case counts, for a long run:
 //! `PROPTEST_CASES=20000 cargo test --release --test quantized`.
 
+#[path = "support/spec_model.rs"]
+mod spec_model;
+
 use std::fmt;
 
 use hurray_reader::half::{bf16, f16};
@@ -84,6 +87,7 @@ use hurray_writer::{
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::TestCaseError;
+use spec_model::*;
 
 /// Cases of each quantization property (five of them); with the sizes below
 /// the whole file runs in a few seconds in a debug build.
@@ -105,10 +109,6 @@ fn next(state: &mut u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-fn fail(what: impl fmt::Display) -> TestCaseError {
-    TestCaseError::fail(what.to_string())
 }
 
 /// Tensors written with the checked writer, as aligned bytes.
@@ -166,10 +166,6 @@ fn all_indices(shape: &[u64]) -> Vec<Vec<u64>> {
             index[k] = 0;
         }
     }
-}
-
-fn count(shape: &[u64]) -> u64 {
-    shape.iter().product()
 }
 
 // ===========================================================================

@@ -100,6 +100,9 @@
 //! `layouts/block-paged.md` § Scale-buffer size; per-block `axis != 0` on a
 //! block-paged tensor is reported as `quantization.block_size`.
 
+#[path = "support/spec_model.rs"]
+mod spec_model;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -117,6 +120,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::{select, Index};
 use proptest::test_runner::TestCaseError;
+use spec_model::*;
 
 /// Cases per property; the whole file runs in a few seconds in a debug
 /// build. `PROPTEST_CASES` overrides it (for a longer search:
@@ -128,10 +132,6 @@ fn cases(default: u32) -> u32 {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(default)
-}
-
-fn fail(what: impl fmt::Display) -> TestCaseError {
-    TestCaseError::fail(what.to_string())
 }
 
 // ---------------------------------------------------------------------------
@@ -309,57 +309,6 @@ impl Ty {
     }
 }
 
-/// Sign-exponent-mantissa without special patterns.
-fn minifloat(bits: u32, exp_bits: u32, man_bits: u32, bias: i32) -> f64 {
-    let sign = if (bits >> (exp_bits + man_bits)) & 1 == 1 {
-        -1.0
-    } else {
-        1.0
-    };
-    let e = (bits >> man_bits) & ((1 << exp_bits) - 1);
-    let fraction = f64::from(bits & ((1 << man_bits) - 1)) / f64::from(1u32 << man_bits);
-    let magnitude = if e == 0 {
-        fraction * 2f64.powi(1 - bias)
-    } else {
-        (1.0 + fraction) * 2f64.powi(e as i32 - bias)
-    };
-    sign * magnitude
-}
-
-/// As [`minifloat`], with the IEEE all-ones exponent: infinity or NaN.
-fn ieee_minifloat(bits: u32, exp_bits: u32, man_bits: u32, bias: i32) -> f64 {
-    let e = (bits >> man_bits) & ((1 << exp_bits) - 1);
-    if e == (1 << exp_bits) - 1 {
-        let negative = (bits >> (exp_bits + man_bits)) & 1 == 1;
-        return match (bits & ((1 << man_bits) - 1), negative) {
-            (0, false) => f64::INFINITY,
-            (0, true) => f64::NEG_INFINITY,
-            _ => f64::NAN,
-        };
-    }
-    minifloat(bits, exp_bits, man_bits, bias)
-}
-
-/// Equal values: floats by bit pattern (-0.0 differs from 0.0), any NaN
-/// equal to any NaN.
-fn same(a: &Value, b: &Value) -> bool {
-    let float = |x: f64, y: f64| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan());
-    match (a, b) {
-        (Value::Float(x), Value::Float(y)) => float(*x, *y),
-        (Value::Complex { re: a, im: b }, Value::Complex { re: c, im: d }) => float(*a, *c) && float(*b, *d),
-        _ => a == b,
-    }
-}
-
-/// splitmix64.
-fn next(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// A `bits`-bit pattern: zero, the sign bit alone (-0.0), all ones, or
 /// random, by `kind`.
 fn pattern(kind: u8, raw: u64, bits: u32) -> u64 {
@@ -374,34 +323,6 @@ fn pattern(kind: u8, raw: u64, bits: u32) -> u64 {
 
 fn value_bits() -> impl Strategy<Value = (u8, u64)> {
     (0u8..16, any::<u64>())
-}
-
-fn count(shape: &[u64]) -> u64 {
-    shape.iter().product()
-}
-
-/// Every index of `shape`, last dimension fastest.
-fn all_indices(shape: &[u64]) -> Vec<Vec<u64>> {
-    let mut out = Vec::new();
-    if count(shape) == 0 {
-        return out;
-    }
-    let mut index = vec![0u64; shape.len()];
-    loop {
-        out.push(index.clone());
-        let mut k = shape.len();
-        loop {
-            if k == 0 {
-                return out;
-            }
-            k -= 1;
-            index[k] += 1;
-            if index[k] < shape[k] {
-                break;
-            }
-            index[k] = 0;
-        }
-    }
 }
 
 fn le_u64s(values: &[u64]) -> Vec<u8> {
@@ -867,10 +788,6 @@ fn check_csf(c: &CsfCase) -> Result<(), TestCaseError> {
 // ---------------------------------------------------------------------------
 // CSF strategies
 // ---------------------------------------------------------------------------
-
-fn permutation(rank: usize) -> impl Strategy<Value = Vec<usize>> {
-    Just((0..rank).collect::<Vec<_>>()).prop_shuffle()
-}
 
 /// A random sparse tensor of rank 3-6 (mostly 3 and 4); `nonempty`: no
 /// zero dimension and at least one entry.
