@@ -623,19 +623,30 @@ pub(crate) fn tiled_elements(t: &Tensor<'_>, shape: &[u64], levels: &[TiledLevel
             });
         }
     }
-    let slots = match level.outer_strides {
-        Some(strides) if count(&tiles) != Some(0) => {
-            let (min, max) = offset_range(&tiles, strides.iter().map(|s| s.get())).ok_or_else(|| tiled_overflow(t))?;
-            if min < 0 {
-                check_tiles_before(t, level, strides, depth, min, tile_elements)?;
-            }
-            max.checked_add(1)
-                .and_then(|m| u64::try_from(m).ok())
-                .ok_or_else(|| tiled_overflow(t))?
-        }
-        _ => count(&tiles).ok_or_else(|| tiled_overflow(t))?,
-    };
+    let (slots, lowest) = grid_slots(level, &tiles).ok_or_else(|| tiled_overflow(t))?;
+    if let (Some(strides), true) = (level.outer_strides, lowest < 0) {
+        check_tiles_before(t, level, strides, depth, lowest, tile_elements)?;
+    }
     slots.checked_mul(tile_elements).ok_or_else(|| tiled_overflow(t))
+}
+
+/// The tile slots a tiled level's tile grid (`grid`: tiles per dimension)
+/// spans from slot 0, and its lowest slot (0, or below for negative
+/// `outer_strides`): the tile count, or for a strided grid slot 0 to the
+/// highest slot addressed (`layouts/tiled.md` § Additional Descriptor
+/// Fields; gaps and shared slots included). `None` on overflow. The buffer
+/// size ([`tiled_elements`]) and element addresses
+/// ([`Addressing::position`](crate::Addressing::position)) both count tiles
+/// this way.
+pub(crate) fn grid_slots(level: &TiledLevel<'_>, grid: &[u64]) -> Option<(u64, i128)> {
+    let tiles = count(grid)?;
+    match level.outer_strides {
+        Some(strides) if tiles != 0 => {
+            let (min, max) = offset_range(grid, strides.iter().map(|s| s.get()))?;
+            Some((u64::try_from(max.checked_add(1)?).ok()?, min))
+        }
+        _ => Some((tiles, 0)),
+    }
 }
 
 /// A strided tile grid reaching `min < 0` tile slots before element

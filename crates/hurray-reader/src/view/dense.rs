@@ -140,29 +140,22 @@ fn tiled_offset(levels: &[TiledLevel<'_>], depth: usize, shape: &[u64], index: &
 }
 
 /// Elements of `shape` laid out by tiled levels from `depth` on, padding
-/// included: as many tile slots as the level's tile grid spans (its tile
-/// count, or for a strided grid slot 0 to the highest slot addressed),
-/// times the elements of one tile. The same count as the buffer size check
-/// ([`tiled_elements`](crate::layout_rules::tiled_elements)), which has
-/// refused any grid reaching before slot 0.
+/// included: the tile slots the level's grid spans
+/// ([`grid_slots`](crate::layout_rules::grid_slots), as the buffer size
+/// counts them) times the elements of one tile.
 fn padded_elements(levels: &[TiledLevel<'_>], depth: usize, shape: &[u64]) -> i128 {
     let Some(level) = levels.get(depth) else {
         return shape.iter().map(|&n| i128::from(n)).product();
     };
     let tile: Vec<u64> = level.tile_shape.iter().map(|t| t.get().max(1)).collect();
     let grid: Vec<u64> = shape.iter().zip(&tile).map(|(&n, &t)| n.div_ceil(t)).collect();
-    let tiles: i128 = grid.iter().map(|&n| i128::from(n)).product();
-    let slots = match level.outer_strides {
-        Some(strides) if tiles > 0 => crate::layout_rules::offset_range(&grid, strides.iter().map(|s| s.get()))
-            .map_or(tiles, |(_, max)| max.saturating_add(1)),
-        _ => tiles,
-    };
+    let slots = crate::layout_rules::grid_slots(level, &grid).map_or(0, |(slots, _)| slots);
     let per_tile = if level.inner_layout == 4 {
         padded_elements(levels, depth + 1, &tile)
     } else {
         tile.iter().map(|&t| i128::from(t)).product()
     };
-    slots.saturating_mul(per_tile)
+    i128::from(slots).saturating_mul(per_tile)
 }
 
 /// `layouts/morton.md` § Morton Index Computation.
