@@ -144,30 +144,6 @@ fn strict_error(bytes: &AlignedBytes) -> Option<Error> {
     file.validate().err()
 }
 
-/// Every index of `shape`, last dimension fastest.
-fn all_indices(shape: &[u64]) -> Vec<Vec<u64>> {
-    if shape.contains(&0) {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    let mut index = vec![0u64; shape.len()];
-    loop {
-        out.push(index.clone());
-        let mut k = shape.len();
-        loop {
-            if k == 0 {
-                return out;
-            }
-            k -= 1;
-            index[k] += 1;
-            if index[k] < shape[k] {
-                break;
-            }
-            index[k] = 0;
-        }
-    }
-}
-
 // ===========================================================================
 // Element types (element-types.md)
 // ===========================================================================
@@ -492,18 +468,6 @@ fn spec_value(ty: Ty, bits: u128) -> Option<Value> {
 
 /// Equal floats: same bit pattern (so -0.0 differs from 0.0), or both NaN
 /// (payloads are checked on the typed slices, not after widening).
-fn same_float(x: f64, y: f64) -> bool {
-    x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
-}
-
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Float(x), Value::Float(y)) => same_float(*x, *y),
-        (Value::Complex { re: a, im: b }, Value::Complex { re: c, im: d }) => same_float(*a, *c) && same_float(*b, *d),
-        _ => a == b,
-    }
-}
-
 /// Every pattern of `ty` the spec allows in data, each at every position of
 /// its byte or group (the other positions 0), then one more element so the
 /// last byte or group has unused bits.

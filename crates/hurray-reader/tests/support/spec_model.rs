@@ -46,12 +46,17 @@ pub(crate) fn ieee_minifloat(bits: u32, exp_bits: u32, man_bits: u32, bias: i32)
 /// equal to any NaN (a NaN's payload after widening to `f64` is not what
 /// this test is about).
 pub(crate) fn same(a: &Value, b: &Value) -> bool {
-    let float = |x: f64, y: f64| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan());
     match (a, b) {
-        (Value::Float(x), Value::Float(y)) => float(*x, *y),
-        (Value::Complex { re: a, im: b }, Value::Complex { re: c, im: d }) => float(*a, *c) && float(*b, *d),
+        (Value::Float(x), Value::Float(y)) => same_float(*x, *y),
+        (Value::Complex { re: a, im: b }, Value::Complex { re: c, im: d }) => same_float(*a, *c) && same_float(*b, *d),
         _ => a == b,
     }
+}
+
+/// Equal floats as [`same`] compares them: by bit pattern, any NaN equal to
+/// any NaN.
+pub(crate) fn same_float(x: f64, y: f64) -> bool {
+    x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
 }
 
 /// Every index of `shape`, last dimension fastest.
