@@ -70,13 +70,6 @@ use spec_model::*;
 /// dense_layouts`).
 const CASES: u32 = 1024;
 
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(default)
-}
-
 // ---------------------------------------------------------------------------
 // Element types and byte placement (memory-layout.md § Element Address
 // Computation, element-types.md)
@@ -330,31 +323,8 @@ enum Lay {
     Hilbert(u32),
 }
 
-/// `layouts/row-major.md` § Implicit Strides.
-fn row_major_strides(shape: &[u64]) -> Vec<i128> {
-    let mut strides = vec![1i128; shape.len()];
-    for i in (0..shape.len().saturating_sub(1)).rev() {
-        strides[i] = i128::from(shape[i + 1]) * strides[i + 1];
-    }
-    strides
-}
-
-/// `layouts/column-major.md` § Implicit Strides.
-fn column_major_strides(shape: &[u64]) -> Vec<i128> {
-    let mut strides = vec![1i128; shape.len()];
-    for i in 1..shape.len() {
-        strides[i] = i128::from(shape[i - 1]) * strides[i - 1];
-    }
-    strides
-}
-
 fn wide(strides: &[i64]) -> Vec<i128> {
     strides.iter().map(|&s| i128::from(s)).collect()
-}
-
-/// `sum(index[k] * strides[k])`.
-fn dot(index: &[u64], strides: &[i128]) -> i128 {
-    index.iter().zip(strides).map(|(&i, &s)| i128::from(i) * s).sum()
 }
 
 /// Lowest and highest of `sum(i_k * strides[k])` over a non-empty `shape`
@@ -440,20 +410,6 @@ impl Tiling {
             },
         }
     }
-}
-
-/// `layouts/morton.md` § Morton Index Computation.
-fn morton(index: &[u64], bits: &[u32]) -> u64 {
-    let rank = index.len() as u32;
-    let mut code = 0u64;
-    for b in 0..bits.iter().copied().max().unwrap_or(0) {
-        for (d, (&i, &bd)) in index.iter().zip(bits).enumerate() {
-            if b < bd {
-                code |= ((i >> b) & 1) << (b * rank + d as u32);
-            }
-        }
-    }
-    code
 }
 
 /// `layouts/hilbert.md` § Normative Index Mapping, `CoordsToHilbert`.
@@ -898,15 +854,6 @@ fn tiling(shape: Vec<u64>, depth: u32) -> BoxedStrategy<Tiling> {
         })
     })
     .boxed()
-}
-
-/// Bits to hold `0..n` (at least 1).
-fn bits_needed(n: u64) -> u32 {
-    if n <= 1 {
-        1
-    } else {
-        64 - (n - 1).leading_zeros()
-    }
 }
 
 /// Morton bits: enough for each dimension, sometimes one more; at most 12 in

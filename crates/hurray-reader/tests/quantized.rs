@@ -95,13 +95,6 @@ const QUANT_CASES: u32 = 1024;
 /// Cases of the wide element type property (nine types, 48 patterns each).
 const WIDE_CASES: u32 = 256;
 
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(default)
-}
-
 /// splitmix64: values from a case's seed.
 fn next(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -1021,40 +1014,6 @@ enum QLay {
     Morton(Vec<u32>),
 }
 
-fn row_major_strides(shape: &[u64]) -> Vec<i128> {
-    let mut strides = vec![1i128; shape.len()];
-    for i in (0..shape.len().saturating_sub(1)).rev() {
-        strides[i] = i128::from(shape[i + 1]) * strides[i + 1];
-    }
-    strides
-}
-
-fn column_major_strides(shape: &[u64]) -> Vec<i128> {
-    let mut strides = vec![1i128; shape.len()];
-    for i in 1..shape.len() {
-        strides[i] = i128::from(shape[i - 1]) * strides[i - 1];
-    }
-    strides
-}
-
-fn dot(index: &[u64], strides: &[i128]) -> i128 {
-    index.iter().zip(strides).map(|(&i, &s)| i128::from(i) * s).sum()
-}
-
-/// `layouts/morton.md` § Morton Index Computation.
-fn morton(index: &[u64], bits: &[u32]) -> u64 {
-    let rank = index.len() as u32;
-    let mut code = 0u64;
-    for b in 0..bits.iter().copied().max().unwrap_or(0) {
-        for (d, (&i, &bd)) in index.iter().zip(bits).enumerate() {
-            if b < bd {
-                code |= ((i >> b) & 1) << (b * rank + d as u32);
-            }
-        }
-    }
-    code
-}
-
 impl QLay {
     fn writer(&self) -> hurray_writer::Layout {
         use hurray_writer::Layout as W;
@@ -1811,15 +1770,6 @@ fn draws() -> impl Strategy<Value = Draw> {
 
 fn pick<T: Copy>(options: &[T], k: u8) -> T {
     options[usize::from(k) % options.len()]
-}
-
-/// Bits to hold `0..n` (at least 1).
-fn bits_needed(n: u64) -> u32 {
-    if n <= 1 {
-        1
-    } else {
-        64 - (n - 1).leading_zeros()
-    }
 }
 
 fn build(scheme: Scheme, d: Draw) -> QCase {

@@ -127,13 +127,6 @@ use spec_model::*;
 /// `PROPTEST_CASES=20000 cargo test --release --test sparse_layouts`).
 const CASES: u32 = 1024;
 
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(default)
-}
-
 // ---------------------------------------------------------------------------
 // Element types (element-types.md, memory-layout.md § Sub-Byte Types)
 // ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 //! Pieces of the spec models shared by the property tests
 //! (`dense_layouts.rs`, `sparse_layouts.rs`, `quantized.rs`), which include
 //! this file by path: minifloat decoding from sign, exponent and mantissa
-//! (`element-types.md`), value comparison, index walks, a seeded generator.
+//! (`element-types.md`), value comparison, index walks, a seeded generator,
+//! row- and column-major strides and Morton codes (`layouts/*.md`).
 #![allow(dead_code)] // each test file uses its own subset
 
 use std::fmt;
@@ -102,4 +103,58 @@ pub(crate) fn next(state: &mut u64) -> u64 {
 
 pub(crate) fn permutation(rank: usize) -> impl Strategy<Value = Vec<usize>> {
     Just((0..rank).collect::<Vec<_>>()).prop_shuffle()
+}
+
+/// Cases per property: `PROPTEST_CASES` when set, else `default`.
+pub(crate) fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
+
+/// `layouts/row-major.md` § Implicit Strides.
+pub(crate) fn row_major_strides(shape: &[u64]) -> Vec<i128> {
+    let mut strides = vec![1i128; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = i128::from(shape[i + 1]) * strides[i + 1];
+    }
+    strides
+}
+
+/// `layouts/column-major.md` § Implicit Strides.
+pub(crate) fn column_major_strides(shape: &[u64]) -> Vec<i128> {
+    let mut strides = vec![1i128; shape.len()];
+    for i in 1..shape.len() {
+        strides[i] = i128::from(shape[i - 1]) * strides[i - 1];
+    }
+    strides
+}
+
+/// `sum(index[k] * strides[k])`.
+pub(crate) fn dot(index: &[u64], strides: &[i128]) -> i128 {
+    index.iter().zip(strides).map(|(&i, &s)| i128::from(i) * s).sum()
+}
+
+/// `layouts/morton.md` § Morton Index Computation.
+pub(crate) fn morton(index: &[u64], bits: &[u32]) -> u64 {
+    let rank = index.len() as u32;
+    let mut code = 0u64;
+    for b in 0..bits.iter().copied().max().unwrap_or(0) {
+        for (d, (&i, &bd)) in index.iter().zip(bits).enumerate() {
+            if b < bd {
+                code |= ((i >> b) & 1) << (b * rank + d as u32);
+            }
+        }
+    }
+    code
+}
+
+/// Bits to hold `0..n` (at least 1).
+pub(crate) fn bits_needed(n: u64) -> u32 {
+    if n <= 1 {
+        1
+    } else {
+        64 - (n - 1).leading_zeros()
+    }
 }
