@@ -852,7 +852,10 @@ fn empty_stdin_is_a_bad_file() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("error: <stdin>: file size 0 at offset 0"), "{err}");
+    assert!(
+        err.starts_with("error: <stdin>: file size 0: the file ends at offset 0, below the minimum 104 bytes"),
+        "{err}"
+    );
     assert!(out.stdout.is_empty());
 }
 

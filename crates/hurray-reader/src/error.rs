@@ -196,8 +196,9 @@ impl fmt::Display for Number {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     /// The file cannot even hold the 64-byte header and the 40-byte trailer.
+    /// Its offset is the file size: where the missing bytes would start.
     #[error(
-        "file size {size} at offset 0: below the minimum {minimum} bytes (64-byte header + 40-byte trailer) ({})",
+        "file size {size}: the file ends at offset {size}, below the minimum {minimum} bytes (64-byte header + 40-byte trailer) ({})",
         rule::FILE_LAYOUT
     )]
     FileTooSmall {
@@ -1020,7 +1021,7 @@ impl Error {
             | Error::TornComposite { offset, .. }
             | Error::Composite { offset, .. }
             | Error::Misaligned { offset, .. } => Some(*offset),
-            Error::FileTooSmall { .. } => Some(0),
+            Error::FileTooSmall { size, .. } => Some(*size),
             _ => None,
         }
     }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{compare_container, compare_tensor, corpus, full_check, located, mentions, read};
+use common::{compare_container, compare_tensor, corpus, full_check, located, mentions, offset_agrees, read};
 use hurray_reader::{Error, Field, HurrayFile, Options};
 
 /// The error variant (and field, for generic variants) each rule maps to.
@@ -112,6 +112,9 @@ fn bug_cases_agree_with_the_manifest() {
                     problems.push(format!("{name}: {rule_id}: wrong error {e:?}"));
                 }
                 if let Err(why) = located(&e) {
+                    problems.push(format!("{name}: {why}"));
+                }
+                if let Err(why) = offset_agrees(name, &e, entry) {
                     problems.push(format!("{name}: {why}"));
                 }
                 let message = e.to_string();

@@ -32,6 +32,8 @@ fn a_file_truncated_before_opening_is_rejected() {
                 matches!(err, Error::FileTooSmall { size, minimum: 104 } if size == cut),
                 "cut {cut}: {err:?}"
             );
+            // It points at the end of the file, where the missing bytes start.
+            assert_eq!(err.offset(), Some(cut));
         } else {
             // The last 40 bytes are no longer the trailer: its magic is
             // gone (none of these cuts ends on "HRRY").

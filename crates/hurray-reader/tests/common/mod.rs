@@ -432,6 +432,74 @@ pub fn located(e: &Error) -> Result<(), String> {
     }
 }
 
+/// Files whose manifest `offending_offset` is not the offset our error
+/// reports, by a difference of convention: `(file, our offset, why)`. Our
+/// offset is where the broken field starts; the manifests sometimes point at
+/// the patched byte inside it, or at another field the same patch broke.
+const OFFSET_CONVENTIONS: &[(&str, u64, &str)] = &[
+    (
+        "invalid_file_magic.hry",
+        0,
+        "the magic field; the manifest points at its differing byte 7",
+    ),
+    (
+        "invalid_trailer_magic.hry",
+        16584,
+        "trailer_magic; the manifest points at its differing last byte",
+    ),
+    (
+        "invalid_descriptor_magic.hry",
+        12336,
+        "the descriptor's magic; the manifest points at its differing byte",
+    ),
+    (
+        "invalid_header_reserved_nonzero.hry",
+        36,
+        "_reserved_header; the message names its byte 4, at offset 40",
+    ),
+    (
+        "invalid_duplicate_tensor_names.hry",
+        16508,
+        "the entry's name field; the manifest points at the patched byte 7 of the name",
+    ),
+    (
+        "invalid_truncated_file.hry",
+        9948,
+        "trailer_magic, the file's last 4 bytes; the manifest points at the file's end",
+    ),
+    (
+        "invalid_buffer_past_eof.hry",
+        16536,
+        "the index's data_length, read before the descriptor's byte_size (both patched)",
+    ),
+    (
+        "invalid_sorted_flag_on_unsorted_index.hry",
+        12342,
+        "the name out of order; the manifest points at the SORTED_INDEX flag",
+    ),
+    (
+        "bug03e_descriptor_length_4100.hry",
+        16403,
+        "the index entry's descriptor_length, read before the descriptor's own (both patched)",
+    ),
+];
+
+/// The error's offset is the manifest entry's `offending_offset` (when it
+/// has one), or the one `OFFSET_CONVENTIONS` lists for the file.
+pub fn offset_agrees(name: &str, e: &Error, entry: &Json) -> Result<(), String> {
+    let Some(want) = entry["offending_offset"].as_u64() else {
+        return Ok(());
+    };
+    let want = OFFSET_CONVENTIONS
+        .iter()
+        .find(|(file, _, _)| *file == name)
+        .map_or(want, |&(_, ours, _)| ours);
+    match e.offset() {
+        Some(got) if got == want => Ok(()),
+        got => Err(format!("error offset {got:?}, expected {want}: {e}")),
+    }
+}
+
 /// Every number and every quoted or plain word of a manifest hint such as
 /// `"col_ptr[3] = 2 < col_ptr[2] = 3"` or `"KV entry 1"` appears in the
 /// message (words compared with `_`, `[`, `]`, `.` read as spaces).
