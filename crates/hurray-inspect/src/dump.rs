@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use hurray_reader::{Buffer, ElementType, Tensor};
+use hurray_reader::{Buffer, BufferRole, ElementType, Tensor};
 
 use crate::detail::Header;
 use crate::human::{header_line, human_bytes};
@@ -36,53 +36,83 @@ pub fn human(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
         Some(_) => {}
     }
     for b in t.buffers() {
-        let dtype = b.element_type();
-        let type_name = dtype.map_or_else(|| "?".to_owned(), |e| e.to_string());
-        // The element count needs the element type.
-        let count = dtype.map_or_else(|| "?".to_owned(), |_| b.len().to_string());
-        writeln!(
-            out,
-            "buffer {}: {}, {type_name} x {count}, {} at [{}, {})",
-            b.index(),
-            b.role(),
-            human_bytes(b.byte_size()),
-            b.file_offset(),
-            b.file_offset().saturating_add(b.byte_size())
-        )?;
-        if let Some(why) = not_decoded(dtype) {
-            writeln!(out, "  (not decoded: {why}; its bytes in hex)")?;
-            human_hex(b.bytes(), out)?;
-            continue;
-        }
-        if b.element_start() > 0 {
-            writeln!(
-                out,
-                "  (elements from byte {}: byte_offset {} is not a whole number of {})",
-                b.element_start(),
-                t.descriptor().byte_offset(),
-                if dtype.is_some_and(|e| e.bit_width() == 6) {
-                    "3-byte groups"
-                } else {
-                    "elements"
+        match shared_parts(t, b) {
+            Some(parts) => {
+                writeln!(
+                    out,
+                    "buffer {}: {}, {} at [{}, {}): the scales, then the zero points",
+                    b.index(),
+                    b.role(),
+                    human_bytes(b.byte_size()),
+                    b.file_offset(),
+                    b.file_offset().saturating_add(b.byte_size())
+                )?;
+                for part in &parts {
+                    human_buffer(&format!("buffer {} {}", b.index(), part.role()), part, t, out)?;
                 }
-            )?;
-        }
-        if b.is_empty() {
-            writeln!(out, "  (empty)")?;
-            continue;
-        }
-        for (i, v) in (0u64..).zip(b.values()) {
-            if i % PER_LINE == 0 {
-                if i > 0 {
-                    writeln!(out)?;
-                }
-                write!(out, "  [{i}]")?;
             }
-            write!(out, "  {}", Human(v, dtype))?;
+            None => human_buffer(&format!("buffer {}: {}", b.index(), b.role()), b, t, out)?,
         }
-        writeln!(out)?;
     }
     Ok(())
+}
+
+/// One buffer (or one part of a shared one) as text: `label`, element type,
+/// count, bytes and file range on a line, then its values.
+fn human_buffer(label: &str, b: &Buffer<'_>, t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
+    let dtype = b.element_type();
+    let type_name = dtype.map_or_else(|| "?".to_owned(), |e| e.to_string());
+    // The element count needs the element type.
+    let count = dtype.map_or_else(|| "?".to_owned(), |_| b.len().to_string());
+    writeln!(
+        out,
+        "{label}, {type_name} x {count}, {} at [{}, {})",
+        human_bytes(b.byte_size()),
+        b.file_offset(),
+        b.file_offset().saturating_add(b.byte_size())
+    )?;
+    if let Some(why) = not_decoded(dtype) {
+        writeln!(out, "  (not decoded: {why}; its bytes in hex)")?;
+        human_hex(b.bytes(), out)?;
+        return Ok(());
+    }
+    if b.element_start() > 0 {
+        writeln!(
+            out,
+            "  (elements from byte {}: byte_offset {} is not a whole number of {})",
+            b.element_start(),
+            t.descriptor().byte_offset(),
+            if dtype.is_some_and(|e| e.bit_width() == 6) {
+                "3-byte groups"
+            } else {
+                "elements"
+            }
+        )?;
+    }
+    if b.is_empty() {
+        writeln!(out, "  (empty)")?;
+        return Ok(());
+    }
+    for (i, v) in (0u64..).zip(b.values()) {
+        if i % PER_LINE == 0 {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            write!(out, "  [{i}]")?;
+        }
+        write!(out, "  {}", Human(v, dtype))?;
+    }
+    writeln!(out)
+}
+
+/// The scales and the zero points of a shared `[scales | zero_points]`
+/// buffer (`Tensor::scales`, `Tensor::zero_points`); `None` for any other
+/// buffer.
+fn shared_parts<'data>(t: &Tensor<'data>, b: &Buffer<'data>) -> Option<[Buffer<'data>; 2]> {
+    if b.role() != BufferRole::ScalesAndZeroPoints {
+        return None;
+    }
+    Some([t.scales()?, t.zero_points()?])
 }
 
 /// Why a buffer's elements are shown as bytes, not values: its element type
@@ -113,8 +143,9 @@ fn human_hex(bytes: &[u8], out: &mut impl Write) -> io::Result<()> {
 /// `buffers`, one object per buffer in buffer-table order with `role`,
 /// `element_type`, `byte_size`, `element_start` when the elements do not
 /// start at the buffer's first byte, and `values` (null when they are not
-/// decoded, see [`not_decoded`], and then `bytes`, a hex string), one
-/// buffer per line.
+/// decoded, see [`not_decoded`], and then `bytes`, a hex string; for a
+/// shared `[scales | zero_points]` buffer, `parts`: the two arrays as
+/// buffer objects), one buffer per line.
 ///
 /// # Errors
 /// Whatever `out` returns.
@@ -146,13 +177,33 @@ pub fn json(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
             let last = buffers.len().saturating_sub(1);
             for (k, b) in buffers.iter().enumerate() {
                 write!(out, "    ")?;
-                json_buffer(b, out)?;
+                match shared_parts(t, b) {
+                    Some(parts) => json_shared(b, &parts, out)?,
+                    None => json_buffer(b, out)?,
+                }
                 writeln!(out, "{}", if k == last { "" } else { "," })?;
             }
             writeln!(out, "  ]")?;
         }
     }
     writeln!(out, "}}")
+}
+
+/// A shared `[scales | zero_points]` buffer: its role and size, `values`
+/// null, and `parts`, the scales and the zero points as two buffer objects.
+fn json_shared(b: &Buffer<'_>, parts: &[Buffer<'_>; 2], out: &mut impl Write) -> io::Result<()> {
+    write!(out, "{{\"role\": ")?;
+    serde_json::to_writer(&mut *out, &b.role().to_string())?;
+    write!(
+        out,
+        ", \"element_type\": null, \"byte_size\": {}, \"values\": null, \"parts\": [",
+        b.byte_size()
+    )?;
+    let [scales, zero_points] = parts;
+    json_buffer(scales, out)?;
+    write!(out, ", ")?;
+    json_buffer(zero_points, out)?;
+    write!(out, "]}}")
 }
 
 fn json_buffer(b: &Buffer<'_>, out: &mut impl Write) -> io::Result<()> {

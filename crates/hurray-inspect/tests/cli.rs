@@ -1064,3 +1064,63 @@ fn stdin_redirected_from_a_file_reads_as_the_path() {
         stderr(&out)
     );
 }
+
+/// `--dump` shows a shared `[scales | zero_points]` parameter buffer as its
+/// two arrays, each decoded with its own type (it used to print hex, as if
+/// the buffer's type were unknown).
+#[test]
+fn dump_splits_a_shared_parameter_buffer() {
+    use hurray_writer::quant::PerChannelAffine;
+    let payload = PerChannelAffine {
+        axis: 0,
+        scale_buffer_index: 1,
+        zero_point_buffer_index: Some(1),
+    }
+    .encode();
+    let d = hurray_writer::TensorDescriptor::row_major(hurray_writer::ElementType::UInt8, vec![2, 3])
+        .unwrap()
+        .with_quantization(payload)
+        .with_buffer(hurray_writer::BufferHandle::new(16));
+    let params: Vec<u8> = [0.5f32, 0.25]
+        .iter()
+        .flat_map(|s| s.to_le_bytes())
+        .chain([7i32, 200].iter().flat_map(|z| z.to_le_bytes()))
+        .collect();
+    let (_dir, file) = written(|writer| {
+        let data = [1u8, 2, 3, 4, 5, 6];
+        let buffers = [
+            hurray_writer::BufferData::Bytes(&data),
+            hurray_writer::BufferData::Bytes(&params),
+        ];
+        writer.write_tensor("q", &d, buffers).unwrap();
+    });
+
+    let out = inspect(&["--dump"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().skip(3).collect();
+    assert_eq!(
+        lines,
+        [
+            "buffer 1: scales_and_zero_points, 16 B at [8192, 8208): the scales, then the zero points",
+            "buffer 1 scales, float32 x 2, 8 B at [8192, 8200)",
+            "  [0]  0.5  0.25",
+            "buffer 1 zero_points, int32 x 2, 8 B at [8200, 8208)",
+            "  [0]  7  200",
+        ]
+    );
+
+    let out = inspect(&["--dump", "--json"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let dump: Value = serde_json::from_str(stdout(&out)).unwrap();
+    assert_eq!(
+        dump["buffers"][1],
+        json!({
+            "role": "scales_and_zero_points", "element_type": null, "byte_size": 16, "values": null,
+            "parts": [
+                {"role": "scales", "element_type": "float32", "byte_size": 8, "values": [0.5, 0.25]},
+                {"role": "zero_points", "element_type": "int32", "byte_size": 8, "values": [7, 200]},
+            ]
+        })
+    );
+}

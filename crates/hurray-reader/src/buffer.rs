@@ -5,6 +5,7 @@ use std::fmt;
 
 use zerocopy::FromBytes;
 
+use crate::cursor::to_u64;
 use crate::element_type::{Element, ElementType};
 use crate::error::{Error, Result};
 use crate::packed::PackedView;
@@ -130,9 +131,11 @@ impl<'data> Buffer<'data> {
         self.file_offset
     }
 
-    /// `byte_size`, in bytes.
+    /// `byte_size`, in bytes: the length of [`bytes`](Self::bytes) (for a
+    /// part of a shared buffer, see [`Tensor::scales`](crate::Tensor::scales),
+    /// the part's).
     pub fn byte_size(&self) -> u64 {
-        self.handle.byte_size.get()
+        to_u64(self.bytes.len())
     }
 
     /// Declared alignment, in bytes.

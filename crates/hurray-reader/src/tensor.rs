@@ -496,6 +496,56 @@ impl<'data> Tensor<'data> {
         })
     }
 
+    /// The quantization scales (`quantization.md`): one per channel, block or
+    /// group, of the scheme's scale type (float32 for per-channel affine and
+    /// NF4, the tagged type for per-block affine, float8_e8m0 for MXFP), as
+    /// a buffer of role [`BufferRole::Scales`] borrowing the file. When the
+    /// scales share one buffer with the zero points (`[scales |
+    /// zero_points]`, § Buffer Table Placement Rules) this is its first
+    /// part: [`file_offset`](Buffer::file_offset),
+    /// [`byte_size`](Buffer::byte_size) and [`bytes`](Buffer::bytes) are the
+    /// part's, [`index`](Buffer::index) and [`handle`](Buffer::handle) the
+    /// shared buffer's. `None` without a scale array (not quantized, per-tensor affine
+    /// whose scale is in the descriptor, an unknown scheme or scale type).
+    pub fn scales(&self) -> Option<Buffer<'data>> {
+        self.quantization_array(BufferRole::Scales)
+    }
+
+    /// The quantization zero points: `int32`, as many as
+    /// [`scales`](Self::scales), role [`BufferRole::ZeroPoints`]; the second
+    /// part of a shared `[scales | zero_points]` buffer. `None` for a
+    /// symmetric scheme (no zero points) and where `scales` is `None`.
+    pub fn zero_points(&self) -> Option<Buffer<'data>> {
+        self.quantization_array(BufferRole::ZeroPoints)
+    }
+
+    /// The buffer of `role` (scales or zero points), or that part of the
+    /// shared buffer: scales from byte 0, zero points after them.
+    fn quantization_array(&self, role: BufferRole) -> Option<Buffer<'data>> {
+        if let Some(b) = self.buffers.iter().find(|b| b.role == role) {
+            return Some(*b);
+        }
+        let shared = self
+            .buffers
+            .iter()
+            .find(|b| b.role == BufferRole::ScalesAndZeroPoints)?;
+        let scale_type = crate::quant::scale_type(self)?;
+        let scale_bytes = usize::try_from(scale_type.storage_bytes(shared.len)?).ok()?;
+        let (element_type, from) = match role {
+            BufferRole::Scales => (scale_type, 0),
+            _ => (ElementType::Int32, scale_bytes),
+        };
+        let width = usize::try_from(element_type.storage_bytes(shared.len)?).ok()?;
+        let bytes = shared.bytes.get(from..from.checked_add(width)?)?;
+        Some(Buffer {
+            role,
+            file_offset: shared.file_offset.checked_add(to_u64(from))?,
+            bytes,
+            element_type: Some(element_type),
+            ..*shared
+        })
+    }
+
     /// Why this tensor's data may not be interpreted (unknown tags in
     /// permissive mode, composite heads, private layouts); `None` when views
     /// are available.

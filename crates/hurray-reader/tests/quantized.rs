@@ -1643,7 +1643,23 @@ fn qcheck(c: &QCase) -> Result<(), TestCaseError> {
             prop_assert!(same_float(s, expected), "scale {}: reader {}, model {}", g, s, expected);
             let expected_z = m.zeros.get(g as usize).map_or(0, |&z| i64::from(z));
             prop_assert_eq!(z, expected_z, "zero point {}", g);
+            // The same through Tensor::scales / zero_points, which split a
+            // shared buffer.
+            match t.scales().and_then(|b| b.value(g)) {
+                Some(Value::Float(s)) => prop_assert!(same_float(s, expected), "scales() {}: {}", g, s),
+                other => return Err(fail(format!("reader: scales() {g} reads {other:?}"))),
+            }
+            let zero = t.zero_points().and_then(|b| b.value(g));
+            match m.zeros.get(g as usize) {
+                Some(&z) => prop_assert_eq!(zero, Some(Value::Int(i64::from(z))), "zero_points() {}", g),
+                None => prop_assert_eq!(zero, None, "zero_points() {} of a symmetric scheme", g),
+            }
         }
+    } else {
+        prop_assert!(
+            t.scales().is_none() && t.zero_points().is_none(),
+            "per-tensor: no scale buffer"
+        );
     }
 
     // Every element: position, storage value, dequantized value.
@@ -1985,6 +2001,66 @@ fn spec_examples_and_edges() {
     for c in &edges {
         qcheck(c).unwrap_or_else(|e| panic!("{c:?}: {e}"));
     }
+}
+
+/// A shared `[scales | zero_points]` buffer (`quantization.md` § Buffer
+/// Table Placement Rules) reads as its two arrays through `Tensor::scales`
+/// and `Tensor::zero_points`: the scales from the buffer's first byte, the
+/// zero points right after them, each with its own type, offset and size.
+#[test]
+fn a_shared_parameter_buffer_splits_into_scales_and_zero_points() {
+    let payload = PerChannelAffine {
+        axis: 0,
+        scale_buffer_index: 1,
+        zero_point_buffer_index: Some(1),
+    }
+    .encode();
+    let d = TensorDescriptor::row_major(hurray_writer::ElementType::UInt8, vec![2, 3])
+        .unwrap()
+        .with_quantization(payload)
+        .with_buffer(BufferHandle::new(16));
+    let data = [1u8, 2, 3, 4, 5, 6];
+    let params: Vec<u8> = [0.5f32, 0.25]
+        .iter()
+        .flat_map(|s| s.to_le_bytes())
+        .chain([7i32, 200].iter().flat_map(|z| z.to_le_bytes()))
+        .collect();
+    let bytes = write_checked(vec![(
+        "q",
+        &d,
+        vec![BufferData::Bytes(&data), BufferData::Bytes(&params)],
+    )])
+    .unwrap();
+    let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    file.validate().unwrap();
+    let t = file.tensor("q").unwrap();
+    let shared = t.buffer(1).unwrap();
+    assert_eq!(shared.role(), BufferRole::ScalesAndZeroPoints);
+    assert_eq!(shared.byte_size(), 16);
+
+    let scales = t.scales().unwrap();
+    assert_eq!(scales.role(), BufferRole::Scales);
+    assert_eq!(scales.element_type(), Some(ElementType::Float32));
+    assert_eq!((scales.index(), scales.len(), scales.byte_size()), (1, 2, 8));
+    assert_eq!(scales.file_offset(), shared.file_offset());
+    assert_eq!(scales.as_slice::<f32>().unwrap(), &[0.5, 0.25]);
+
+    let zero_points = t.zero_points().unwrap();
+    assert_eq!(zero_points.role(), BufferRole::ZeroPoints);
+    assert_eq!(zero_points.element_type(), Some(ElementType::Int32));
+    assert_eq!(
+        (zero_points.index(), zero_points.len(), zero_points.byte_size()),
+        (1, 2, 8)
+    );
+    assert_eq!(zero_points.file_offset(), shared.file_offset() + 8);
+    assert_eq!(zero_points.as_slice::<i32>().unwrap(), &[7, 200]);
+    assert_eq!(
+        zero_points.values().collect::<Vec<_>>(),
+        [Value::Int(7), Value::Int(200)]
+    );
+
+    // Separate buffers are returned as they are; the data buffer is neither.
+    assert_eq!(t.buffer(0).unwrap().role(), BufferRole::Data);
 }
 
 // ===========================================================================
