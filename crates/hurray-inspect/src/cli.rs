@@ -92,7 +92,8 @@ pub struct Cli {
     /// Print one element, at comma-separated coordinates (one per dimension).
     ///
     /// An element a sparse tensor does not store prints as `0 (implicit zero)`.
-    /// A scalar (rank 0) takes the empty list: --get ''.
+    /// A quantized tensor's element prints as its stored code and its
+    /// dequantized value. A scalar (rank 0) takes the empty list: --get ''.
     ///
     /// Example: hurray-inspect weights.hry --tensor A --get 2,1
     #[arg(long, value_name = "I,J,...", allow_hyphen_values = true)]

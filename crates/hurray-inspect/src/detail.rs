@@ -440,6 +440,8 @@ pub struct Lookup<'data> {
     pub position: Option<u64>,
     /// `None` for an implicit zero.
     pub value: Option<Value>,
+    /// For a quantized tensor, the real value (`Tensor::dequantize`).
+    pub dequantized: Option<f64>,
 }
 
 fn internal(t: &Tensor<'_>, what: &str) -> Failure {
@@ -760,11 +762,19 @@ pub fn get<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, index: &[u64]) ->
         }
         _ => return Err(unsupported(t, file, "--get")),
     };
+    // A quantized tensor's real value; an implicit zero's is 0.0
+    // (docs/design.md, "Decisions where the spec leaves room").
+    let dequantized = match (t.descriptor().quantization(), value) {
+        (None, _) => None,
+        (Some(_), Some(q)) => Some(t.dequantize(index, q)?),
+        (Some(_), None) => Some(0.0),
+    };
     Ok(Lookup {
         header,
         index: index.to_vec(),
         position,
         value,
+        dequantized,
     })
 }
 

@@ -416,6 +416,10 @@ pub fn render_entries(e: &Entries<'_>, out: &mut impl Write) -> io::Result<()> {
 pub fn render_lookup(l: &Lookup<'_>, out: &mut impl Write) -> io::Result<()> {
     let coords: Vec<String> = l.index.iter().map(u64::to_string).collect();
     let at = format!("{}[{}]", display_name(l.header.name), coords.join(", "));
+    let dequantized = l
+        .dequantized
+        .map(|x| format!("; dequantized {}", values::human_real(x)))
+        .unwrap_or_default();
     match (l.value, l.position) {
         (Some(v), Some(p)) => {
             let kind = if l.header.layout.is_sparse() {
@@ -425,11 +429,11 @@ pub fn render_lookup(l: &Lookup<'_>, out: &mut impl Write) -> io::Result<()> {
             };
             writeln!(
                 out,
-                "{at} = {}  ({kind} at position {p})",
+                "{at} = {}  ({kind} at position {p}{dequantized})",
                 values::human(v, l.header.dtype)
             )
         }
-        _ => writeln!(out, "{at} = 0 (implicit zero)"),
+        _ => writeln!(out, "{at} = 0 (implicit zero{dequantized})"),
     }
 }
 
@@ -801,6 +805,7 @@ Tensors (2):
             index: vec![3, 1],
             position: None,
             value: None,
+            dequantized: None,
         };
         assert_eq!(text(|o| render_lookup(&l, o)), "A\\n[3, 1] = 0 (implicit zero)\n");
         l.position = Some(1);
@@ -809,6 +814,20 @@ Tensors (2):
             text(|o| render_lookup(&l, o)),
             "A\\n[3, 1] = 4.0  (stored at position 1)\n"
         );
+        // A quantized tensor's real value, float32 shown as such.
+        l.dequantized = Some(f64::from(0.1f32));
+        assert_eq!(
+            text(|o| render_lookup(&l, o)),
+            "A\\n[3, 1] = 4.0  (stored at position 1; dequantized 0.1)\n"
+        );
+        l.value = None;
+        l.dequantized = Some(0.0);
+        assert_eq!(
+            text(|o| render_lookup(&l, o)),
+            "A\\n[3, 1] = 0 (implicit zero; dequantized 0.0)\n"
+        );
+        l.value = Some(hurray_reader::Value::Float(4.0));
+        l.dequantized = None;
         l.header.layout = Layout::RowMajor;
         assert_eq!(
             text(|o| render_lookup(&l, o)),

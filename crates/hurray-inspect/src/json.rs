@@ -474,6 +474,9 @@ struct JsonLookup<'a> {
     position: Option<u64>,
     /// The implicit zero is `0`.
     value: Json,
+    /// A quantized tensor's real value (0.0 for an implicit zero).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dequantized: Option<Json>,
 }
 
 /// Writes `--get` as one JSON object.
@@ -495,6 +498,9 @@ pub fn render_lookup(l: &Lookup<'_>, out: &mut impl Write) -> io::Result<()> {
             }),
             l.header.dtype,
         ),
+        dequantized: l
+            .dequantized
+            .map(|x| Json(hurray_reader::Value::Float(x), Some(crate::values::real_type(x)))),
     };
     write_pretty(out, &json)?;
     writeln!(out)
@@ -710,6 +716,7 @@ mod tests {
                 index: vec![1, 1],
                 position: None,
                 value: None,
+                dequantized: None,
             };
             let mut out = Vec::new();
             render_lookup(&l, &mut out).unwrap();

@@ -22,6 +22,24 @@ pub fn human(value: Value, dtype: Option<ElementType>) -> String {
     Human(value, dtype).to_string()
 }
 
+/// A real number computed by the library (a dequantized value): in its
+/// shortest `float32` form when it is a `float32`, as most are, else as
+/// `float64`.
+pub fn human_real(x: f64) -> String {
+    human(Value::Float(x), Some(real_type(x)))
+}
+
+/// `float32` when `x` is one exactly (NaN included), else `float64`.
+pub fn real_type(x: f64) -> ElementType {
+    #[allow(clippy::cast_possible_truncation)] // the round trip is the test
+    let narrow = x as f32;
+    if f64::from(narrow) == x || x.is_nan() {
+        ElementType::Float32
+    } else {
+        ElementType::Float64
+    }
+}
+
 /// [`human`] as a `Display`, to write without allocating.
 #[derive(Debug, Clone, Copy)]
 pub struct Human(pub Value, pub Option<ElementType>);

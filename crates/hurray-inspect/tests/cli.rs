@@ -1065,11 +1065,12 @@ fn stdin_redirected_from_a_file_reads_as_the_path() {
     );
 }
 
-/// `--dump` shows a shared `[scales | zero_points]` parameter buffer as its
-/// two arrays, each decoded with its own type (it used to print hex, as if
-/// the buffer's type were unknown).
+/// A quantized tensor: `--dump` shows a shared `[scales | zero_points]`
+/// parameter buffer as its two arrays, each decoded with its own type (it
+/// used to print hex, as if the buffer's type were unknown), and `--get`
+/// adds the element's dequantized value.
 #[test]
-fn dump_splits_a_shared_parameter_buffer() {
+fn a_quantized_tensor_dumps_its_parameters_and_gets_real_values() {
     use hurray_writer::quant::PerChannelAffine;
     let payload = PerChannelAffine {
         axis: 0,
@@ -1123,4 +1124,16 @@ fn dump_splits_a_shared_parameter_buffer() {
             ]
         })
     );
+
+    // --get gives the stored code and its real value: channel 1 (row 1),
+    // scale 0.25, zero point 200.
+    let out = inspect(&["--get", "1,2"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "q[1, 2] = 6  (element at position 5; dequantized -48.5)\n"
+    );
+    let out = inspect(&["--get", "0,0", "--json"], &file);
+    let get: Value = serde_json::from_str(stdout(&out)).unwrap();
+    assert_eq!((&get["value"], &get["dequantized"]), (&json!(1), &json!(-3.0)));
 }

@@ -54,6 +54,7 @@ mod annotate;
 mod buffer;
 mod composite;
 mod cursor;
+mod dequant;
 mod descriptor;
 mod element_type;
 mod error;

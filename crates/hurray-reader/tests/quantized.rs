@@ -16,24 +16,25 @@
 //! typed slice (`Buffer::as_slice`) or the packed code
 //! (`PackedView::code`), and the reader's public narrow-float conversions.
 //!
-//! **Quantization** (`quantization.md`, `quantization/*.md`). The reader has
-//! no dequantization API: it hands out the parts (the quantization
-//! payload's fields, the storage codes through `dense_value`, the scale and
-//! zero-point buffers through `Buffer::value`/`bytes`). So each property
-//! draws storage codes and parameters, builds every buffer and the payload
+//! **Quantization** (`quantization.md`, `quantization/*.md`). The reader
+//! hands out the parts (the quantization payload's fields, the storage
+//! codes through `dense_value`, the scale and zero-point buffers through
+//! `Buffer::value`/`bytes`) and its own `Tensor::dense_dequantized`. Each
+//! property draws storage codes and parameters, builds every buffer and the payload
 //! from the spec (the payload also compared byte for byte with the writer's
 //! encoders), computes each element's dequantized value with the scheme's
 //! formula from the drawn values, and then computes it again from what the
 //! reader returns — the code at the logical index, the scale and zero point
 //! the reader's buffers hold at the block the reader's descriptor fields
-//! give — and compares the two exactly. A wrong storage position (padded
+//! give — and compares the two exactly, and with the reader's
+//! `dense_dequantized` too. A wrong storage position (padded
 //! blocks, layouts), a wrong block or channel, a scale misdecoded
 //! (float16/bfloat16 widening, `float8_e8m0` exponents) or a misread payload
 //! field shows up as a different value.
 //!
-//! Arithmetic, as the spec words it (the two sides use the same function,
-//! [`dequantize`], so they agree bit for bit; what it computes is a reading
-//! of the spec):
+//! Arithmetic, as the spec words it (the first two sides use the same
+//! function, [`dequantize`]; the reader's is its own code and must agree
+//! bit for bit; what they compute is a reading of the spec):
 //! - per-tensor affine: `(q - zero_point)` as an exact integer, rounded to
 //!   `float32`, times `scale` in `float32` (§ Dequantization Formula says
 //!   "signed 32-bit integer arithmetic", which overflows for `uint32` codes
@@ -1712,6 +1713,17 @@ fn qcheck(c: &QCase) -> Result<(), TestCaseError> {
             x,
             e.value
         );
+        // The reader's own dequantization agrees bit for bit.
+        let api = t
+            .dense_dequantized(&e.index)
+            .map_err(|err| fail(format!("reader: dense_dequantized({:?}): {err}", e.index)))?;
+        prop_assert!(
+            same_float(api, e.value),
+            "{:?}: dense_dequantized {}, model {}",
+            e.index,
+            api,
+            e.value
+        );
     }
     Ok(())
 }
@@ -2061,6 +2073,57 @@ fn a_shared_parameter_buffer_splits_into_scales_and_zero_points() {
 
     // Separate buffers are returned as they are; the data buffer is neither.
     assert_eq!(t.buffer(0).unwrap().role(), BufferRole::Data);
+}
+
+/// `Tensor::dequantize` on what it cannot dequantize: a tensor that is not
+/// quantized, an index outside the shape, a value that is not a code of the
+/// storage type.
+#[test]
+fn dequantize_refuses_what_it_cannot_read() {
+    let quantized = TensorDescriptor::row_major(hurray_writer::ElementType::UInt8, vec![2])
+        .unwrap()
+        .with_quantization(
+            PerTensorAffine {
+                scale: 0.5,
+                zero_point: 1,
+            }
+            .encode(),
+        );
+    let plain = TensorDescriptor::row_major(hurray_writer::ElementType::Float32, vec![1]).unwrap();
+    let bytes = write_checked(vec![
+        ("q", &quantized, vec![BufferData::Bytes(&[3, 0])]),
+        ("f", &plain, vec![BufferData::Bytes(&1f32.to_le_bytes())]),
+    ])
+    .unwrap();
+    let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    let (q, f) = (file.tensor("q").unwrap(), file.tensor("f").unwrap());
+    assert_eq!(q.dense_dequantized(&[0]).unwrap(), 1.0);
+    assert_eq!(q.dense_dequantized(&[1]).unwrap(), -0.5);
+    assert!(matches!(
+        f.dense_dequantized(&[0]),
+        Err(Error::NotViewable { why, .. }) if why.contains("not quantized")
+    ));
+    assert!(matches!(
+        q.dense_dequantized(&[2]),
+        Err(Error::CoordinateArgument {
+            axis: 0,
+            value: 2,
+            bound: 2,
+            ..
+        })
+    ));
+    assert!(matches!(
+        q.dequantize(&[0, 0], Value::UInt(3)),
+        Err(Error::LengthMismatch {
+            len: 2,
+            expected: 1,
+            ..
+        })
+    ));
+    assert!(matches!(
+        q.dequantize(&[0], Value::Float(3.0)),
+        Err(Error::NotViewable { why, .. }) if why.contains("not a code")
+    ));
 }
 
 // ===========================================================================

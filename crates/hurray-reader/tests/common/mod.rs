@@ -264,6 +264,37 @@ pub fn compare_tensor(file: &HurrayFile<'_>, want: &Json) -> Vec<String> {
             }
         }
     }
+    // Quantized: the real values, exactly (the manifest's are float32
+    // results). An implicit zero of a sparse tensor is 0.0 (docs/design.md).
+    if let Some(dequantized) = want.get("dequantized_dense") {
+        let mut leaves = Vec::new();
+        flatten_dense(dequantized, false, &mut leaves);
+        for (index, w) in logical_indices(&shape).zip(leaves) {
+            let got = match logical_value(&t, &index) {
+                Ok(Some(q)) => t.dequantize(&index, q),
+                Ok(None) => Ok(0.0),
+                Err(e) => Err(e),
+            };
+            check(
+                got.as_ref().ok() == w.as_f64().as_ref(),
+                format!("dequantized{index:?}: got {got:?}, want {w}"),
+            );
+        }
+    }
+    if let Some(values) = want.get("dequantized_values").and_then(Json::as_array) {
+        // Every stored value, in storage order (CSC: column by column).
+        let s = t.csc_structure().unwrap();
+        let stored = t.buffer(0).unwrap();
+        let mut got = Vec::new();
+        for (j, w) in (0u64..).zip(s.col_ptr().windows(2)) {
+            for k in w[0]..w[1] {
+                let row = s.row_indices()[k as usize];
+                got.push(t.dequantize(&[row, j], stored.value(k).unwrap()).unwrap());
+            }
+        }
+        let want: Vec<f64> = values.iter().map(|v| v.as_f64().unwrap()).collect();
+        check(got == want, format!("dequantized_values {got:?}, want {want:?}"));
+    }
     if let Some(counts) = want.get("nnz_per_column").and_then(Json::as_array) {
         let s = t.csc_structure().unwrap();
         let got: Vec<u64> = s.col_ptr().windows(2).map(|w| w[1] - w[0]).collect();

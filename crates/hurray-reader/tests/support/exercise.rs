@@ -88,9 +88,11 @@ pub fn touch(t: &Tensor<'_>) -> usize {
             let shape: Vec<u64> = t.shape().collect();
             for index in logical_indices(&shape).take(8) {
                 n += usize::from(t.dense_value(&index).is_ok());
+                n += usize::from(t.dense_dequantized(&index).is_ok());
             }
         }
         _ => {}
     }
+    n += usize::from(t.scales().is_some()) + usize::from(t.zero_points().is_some());
     n
 }
