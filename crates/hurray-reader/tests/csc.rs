@@ -804,19 +804,65 @@ fn parse_over_a_misaligned_slice_is_an_error_not_a_panic() {
 
 /// A `byte_size` so large that the buffer's end passes 2^64: the error
 /// gives the true end, `start + byte_size`, not one clamped at `u64::MAX`.
-/// (Permissive mode: strict names the size before placing the buffer.)
+/// Only a buffer that may be larger than required gets as far as being
+/// placed: a dense one in permissive mode (a CSC buffer of the wrong size is
+/// named at its `byte_size` in both modes, see
+/// `rule_sparse_buffer_sizes_are_exact_in_permissive_mode_too`).
 #[test]
 fn buffer_end_past_u64_is_reported_exactly() {
-    let mut bytes = std::fs::read(FIXTURE).unwrap();
-    // buffer[0].byte_size of tensor A, at file offset 125 (`--tensor A`).
-    bytes[125..133].copy_from_slice(&(u64::MAX - 99).to_le_bytes());
+    let mut w = FileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+    let data = [0u8; 16];
+    let d = TensorDescriptor::row_major(ElementType::Float32, vec![4]).unwrap();
+    w.write_tensor("A", &d, vec![BufferData::Bytes(&data)]).unwrap();
+    let good = AlignedBytes::from_slice(&w.finish().unwrap());
+    let file = HurrayFile::parse(&good, Options::default()).unwrap();
+    let start = file.tensor("A").unwrap().buffer(0).unwrap().file_offset();
+    let dump = file.dump_descriptor("A").unwrap();
+    let field = Field::member("buffer", 0, "byte_size");
+    let at = dump.fields.iter().find(|f| f.field == field).unwrap().offset;
+    let mut bytes = good.to_vec();
+    let i = at as usize;
+    bytes[i..i + 8].copy_from_slice(&(u64::MAX - 99).to_le_bytes());
     let bytes = AlignedBytes::from_slice(&bytes);
     let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
     let e = file.tensor("A").unwrap_err();
-    let want_end = 4096u128 + u128::from(u64::MAX - 99);
+    let want_end = u128::from(start) + u128::from(u64::MAX - 99);
     assert!(
-        matches!(e, Error::OutOfRange { start: 4096, end, offset: 125, .. } if end == want_end),
+        matches!(e, Error::OutOfRange { start: s, end, offset, .. } if s == start && end == want_end && offset == at),
         "{e:?}"
     );
-    assert!(e.to_string().contains("[4096, 18446744073709555612)"), "{e}");
+    assert!(e.to_string().contains(&format!("[{start}, {want_end})")), "{e}");
+}
+
+/// NOTES.md "Buffer larger than required": sparse buffers must have exactly
+/// the size `layouts/csc.md` § Buffer Size lists, in both modes (only dense
+/// buffers may be larger, and only in permissive mode). Permissive mode
+/// used to accept each of the three CSC buffers one element too large.
+#[test]
+fn rule_sparse_buffer_sizes_are_exact_in_permissive_mode_too() {
+    for (buffer, role, extra, expected) in [
+        (0u8, "values", 4u64, 20u64),
+        (1, "row_indices", 8, 40),
+        (2, "col_ptr", 8, 48),
+    ] {
+        let mut p = parts();
+        let i = usize::from(buffer);
+        p.descriptor.buffers[i].byte_size += extra;
+        match buffer {
+            0 => p.values.extend([0; 4]),
+            1 => p.row_indices.push(0),
+            _ => p.col_ptr.push(5),
+        }
+        let bytes = build(p);
+        for options in [Options::strict(), Options::permissive()] {
+            let file = HurrayFile::parse(&bytes, options).unwrap();
+            let e = file.tensor("A").map(|_| ()).unwrap_err();
+            assert!(
+                matches!(&e, Error::BufferSize { buffer: b, role: r, byte_size, expected: x, exact: true, .. }
+                    if *b == buffer && *r == role && *byte_size == expected + extra && *x == expected),
+                "{options:?}: {e:?}"
+            );
+            assert_eq!(e.rule(), Some("layouts/csc.md § Buffer Size"));
+        }
+    }
 }
