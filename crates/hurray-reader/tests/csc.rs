@@ -1,5 +1,7 @@
 //! CSC (`layouts/csc.md`): the worked example asserted value by value, and
 //! one test per rule of the section, each with an input that breaks it.
+//! `docs/csc-rules.md` maps every rule of `layouts/csc.md` to its code and
+//! tests.
 
 use hurray_reader::{AlignedBytes, Error, Field, HurrayFile, Options};
 use hurray_writer::{
@@ -864,5 +866,577 @@ fn rule_sparse_buffer_sizes_are_exact_in_permissive_mode_too() {
             );
             assert_eq!(e.rule(), Some("layouts/csc.md § Buffer Size"));
         }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Rules audited against layouts/csc.md sentence by sentence
+// (docs/csc-rules.md lists every rule with its code and tests).
+
+/// A CSC matrix of `float32` with the given arrays, ready to be broken.
+fn matrix(nrows: u64, ncols: u64, values: &[f32], row_indices: &[u64], col_ptr: &[u64]) -> Parts {
+    let nnz = values.len() as u64;
+    Parts {
+        descriptor: TensorDescriptor::csc(ElementType::Float32, nrows, ncols, nnz)
+            .unwrap()
+            .to_raw(),
+        values: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        row_indices: row_indices.to_vec(),
+        col_ptr: col_ptr.to_vec(),
+    }
+}
+
+/// Absolute offset of the descriptor field `name` of tensor `A`
+/// (`hurray-inspect --dump` shows the same).
+fn field_offset(bytes: &[u8], name: &str) -> u64 {
+    let file = HurrayFile::parse(bytes, Options::permissive()).unwrap();
+    let dump = file.dump_descriptor("A").unwrap();
+    let names: Vec<String> = dump.fields.iter().map(|f| f.field.to_string()).collect();
+    dump.fields
+        .iter()
+        .find(|f| f.field.to_string() == name)
+        .unwrap_or_else(|| panic!("no field {name} in {names:?}"))
+        .offset
+}
+
+/// Absolute offset of buffer `i` of tensor `A`, from a copy of the file
+/// whose buffers are where the broken file has them.
+fn buffer_offset(bytes: &[u8], i: u8) -> u64 {
+    let file = HurrayFile::parse(bytes, Options::permissive()).unwrap();
+    file.tensor("A").unwrap().buffer(usize::from(i)).unwrap().file_offset()
+}
+
+/// § Description / memory-layout.md: the tag is 0x08 (not the 0x09 of
+/// older copies, which is CSF here); a tensor with another tag is not
+/// viewed as CSC.
+#[test]
+fn rule_layout_tag_is_0x08() {
+    use hurray_reader::Layout;
+    assert_eq!(Layout::from_tag(0x08), Layout::Csc);
+    assert_eq!(Layout::Csc.tag(), 0x08);
+    assert_eq!(Layout::from_tag(0x09), Layout::Csf);
+    assert_eq!(Layout::from_tag(0x07), Layout::Csr);
+    let bytes = worked_example();
+    let at = field_offset(&bytes, "layout_tag") as usize;
+    assert_eq!(bytes[at], 0x08);
+    // The same descriptor tagged 0x09 is read as CSF (whose buffer table
+    // is laid out differently) and rejected as such, never as CSC.
+    let mut p = parts();
+    p.descriptor.layout_tag = 0x09;
+    let e = error_of(p);
+    assert!(e.rule().is_some_and(|r| !r.contains("csc.md")), "{e:?}");
+    // A 5 x 5 matrix tagged 0x07 is a valid CSR (row_ptr has 6 entries
+    // too): the CSC view is refused, never a reinterpretation.
+    let mut p = matrix(5, 5, &[1.0], &[0], &[0, 1, 1, 1, 1, 1]);
+    p.descriptor.layout_tag = 0x07;
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let t = file.tensor("A").unwrap();
+    assert!(matches!(
+        t.csc::<f32>(),
+        Err(Error::LayoutMismatch {
+            requested: "csc",
+            actual: "csr",
+            ..
+        })
+    ));
+    assert!(matches!(t.csc_structure(), Err(Error::LayoutMismatch { .. })));
+}
+
+/// § Description and § Validity Constraints: rank 0 (scalar) is refused
+/// like any rank other than 2, and the error names `rank` at descriptor
+/// byte 16 and the CSC section.
+#[test]
+fn rule_rank_0_is_refused_with_field_offset_and_section() {
+    for shape in [vec![], vec![20], vec![1, 4, 5]] {
+        let rank = shape.len() as u32;
+        let mut p = parts();
+        p.descriptor.shape = shape;
+        let bytes = build(p);
+        let e = strict(&bytes).unwrap_err();
+        assert!(
+            matches!(e, Error::RankNotAllowed { rank: r, layout: "csc", expected: "2", .. } if r == rank),
+            "{e:?}"
+        );
+        assert_eq!(e.field(), Some(Field::new("rank")));
+        assert_eq!(e.offset(), Some(field_offset(&bytes, "rank")));
+        assert_eq!(e.rule(), Some("layouts/csc.md § Description"));
+    }
+}
+
+/// § Buffer Table: values hold the tensor's element type, `row_indices`
+/// and `col_ptr` `uint64`; `nnz`, `nnz` and `ncols + 1` elements; sizes in
+/// bytes `nnz × 4`, `nnz × 8`, `(ncols + 1) × 8`.
+#[test]
+fn rule_buffer_roles_element_types_and_lengths() {
+    let bytes = worked_example();
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let t = file.tensor("A").unwrap();
+    let got: Vec<(String, &str, u64, u64)> = t
+        .buffers()
+        .iter()
+        .map(|b| {
+            (
+                b.role().to_string(),
+                b.element_type().unwrap().as_str(),
+                b.len(),
+                b.byte_size(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("values".to_owned(), "float32", 5, 20),
+            ("row_indices".to_owned(), "uint64", 5, 40),
+            ("col_ptr".to_owned(), "uint64", 6, 48),
+        ]
+    );
+    // A float64 matrix: values are float64 (8 bytes each); a view must
+    // name the type it reads.
+    let mut p = parts();
+    p.descriptor = TensorDescriptor::csc(ElementType::Float64, 4, 5, 5).unwrap().to_raw();
+    p.values = [1.0f64, 4.0, 3.0, 2.0, 5.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let t = file.tensor("A").unwrap();
+    assert_eq!(t.buffer(0).unwrap().byte_size(), 40);
+    assert_eq!(t.csc::<f64>().unwrap().get(2, 4).unwrap(), Some(&5.0));
+    assert!(matches!(
+        t.csc::<f32>(),
+        Err(Error::TypeMismatch {
+            requested: "float32",
+            actual: "float64",
+            ..
+        })
+    ));
+}
+
+/// § Buffer Size: sub-byte values take `ceil(nnz / packing_factor)` bytes
+/// (int4: 2 per byte; float6: 4 per 3 bytes, NOTES.md "float6 buffer
+/// size"); the structure is read as for any type, the values through
+/// `Buffer::packed`. Exact size, both modes.
+#[test]
+fn rule_packed_values_buffer_size() {
+    // int4 values 1, -4, 3, 2, -5: nibbles LSB first.
+    let codes = [1i8, -4, 3, 2, -5];
+    let nib = |v: i8| (v as u8) & 0x0F;
+    let int4 = vec![nib(1) | nib(-4) << 4, nib(3) | nib(2) << 4, nib(-5)];
+    let mut p = parts();
+    p.descriptor = TensorDescriptor::csc(ElementType::Int4, 4, 5, 5).unwrap().to_raw();
+    assert_eq!(p.descriptor.buffers[0].byte_size, 3);
+    p.values = int4.clone();
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let t = file.tensor("A").unwrap();
+    let s = t.csc_structure().unwrap().validated().unwrap();
+    assert_eq!(s.position(2, 4).unwrap(), Some(4));
+    let values = t.buffer(0).unwrap().packed().unwrap();
+    let decoded: Vec<hurray_reader::Value> = (0..5).map(|i| values.get(i).unwrap()).collect();
+    let want: Vec<hurray_reader::Value> = codes.iter().map(|&c| hurray_reader::Value::Int(c.into())).collect();
+    assert_eq!(decoded, want);
+    // No typed slice over packed values.
+    assert!(matches!(
+        t.csc::<i8>(),
+        Err(Error::TypeMismatch {
+            requested: "int8",
+            actual: "int4",
+            ..
+        })
+    ));
+    // 5 bytes (one per value) is refused in both modes.
+    for options in [Options::strict(), Options::permissive()] {
+        let mut p = parts();
+        p.descriptor = TensorDescriptor::csc(ElementType::Int4, 4, 5, 5).unwrap().to_raw();
+        p.descriptor.buffers[0].byte_size = 5;
+        p.values = vec![0; 5];
+        let bytes = build(p);
+        let e = HurrayFile::parse(&bytes, options).unwrap().tensor("A").unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::BufferSize {
+                    buffer: 0,
+                    byte_size: 5,
+                    expected: 3,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+    }
+    // float6_e2m3: five values in ceil(5 / 4) × 3 = 6 bytes.
+    let d = TensorDescriptor::csc(ElementType::Float6E2M3, 4, 5, 5)
+        .unwrap()
+        .to_raw();
+    assert_eq!(d.buffers[0].byte_size, 6);
+    let mut p = parts();
+    p.descriptor = d;
+    p.values = vec![0; 6];
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    assert_eq!(file.tensor("A").unwrap().buffer(0).unwrap().len(), 5);
+    let mut p = parts();
+    p.descriptor = TensorDescriptor::csc(ElementType::Float6E2M3, 4, 5, 5)
+        .unwrap()
+        .to_raw();
+    p.descriptor.buffers[0].byte_size = 4; // ceil(5 x 6 / 8), the other reading
+    p.values = vec![0; 4];
+    assert!(matches!(
+        error_of(p),
+        Error::BufferSize {
+            buffer: 0,
+            byte_size: 4,
+            expected: 6,
+            ..
+        }
+    ));
+}
+
+/// § Additional Descriptor Fields (nnz MAY be 0), data-model.md § Empty
+/// Tensors: 0 × 0, 4 × 0, 0 × 5 and 4 × 5 with nothing stored are valid;
+/// `col_ptr` has `ncols + 1` zeros (one for 0 columns), every column is
+/// empty, every in-range lookup is an implicit zero.
+#[test]
+fn empty_matrices_and_nnz_zero_are_valid() {
+    for (nrows, ncols) in [(0u64, 0u64), (4, 0), (0, 5), (4, 5)] {
+        let col_ptr = vec![0u64; ncols as usize + 1];
+        let bytes = build(matrix(nrows, ncols, &[], &[], &col_ptr));
+        for options in [Options::strict(), Options::permissive()] {
+            let file = HurrayFile::parse(&bytes, options).unwrap();
+            let t = file.tensor("A").unwrap();
+            let sizes: Vec<u64> = t.buffers().iter().map(|b| b.byte_size()).collect();
+            assert_eq!(sizes, [0, 0, 8 * (ncols + 1)]);
+            let a = t.csc::<f32>().unwrap().validated().unwrap();
+            assert_eq!((a.nrows(), a.ncols(), a.nnz()), (nrows, ncols, 0));
+            assert_eq!(
+                (a.values(), a.row_indices(), a.col_ptr()),
+                (&[][..], &[][..], &col_ptr[..])
+            );
+            assert_eq!(a.columns().unwrap().len() as u64, ncols);
+            assert!(a.columns().unwrap().all(|(_, r, v)| r.is_empty() && v.is_empty()));
+            assert_eq!(a.iter().unwrap().count(), 0);
+            for c in 0..ncols {
+                assert_eq!(a.column(c).unwrap().len(), 0);
+                for r in 0..nrows {
+                    assert_eq!(a.get(r, c).unwrap(), None);
+                }
+            }
+            assert!(matches!(a.get(nrows, 0), Err(Error::IndexArgument { .. })));
+            assert!(matches!(
+                a.column(ncols),
+                Err(Error::IndexArgument { what: "column", .. })
+            ));
+            let csr = a.to_csr().unwrap();
+            assert_eq!(csr.row_ptr, vec![0u64; nrows as usize + 1]);
+            let at = a.transpose();
+            assert_eq!((at.nrows(), at.ncols(), at.nnz()), (ncols, nrows, 0));
+            let mut y = vec![1f32; nrows as usize];
+            a.mul_vec(&vec![1.0; ncols as usize], &mut y).unwrap();
+            assert!(y.iter().all(|&v| v == 0.0));
+        }
+    }
+}
+
+/// No rule bounds `nnz` by itself, but invariants (1), (3) and (4) do: at
+/// most `nrows` distinct rows per column, so `nnz <= nrows × ncols`. A
+/// matrix with no rows cannot store anything; two entries in a 1 × 1
+/// matrix repeat a row; an `nnz` that `col_ptr` does not reach is named at
+/// `col_ptr[ncols]`.
+#[test]
+fn nnz_is_bounded_by_the_shape_through_the_invariants() {
+    let e = error_of(matrix(0, 5, &[1.0], &[0], &[0, 1, 1, 1, 1, 1]));
+    assert!(
+        matches!(
+            e,
+            Error::IndexOutOfBounds {
+                array: "row_indices",
+                position: 0,
+                value: 0,
+                bound: 0,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let e = error_of(matrix(1, 1, &[1.0, 2.0], &[0, 0], &[0, 2]));
+    assert!(
+        matches!(
+            e,
+            Error::NotIncreasing {
+                position: 1,
+                value: 0,
+                previous: 0,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    // 0 columns: col_ptr = [0] must equal nnz = 1.
+    let e = error_of(matrix(4, 0, &[1.0], &[0], &[0]));
+    assert!(
+        matches!(
+            e,
+            Error::PtrLast {
+                position: 0,
+                value: 0,
+                expected: 1,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    // nnz = nrows × ncols, every cell stored: valid.
+    assert_eq!(
+        strict(&build(matrix(2, 2, &[1.0, 2.0, 3.0, 4.0], &[0, 1, 0, 1], &[0, 2, 4]))),
+        Ok(())
+    );
+}
+
+/// § Element Lookup: a binary search over a long column (every third row
+/// stored): each stored row found at its position, each other row an
+/// implicit zero, in a column and in the empty columns around it.
+#[test]
+fn lookup_in_a_long_column() {
+    let rows: Vec<u64> = (0..1000).map(|k| 3 * k + 1).collect();
+    let values: Vec<f32> = (0..1000).map(|k| k as f32).collect();
+    let bytes = build(matrix(3001, 3, &values, &rows, &[0, 0, 1000, 1000]));
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    for r in 0..3001u64 {
+        let want = (r % 3 == 1).then(|| ((r - 1) / 3) as f32);
+        assert_eq!(a.get(r, 1).unwrap().copied(), want, "row {r}");
+        assert_eq!(a.structure().position(r, 1).unwrap(), want.map(|v| v as usize));
+        assert_eq!(a.get(r, 0).unwrap(), None);
+        assert_eq!(a.get(r, 2).unwrap(), None);
+    }
+}
+
+/// § Interaction with Statistics Section: only a statistics `nnz` marked
+/// valid (`NNZ_VALID`) is compared (metadata.md § computed_mask); a
+/// mismatch names `statistics.nnz` with its offset and the CSC section;
+/// permissive mode accepts it and the descriptor's `nnz` stays
+/// authoritative.
+#[test]
+fn rule_statistics_nnz_only_when_valid_and_descriptor_authoritative() {
+    // nnz 6 but NNZ_VALID clear: unknown, not compared.
+    let mut p = parts();
+    p.descriptor.statistics = Some(Statistics {
+        nnz: 6,
+        ..Statistics::default()
+    });
+    assert_eq!(strict(&build(p)), Ok(()));
+    let mut p = parts();
+    p.descriptor.statistics = Some(Statistics::default().with_nnz(6));
+    let bytes = build(p);
+    let e = strict(&bytes).unwrap_err();
+    assert_eq!(e.field(), Some(Field::sub("statistics", "nnz")));
+    assert_eq!(e.offset(), Some(field_offset(&bytes, "statistics.nnz")));
+    assert_eq!(e.rule(), Some("layouts/csc.md § Interaction with Statistics Section"));
+    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let t = file.tensor("A").unwrap();
+    assert_eq!(t.nnz(), Some(5));
+    let a = t.csc::<f32>().unwrap();
+    assert_eq!((a.nnz(), a.values().len()), (5, 5));
+    assert_eq!(a.validate(), Ok(()));
+}
+
+/// § Buffer Size: "All buffers MUST satisfy the alignment requirements in
+/// buffer-protocol.md": a non-empty CSC buffer declaring 32 is refused (in
+/// both modes), an empty one (nnz 0) may declare 1.
+#[test]
+fn rule_buffer_alignment() {
+    for options in [Options::strict(), Options::permissive()] {
+        let mut p = parts();
+        p.descriptor.buffers[1].alignment = 32;
+        let bytes = build(p);
+        let e = HurrayFile::parse(&bytes, options).unwrap().tensor("A").unwrap_err();
+        assert!(matches!(e, Error::Invalid { value: 32, .. }), "{e:?}");
+        assert_eq!(e.field(), Some(Field::member("buffer", 1, "alignment")));
+        assert_eq!(e.offset(), Some(field_offset(&bytes, "buffer[1].alignment")));
+        assert!(e.rule().is_some_and(|r| r.starts_with("buffer-protocol.md")), "{e}");
+    }
+    let mut p = matrix(4, 5, &[], &[], &[0; 6]);
+    p.descriptor.buffers[0].alignment = 1;
+    p.descriptor.buffers[1].alignment = 1;
+    assert_eq!(strict(&build(p)), Ok(()));
+}
+
+/// The dynamic-dimension sentinel in `shape[0]` (nrows) is refused like
+/// in `shape[1]` (data-model.md § Dynamic Dimensions: no buffer size
+/// without a concrete shape).
+#[test]
+fn rule_dynamic_nrows_is_refused() {
+    let mut p = parts();
+    p.descriptor.shape = vec![u64::MAX, 5];
+    let bytes = build(p);
+    let e = strict(&bytes).unwrap_err();
+    assert!(matches!(e, Error::DynamicDimension { .. }), "{e:?}");
+    assert_eq!(e.field(), Some(Field::at("shape", 0)));
+    assert_eq!(e.offset(), Some(field_offset(&bytes, "shape[0]")));
+}
+
+/// § Storage Invariants: "MUST reject ... unless operating in permissive
+/// mode". Permissive mode skips the scan (the view opens; `validate`
+/// still names the violation); every other rule of the section stays on.
+#[test]
+fn permissive_skips_only_the_invariant_scan() {
+    let mut p = parts();
+    p.row_indices[4] = 4;
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    assert!(!a.is_validated());
+    assert!(matches!(a.validate(), Err(Error::IndexOutOfBounds { position: 4, .. })));
+    assert!(matches!(a.get(0, 4), Err(Error::IndexOutOfBounds { position: 4, .. })));
+    assert_eq!(a.get(0, 3).unwrap(), Some(&2.0));
+    type Damage = fn(&mut Parts);
+    let structural: [(&str, Damage); 6] = [
+        ("rank", |p| p.descriptor.shape = vec![1, 4, 5]),
+        ("buffer_count", |p| p.descriptor.buffers.truncate(2)),
+        ("_reserved", |p| p.descriptor.layout_fields[15] = 1),
+        ("byte_offset", |p| p.descriptor.byte_offset = 8),
+        ("buffer[2].byte_size", |p| {
+            p.descriptor.buffers[2].byte_size = 40;
+            p.col_ptr.truncate(5);
+        }),
+        ("nnz", |p| {
+            p.descriptor.layout_fields[..8].copy_from_slice(&4u64.to_le_bytes())
+        }),
+    ];
+    for (field, damage) in structural {
+        let mut p = parts();
+        damage(&mut p);
+        let bytes = build(p);
+        let e = HurrayFile::parse(&bytes, Options::permissive())
+            .unwrap()
+            .tensor("A")
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(e.field().map(|f| f.to_string()).as_deref(), Some(field), "{e}");
+    }
+}
+
+/// Every error for a broken CSC rule names the field (`Error::field`), its
+/// absolute byte offset (`Error::offset`), the spec section
+/// (`Error::rule`), and says all three in its message.
+#[test]
+fn every_csc_error_names_field_offset_and_section() {
+    type Damage = fn(&mut Parts);
+    // (damage, field, where the field is: a descriptor field or buffer + byte, rule)
+    enum At {
+        Field(&'static str),
+        Buffer(u8, u64),
+    }
+    let cases: [(Damage, &str, At, &str); 13] = [
+        (
+            |p| p.descriptor.shape = vec![20],
+            "rank",
+            At::Field("rank"),
+            "layouts/csc.md § Description",
+        ),
+        (
+            |p| p.descriptor.buffers.truncate(2),
+            "buffer_count",
+            At::Field("buffer_count"),
+            "layouts/csc.md § Buffer Table",
+        ),
+        (
+            |p| p.descriptor.layout_fields[8] = 7,
+            "_reserved",
+            At::Field("_reserved"),
+            "layouts/csc.md § Additional Descriptor Fields",
+        ),
+        (
+            |p| p.descriptor.byte_offset = 4,
+            "byte_offset",
+            At::Field("byte_offset"),
+            "memory-layout.md § byte_offset",
+        ),
+        (
+            |p| {
+                p.descriptor.buffers[0].byte_size = 16;
+                p.values.truncate(16);
+            },
+            "buffer[0].byte_size",
+            At::Field("buffer[0].byte_size"),
+            "layouts/csc.md § Buffer Size",
+        ),
+        (
+            |p| p.descriptor.layout_fields[..8].copy_from_slice(&4u64.to_le_bytes()),
+            "nnz",
+            At::Field("nnz"),
+            "layouts/csc.md § Buffer Size",
+        ),
+        (
+            |p| p.descriptor.layout_fields[..8].copy_from_slice(&(1u64 << 62).to_le_bytes()),
+            "nnz",
+            At::Field("nnz"),
+            "layouts/csc.md § Buffer Size",
+        ),
+        (
+            |p| p.col_ptr[0] = 1,
+            "col_ptr[0]",
+            At::Buffer(2, 0),
+            "layouts/csc.md § Storage Invariants (1)",
+        ),
+        (
+            |p| p.col_ptr[5] = 4,
+            "col_ptr[5]",
+            At::Buffer(2, 40),
+            "layouts/csc.md § Storage Invariants (1)",
+        ),
+        (
+            |p| p.col_ptr = vec![0, 1, 3, 2, 4, 5],
+            "col_ptr[3]",
+            At::Buffer(2, 24),
+            "layouts/csc.md § Storage Invariants (2)",
+        ),
+        (
+            |p| {
+                p.col_ptr = vec![0, 2, 2, 3, 4, 5];
+                p.row_indices = vec![3, 1, 1, 0, 2];
+            },
+            "row_indices[1]",
+            At::Buffer(1, 8),
+            "layouts/csc.md § Storage Invariants (3)",
+        ),
+        (
+            |p| p.row_indices[2] = 4,
+            "row_indices[2]",
+            At::Buffer(1, 16),
+            "layouts/csc.md § Storage Invariants (4)",
+        ),
+        (
+            |p| p.descriptor.statistics = Some(Statistics::default().with_nnz(4)),
+            "statistics.nnz",
+            At::Field("statistics.nnz"),
+            "layouts/csc.md § Interaction with Statistics Section",
+        ),
+    ];
+    for (damage, field, at, rule) in cases {
+        let mut p = parts();
+        damage(&mut p);
+        let bytes = build(p);
+        let e = strict(&bytes).unwrap_err();
+        let offset = match at {
+            At::Field(name) => field_offset(&bytes, name),
+            At::Buffer(i, byte) => buffer_offset(&bytes, i) + byte,
+        };
+        assert_eq!(e.field().map(|f| f.to_string()).as_deref(), Some(field), "{e:?}");
+        assert_eq!(e.offset(), Some(offset), "{field}: {e}");
+        assert_eq!(e.rule(), Some(rule), "{field}: {e}");
+        assert_eq!(e.tensor(), Some("A"));
+        let message = e.to_string();
+        assert!(
+            message.starts_with("tensor 'A': ")
+                && message.contains(field)
+                && message.contains(&offset.to_string())
+                && message.ends_with(&format!("({rule})")),
+            "{message}"
+        );
     }
 }
