@@ -10,6 +10,11 @@ use crate::view::csr::{CsrMatrix, CsrStructure, CsrView};
 
 /// The sparsity structure of a CSC matrix — `col_ptr` and `row_indices` —
 /// without its values. Usable for every element type, packed ones included.
+///
+/// `layouts/csc.md` (layout tag `0x08`): buffer 2 `col_ptr` holds
+/// `ncols + 1` `u64`, buffer 1 `row_indices` holds `nnz` `u64`. Every
+/// position and length here counts elements of those arrays (and of
+/// `values`), never bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct CscStructure<'data> {
     pub(crate) inner: Compressed<'data>,
@@ -50,18 +55,22 @@ impl<'data> CscStructure<'data> {
         self.inner.scanned
     }
 
-    /// Verifies the four storage invariants of `layouts/csc.md` in one
-    /// allocation-free pass over `col_ptr` and `row_indices`:
-    /// (1) `col_ptr[0] = 0`, `col_ptr[ncols] = nnz`; (2) `col_ptr`
-    /// non-decreasing; (3) rows strictly increasing within each column;
-    /// (4) every row `< nrows`.
+    /// Verifies the four storage invariants of `layouts/csc.md` § Storage
+    /// Invariants in one allocation-free pass over `col_ptr` and
+    /// `row_indices`: (1) `col_ptr[0] = 0`, `col_ptr[ncols] = nnz`; (2)
+    /// `col_ptr` non-decreasing; (3) rows strictly increasing within each
+    /// column; (4) every row `< nrows`.
     ///
     /// # Errors
-    /// [`Error::PtrFirst`](crate::Error::PtrFirst),
-    /// [`Error::PtrLast`](crate::Error::PtrLast),
+    /// The first violation, naming the array entry (`col_ptr[j]` or
+    /// `row_indices[i]`), its absolute file offset in bytes and the
+    /// invariant: [`Error::PtrFirst`](crate::Error::PtrFirst),
+    /// [`Error::PtrLast`](crate::Error::PtrLast) (1);
     /// [`Error::PtrDecreasing`](crate::Error::PtrDecreasing),
-    /// [`Error::NotIncreasing`](crate::Error::NotIncreasing) (naming the
-    /// column and position), [`Error::IndexOutOfBounds`](crate::Error::IndexOutOfBounds).
+    /// [`Error::PtrTooLarge`](crate::Error::PtrTooLarge) (a pointer above
+    /// `nnz` before the last) (2);
+    /// [`Error::NotIncreasing`](crate::Error::NotIncreasing) (also naming
+    /// the column) (3); [`Error::IndexOutOfBounds`](crate::Error::IndexOutOfBounds) (4).
     pub fn validate(&self) -> Result<()> {
         self.inner.validate()
     }
@@ -113,7 +122,9 @@ impl<'data> CscStructure<'data> {
         self.inner.check_pointer_array()
     }
 
-    /// Positions of column `j`'s elements in `row_indices` / `values`.
+    /// Positions (element indices, not bytes) of column `j`'s elements in
+    /// `row_indices` / `values`: `col_ptr[j]..col_ptr[j + 1]`
+    /// (`layouts/csc.md` § Column Iteration).
     ///
     /// # Errors
     /// [`Error::IndexArgument`](crate::Error::IndexArgument) if `j >= ncols`;
@@ -122,8 +133,9 @@ impl<'data> CscStructure<'data> {
         self.inner.slice_range(j)
     }
 
-    /// Position of element (`row`, `col`) in `row_indices` / `values`, found
-    /// by binary search in the column; `None` when it is an implicit zero.
+    /// Position (element index) of element (`row`, `col`) in `row_indices` /
+    /// `values`, found by binary search in the column (`layouts/csc.md` §
+    /// Element Lookup); `None` when it is an implicit zero.
     ///
     /// # Errors
     /// [`Error::IndexArgument`](crate::Error::IndexArgument) for a row or
@@ -147,11 +159,17 @@ impl<'data> CscStructure<'data> {
     }
 }
 
-/// A CSC matrix with values of type `T`, borrowed from the file.
+/// A CSC matrix with values of type `T`, borrowed from the file
+/// (`layouts/csc.md`, layout tag `0x08`, rank 2).
 ///
-/// Shapes: `values` and `row_indices` have `nnz` entries, `col_ptr` has
-/// `ncols + 1`. Lookups return `Ok(None)` for the implicit zero of an
-/// unstored element.
+/// Shapes: `nrows = shape[0]`, `ncols = shape[1]`; `values` (buffer 0,
+/// the tensor's element type) and `row_indices` (buffer 1, `u64`) have
+/// `nnz` entries, `col_ptr` (buffer 2, `u64`) has `ncols + 1`. Lengths,
+/// positions and `col_ptr` entries count elements, not bytes. Lookups
+/// return `Ok(None)` for the implicit zero of an unstored element. Errors
+/// about the file name the field, its byte offset and the spec section
+/// ([`Error::field`](crate::Error::field),
+/// [`offset`](crate::Error::offset), [`rule`](crate::Error::rule)).
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -188,17 +206,18 @@ impl<'data, T: Element> CscView<'data, T> {
         self.structure.nnz()
     }
 
-    /// Stored values in column order, `nnz` entries.
+    /// Stored values in column order, `nnz` entries (buffer 0).
     pub fn values(&self) -> &'data [T] {
         self.values
     }
 
-    /// Row index of each value, `nnz` entries.
+    /// Row index of each value, `nnz` entries (buffer 1).
     pub fn row_indices(&self) -> &'data [u64] {
         self.structure.row_indices()
     }
 
-    /// Column pointers, `ncols + 1` entries.
+    /// Column pointers, `ncols + 1` entries (buffer 2): column `j` holds
+    /// positions `col_ptr[j]..col_ptr[j + 1]` of `row_indices` and `values`.
     #[doc(alias = "indptr")]
     pub fn col_ptr(&self) -> &'data [u64] {
         self.structure.col_ptr()
@@ -307,8 +326,10 @@ impl<'data, T: Element> CscView<'data, T> {
         })
     }
 
-    /// The CSR view of Aᵀ over the same slices, no copy: `nrows` and `ncols`
-    /// swap, `row_ptr` is this `col_ptr`, `col_indices` this `row_indices`.
+    /// The CSR view of Aᵀ over the same slices, no copy (`layouts/csc.md` §
+    /// Relationship to CSR): `nrows` and `ncols` swap, `row_ptr` is this
+    /// `col_ptr`, `col_indices` this `row_indices`. Keeps this view's
+    /// validation state.
     pub fn transpose(&self) -> CsrView<'data, T> {
         CsrView::from_parts(self.structure.transpose(), self.values)
     }
@@ -539,9 +560,15 @@ impl<'data> Tensor<'data> {
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch),
-    /// [`Error::TypeMismatch`](crate::Error::TypeMismatch),
+    /// [`Error::TypeMismatch`](crate::Error::TypeMismatch) (`T` is not the
+    /// element type, or it is packed),
+    /// [`Error::NotViewable`](crate::Error::NotViewable) (an element type
+    /// unknown to this reader, permissive mode),
     /// [`Error::Misaligned`](crate::Error::Misaligned), and in strict mode
-    /// any invariant error of [`CscStructure::validate`].
+    /// any invariant error of [`CscStructure::validate`]. The descriptor's
+    /// rules (rank 2, three buffers of their exact sizes, `byte_offset` 0,
+    /// zero reserved bytes, statistics `nnz`) were checked when the tensor
+    /// was resolved ([`HurrayFile::tensor`](crate::HurrayFile::tensor)).
     pub fn csc<T: Element>(&self) -> Result<CscView<'data, T>> {
         let view = self.csc_unscanned()?;
         if self.options().is_strict() {
