@@ -29,8 +29,8 @@ pub enum Mode {
     /// Accept what the spec lets a reader accept: unknown layout, type and
     /// quantization tags (the descriptor is kept, its data is never
     /// interpreted), sparse invariant scans skipped, oversized dense and
-    /// parameter buffers (CSC, CSR and COO buffers must have their exact
-    /// size in both modes), extra bytes after the last field of a
+    /// parameter buffers (the layout buffers of CSC, CSR, COO and CSF must
+    /// have their exact size in both modes), extra bytes after the last field of a
     /// descriptor, the index or the KV section, gaps and non-zero padding
     /// between regions, a data region not at the first boundary after its
     /// descriptor, a statistics `nnz` that disagrees with the descriptor's

@@ -673,15 +673,15 @@ impl<'data> Tensor<'data> {
 
     /// Checks buffer `i`'s `byte_size` against its plan: equal in strict
     /// mode, at least in permissive mode — except the layout's own buffers
-    /// of a CSC, CSR or COO tensor, whose sizes `layouts/csc.md`, `csr.md`
-    /// and `coo.md` § Buffer Size give exactly: equal in both modes
-    /// (NOTES.md "Buffer larger than required"). The values of an unknown
-    /// element type (permissive mode only) have no known size: any.
+    /// of a sparse tensor (CSC, CSR, COO, CSF), whose sizes `layouts/*.md`
+    /// § Buffer Size give exactly: equal in both modes (NOTES.md "Buffer
+    /// larger than required"). The values of an unknown element type
+    /// (permissive mode only) have no known size: any.
     fn check_size(&self, handles: &[raw::BufferHandle], i: usize, plan: &Plan) -> Result<()> {
         let Some(size) = handles.get(i).map(|h| h.byte_size.get()) else {
             return Ok(());
         };
-        let sparse = matches!(self.descriptor.layout, Layout::Csc | Layout::Csr | Layout::Coo)
+        let sparse = self.descriptor.layout.is_sparse()
             && plan.element_type.is_some()
             && self.layout_buffer_count().is_some_and(|n| to_u64(i) < n);
         let exact = sparse || self.options.is_strict();

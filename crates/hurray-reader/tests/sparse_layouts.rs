@@ -2659,6 +2659,59 @@ fn empty_csf_with_interior_nodes_is_rejected() {
     assert!(err.rule().is_some_and(|r| r.starts_with(CSF_INV)), "{err}");
 }
 
+/// NOTES.md "Buffer larger than required": sparse buffers have exactly the
+/// size `layouts/csf.md` § Buffer Size lists, in permissive mode too (only
+/// dense buffers may be larger there). A CSF buffer of a valid
+/// `[2, 2, 2]` tensor with one entry, 8 bytes too long, is `BufferSize`
+/// with `exact` in both modes.
+#[test]
+fn oversized_csf_buffers_are_rejected_in_both_modes() {
+    let values = 1.5f32.to_le_bytes().to_vec();
+    let levels = [
+        (vec![0u64, 1], vec![1u64]),
+        (vec![0, 1], vec![0]),
+        (vec![0, 1], vec![1]),
+    ];
+    let mut buffers = vec![values];
+    for (pos, crd) in &levels {
+        buffers.push(le_u64s(pos));
+        buffers.push(le_u64s(crd));
+    }
+    let descriptor = |buffers: &[Vec<u8>]| {
+        TensorDescriptor::new(
+            hurray_writer::ElementType::Float32,
+            Layout::Csf {
+                nnz: 1,
+                mode_order: vec![0, 1, 2],
+            },
+            vec![2, 2, 2],
+        )
+        .with_buffers(buffers.iter().map(|b| BufferHandle::new(b.len() as u64)).collect())
+    };
+    let valid = write_raw(&descriptor(&buffers).to_raw(), &buffers);
+    HurrayFile::parse(&valid, Options::strict())
+        .unwrap()
+        .validate()
+        .unwrap();
+    // Not crd_0 or crd_1: their lengths are the node counts the next pos
+    // is sized by, so a longer one is reported as that pos too short.
+    for i in [0usize, 1, 3, 5, 6] {
+        let mut longer = buffers.clone();
+        longer[i].extend([0; 8]);
+        let bytes = write_raw(&descriptor(&longer).to_raw(), &longer);
+        for options in [Options::strict(), Options::permissive()] {
+            let file = HurrayFile::parse(&bytes, options).unwrap();
+            let e = file.tensor("t").map(|_| ()).unwrap_err();
+            let size = buffers[i].len() as u64;
+            assert!(
+                matches!(e, Error::BufferSize { buffer, byte_size, expected, exact: true, .. }
+                    if usize::from(buffer) == i && byte_size == size + 8 && expected == size),
+                "buffer {i}, {options:?}: {e:?}"
+            );
+        }
+    }
+}
+
 /// The same tree through the checked writer: `Csf::new` checks every
 /// storage invariant ("A conforming writer MUST ensure" them, § Storage
 /// Invariants) but did not check the empty-tensor one, and wrote the file.
