@@ -10,6 +10,16 @@ use crate::tensor::Tensor;
 
 /// The coordinates of a COO tensor, without values: `nnz` tuples of `rank`
 /// coordinates, stored row-major in `indices` (`nnz × rank` entries).
+/// Usable for every element type, packed ones included.
+///
+/// `layouts/coo.md` (layout tag `0x06`, any rank from 1): buffer 1
+/// `indices` holds `nnz × rank` `u64`; entry `i`'s coordinate along
+/// dimension `d` is `indices[i × rank + d]`, below `shape[d]`. Entry
+/// numbers and lengths count entries or `u64` elements, never bytes.
+/// `is_sorted` is the descriptor's claim of strictly increasing
+/// lexicographic order (dimension 0 major); lookups binary-search only
+/// when it is set, and verification treats a false claim as an error
+/// (NOTES.md "COO is_sorted = 1").
 #[derive(Debug, Clone)]
 pub struct CooStructure<'data> {
     tensor: &'data str,
@@ -52,7 +62,8 @@ impl<'data> CooStructure<'data> {
         self.scanned
     }
 
-    /// Coordinates of stored element `i`, `rank` entries.
+    /// Coordinates of stored element `i`, `rank` entries
+    /// (`indices[i × rank..(i + 1) × rank]`); `None` when `i >= nnz`.
     pub fn coordinates(&self, i: u64) -> Option<&'data [u64]> {
         let rank = self.rank();
         let start = usize::try_from(i).ok()?.checked_mul(rank)?;
@@ -84,8 +95,10 @@ impl<'data> CooStructure<'data> {
     ///
     /// # Errors
     /// [`Error::IndexOutOfBounds`] (the first coordinate out of bounds, in
-    /// storage order), else [`Error::CooOrder`] (the first entry not above
-    /// its predecessor, or a duplicate).
+    /// storage order: field `indices[k]`, its file offset in bytes, the bound
+    /// `shape[d]`), else [`Error::CooOrder`] (the first entry not above its
+    /// predecessor, or the later of two duplicates: field `indices[i × rank]`
+    /// and its offset), both citing `layouts/coo.md § Validity Constraints`.
     pub fn validate(&self) -> Result<()> {
         self.validate_threads(1)
     }
@@ -338,7 +351,32 @@ impl<'data> CooStructure<'data> {
     }
 }
 
-/// A COO tensor with values of type `T`.
+/// A COO tensor with values of type `T`, borrowed from the file
+/// (`layouts/coo.md`, layout tag `0x06`, any rank from 1).
+///
+/// Shapes: `values` (buffer 0, the tensor's element type) has `nnz`
+/// entries, `indices` (buffer 1, `u64`) `nnz × rank`
+/// ([`CooStructure`]). Lengths and positions count elements, not bytes.
+/// Lookups return `Ok(None)` for the implicit zero of an unstored element.
+/// Errors about the file name the field, its byte offset and the spec
+/// section ([`Error::field`], [`offset`](Error::offset), [`rule`](Error::rule)).
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let bytes = hurray_reader::AlignedBytes::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/sparse_formats.hry"))?;
+/// use hurray_reader::{HurrayFile, Options};
+/// let file = HurrayFile::parse(&bytes, Options::default())?;
+/// let a = file.tensor("m.coo")?.coo::<f64>()?;  // strict: constraints checked
+/// assert_eq!((a.structure().shape(), a.nnz()), (&[5, 6][..], 12));
+/// assert!(a.structure().is_sorted());             // lookups binary-search
+/// assert_eq!(a.structure().coordinates(1), Some(&[0, 3][..]));
+/// assert_eq!(a.values()[1], -2.0);
+/// assert_eq!(a.get(&[0, 3])?, Some(&-2.0));       // stored
+/// assert_eq!(a.get(&[1, 1])?, None);              // implicit zero
+/// let u = file.tensor("m.coo_unsorted")?.coo::<f64>()?; // linear scan
+/// assert_eq!(u.get(&[0, 3])?, Some(&-2.0));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct CooView<'data, T> {
     structure: CooStructure<'data>,
@@ -361,7 +399,9 @@ impl<'data, T: Element> CooView<'data, T> {
         self.structure.nnz
     }
 
-    /// The value at `index`; `Ok(None)` is the implicit zero.
+    /// The value at `index` (`rank` coordinates), by binary search when
+    /// `is_sorted` is set, else by linear scan (`layouts/coo.md` § Element
+    /// Lookup); `Ok(None)` is the implicit zero.
     ///
     /// # Errors
     /// As [`CooStructure::position`].
@@ -390,10 +430,12 @@ impl<'data, T: Element> CooView<'data, T> {
 }
 
 impl<'data> Tensor<'data> {
-    /// The COO coordinates without values; not validated.
+    /// The COO coordinates without values, for any element type; not
+    /// validated.
     ///
     /// # Errors
-    /// [`Error::LayoutMismatch`] unless the layout is COO, [`Error::Misaligned`].
+    /// [`Error::LayoutMismatch`] unless the layout is COO,
+    /// [`Error::NotViewable`], [`Error::Misaligned`].
     pub fn coo_structure(&self) -> Result<CooStructure<'data>> {
         self.ensure_layout(Layout::Coo)?;
         let LayoutFields::Coo(f) = self.descriptor().layout_fields() else {
@@ -416,7 +458,11 @@ impl<'data> Tensor<'data> {
     ///
     /// # Errors
     /// As [`coo_structure`](Self::coo_structure), [`Error::TypeMismatch`],
-    /// and in strict mode [`CooStructure::validate`]'s errors.
+    /// and in strict mode [`CooStructure::validate`]'s errors. The
+    /// descriptor's rules (rank at least 1, two buffers of their exact
+    /// sizes, `is_sorted` 0 or 1, `byte_offset` 0, zero reserved bytes,
+    /// statistics `nnz`) were checked when the tensor was resolved
+    /// ([`HurrayFile::tensor`](crate::HurrayFile::tensor)).
     pub fn coo<T: Element>(&self) -> Result<CooView<'data, T>> {
         let mut structure = self.coo_structure()?;
         if self.options().is_strict() {

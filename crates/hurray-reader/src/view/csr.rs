@@ -7,7 +7,15 @@ use crate::tensor::Tensor;
 use crate::view::compressed::{Compressed, Float, Slices, CSC, CSR};
 use crate::view::csc::{CscStructure, CscView};
 
-/// The sparsity structure of a CSR matrix — `row_ptr` and `col_indices`.
+/// The sparsity structure of a CSR matrix — `row_ptr` and `col_indices` —
+/// without its values. Usable for every element type, packed ones included.
+///
+/// `layouts/csr.md` (layout tag `0x07`, rank 2): buffer 2 `row_ptr` holds
+/// `nrows + 1` `u64` (`nrows = shape[0]`), buffer 1 `col_indices` holds
+/// `nnz` `u64`, each below `ncols = shape[1]`. Every position and length
+/// here counts elements of those arrays (and of `values`), never bytes. It
+/// is the [`CscStructure`] of Aᵀ over the same arrays
+/// ([`transpose`](Self::transpose)).
 #[derive(Debug, Clone, Copy)]
 pub struct CsrStructure<'data> {
     pub(crate) inner: Compressed<'data>,
@@ -29,7 +37,8 @@ impl<'data> CsrStructure<'data> {
         self.inner.nnz
     }
 
-    /// Row pointers, `nrows + 1` entries.
+    /// Row pointers: `nrows + 1` entries; row `i` holds positions
+    /// `row_ptr[i]..row_ptr[i + 1]` of `col_indices` and `values`.
     #[doc(alias = "indptr")]
     pub fn row_ptr(&self) -> &'data [u64] {
         self.inner.ptr
@@ -41,16 +50,29 @@ impl<'data> CsrStructure<'data> {
         self.inner.idx
     }
 
-    /// True once the storage invariants have been verified.
+    /// True once the storage invariants have been verified (by
+    /// [`validated`](Self::validated), or by a strict [`Tensor::csr`]).
     pub fn is_validated(&self) -> bool {
         self.inner.scanned
     }
 
-    /// Verifies the four storage invariants of `layouts/csr.md` in one
-    /// allocation-free pass.
+    /// Verifies the four storage invariants of `layouts/csr.md` § Storage
+    /// Invariants in one allocation-free pass over `row_ptr` and
+    /// `col_indices`: (1) `row_ptr[0] = 0`, `row_ptr[nrows] = nnz`; (2)
+    /// `row_ptr` non-decreasing; (3) columns strictly increasing within each
+    /// row; (4) every column `< ncols`.
     ///
     /// # Errors
-    /// As [`CscStructure::validate`], with CSR names.
+    /// The first violation, naming the array entry (`row_ptr[i]` or
+    /// `col_indices[j]`), its absolute file offset in bytes and the
+    /// invariant (`layouts/csr.md § Storage Invariants (n)`):
+    /// [`Error::PtrFirst`](crate::Error::PtrFirst),
+    /// [`Error::PtrLast`](crate::Error::PtrLast) (1);
+    /// [`Error::PtrDecreasing`](crate::Error::PtrDecreasing),
+    /// [`Error::PtrTooLarge`](crate::Error::PtrTooLarge) (a pointer above
+    /// `nnz` before the last) (2);
+    /// [`Error::NotIncreasing`](crate::Error::NotIncreasing) (also naming
+    /// the row) (3); [`Error::IndexOutOfBounds`](crate::Error::IndexOutOfBounds) (4).
     pub fn validate(&self) -> Result<()> {
         self.inner.validate()
     }
@@ -101,7 +123,9 @@ impl<'data> CsrStructure<'data> {
         self.inner.check_pointer_array()
     }
 
-    /// Positions of row `i`'s elements in `col_indices` / `values`.
+    /// Positions (element indices, not bytes) of row `i`'s elements in
+    /// `col_indices` / `values`: `row_ptr[i]..row_ptr[i + 1]`
+    /// (`layouts/csr.md` § Row Iteration).
     ///
     /// # Errors
     /// [`Error::IndexArgument`](crate::Error::IndexArgument) if `i >= nrows`;
@@ -110,15 +134,22 @@ impl<'data> CsrStructure<'data> {
         self.inner.slice_range(i)
     }
 
-    /// Position of element (`row`, `col`), by binary search in the row.
+    /// Position (element index) of element (`row`, `col`) in `col_indices`
+    /// / `values`, found by binary search in the row (`layouts/csr.md` §
+    /// Element Lookup); `None` when it is an implicit zero.
     ///
     /// # Errors
-    /// As [`CscStructure::position`].
+    /// [`Error::IndexArgument`](crate::Error::IndexArgument) for a row or
+    /// column out of range; on an unvalidated structure, the error of a
+    /// damaged row `row` (its pointers, its columns). A decreasing pointer
+    /// elsewhere is seen only by [`validate`](Self::validate).
     pub fn position(&self, row: u64, col: u64) -> Result<Option<usize>> {
         self.inner.find(col, row)
     }
 
-    /// The CSC structure of Aᵀ over the same arrays, no copy.
+    /// The CSC structure of Aᵀ over the same arrays, no copy
+    /// (`layouts/csc.md` § Relationship to CSR): `nrows` and `ncols` swap,
+    /// `col_ptr` is this `row_ptr`, `row_indices` this `col_indices`.
     pub fn transpose(&self) -> CscStructure<'data> {
         CscStructure {
             inner: Compressed {
@@ -130,8 +161,31 @@ impl<'data> CsrStructure<'data> {
 }
 
 /// A CSR matrix with values of type `T`, borrowed (from the file, or from a
-/// [`CsrMatrix`]). `values`/`col_indices` have `nnz` entries, `row_ptr`
-/// `nrows + 1`.
+/// [`CsrMatrix`]) (`layouts/csr.md`, layout tag `0x07`, rank 2).
+///
+/// Shapes: `nrows = shape[0]`, `ncols = shape[1]`; `values` (buffer 0,
+/// the tensor's element type) and `col_indices` (buffer 1, `u64`) have
+/// `nnz` entries, `row_ptr` (buffer 2, `u64`) has `nrows + 1`. Lengths,
+/// positions and `row_ptr` entries count elements, not bytes. Lookups
+/// return `Ok(None)` for the implicit zero of an unstored element. Errors
+/// about the file name the field, its byte offset and the spec section
+/// ([`Error::field`](crate::Error::field),
+/// [`offset`](crate::Error::offset), [`rule`](crate::Error::rule)).
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let bytes = hurray_reader::AlignedBytes::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/sparse_formats.hry"))?;
+/// use hurray_reader::{HurrayFile, Options};
+/// let file = HurrayFile::parse(&bytes, Options::default())?;
+/// let a = file.tensor("m.csr")?.csr::<f64>()?;  // strict: invariants checked
+/// assert_eq!((a.nrows(), a.ncols(), a.nnz()), (5, 6, 12));
+/// assert_eq!(a.row_ptr(), [0, 3, 5, 7, 10, 12]);
+/// assert_eq!(a.get(0, 3)?, Some(&-2.0));          // stored
+/// assert_eq!(a.get(1, 1)?, None);                 // implicit zero
+/// let row1: Vec<(u64, f64)> = a.row(1)?.map(|(c, v)| (c, *v)).collect();
+/// assert_eq!(row1, [(2, 3.25), (5, 11.0)]);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct CsrView<'data, T> {
     structure: CsrStructure<'data>,
@@ -158,17 +212,18 @@ impl<'data, T: Element> CsrView<'data, T> {
         self.structure.nnz()
     }
 
-    /// Stored values in row order, `nnz` entries.
+    /// Stored values in row order, `nnz` entries (buffer 0).
     pub fn values(&self) -> &'data [T] {
         self.values
     }
 
-    /// Column index of each value, `nnz` entries.
+    /// Column index of each value, `nnz` entries (buffer 1).
     pub fn col_indices(&self) -> &'data [u64] {
         self.structure.col_indices()
     }
 
-    /// Row pointers, `nrows + 1` entries.
+    /// Row pointers, `nrows + 1` entries (buffer 2): row `i` holds
+    /// positions `row_ptr[i]..row_ptr[i + 1]` of `col_indices` and `values`.
     #[doc(alias = "indptr")]
     pub fn row_ptr(&self) -> &'data [u64] {
         self.structure.row_ptr()
@@ -184,7 +239,9 @@ impl<'data, T: Element> CsrView<'data, T> {
         self.structure.is_validated()
     }
 
-    /// Verifies the storage invariants.
+    /// Verifies the storage invariants; see [`CsrStructure::validate`].
+    /// Takes `&self`, so the view is not marked: to keep the verdict, use
+    /// [`validated`](Self::validated).
     ///
     /// # Errors
     /// As [`CsrStructure::validate`].
@@ -208,16 +265,17 @@ impl<'data, T: Element> CsrView<'data, T> {
         })
     }
 
-    /// The value at (`row`, `col`), by binary search in row `row`;
-    /// `Ok(None)` is the implicit zero.
+    /// The value at (`row`, `col`), by binary search in row `row`
+    /// (`layouts/csr.md` § Element Lookup); `Ok(None)` is the implicit zero.
     ///
     /// # Errors
-    /// As [`CscView::get`].
+    /// As [`CsrStructure::position`].
     pub fn get(&self, row: u64, col: u64) -> Result<Option<&'data T>> {
         Ok(self.structure.position(row, col)?.and_then(|p| self.values.get(p)))
     }
 
-    /// Row `i`'s stored elements as `(col, &value)`, columns ascending.
+    /// Row `i`'s stored elements as `(col, &value)`, columns ascending
+    /// (`layouts/csr.md` § Row Iteration).
     ///
     /// # Errors
     /// As [`CsrStructure::row_range`].
@@ -255,7 +313,8 @@ impl<'data, T: Element> CsrView<'data, T> {
             .flat_map(|(i, cols, vals)| cols.iter().zip(vals).map(move |(&c, v)| (i, c, v))))
     }
 
-    /// The CSC view of Aᵀ over the same slices, no copy.
+    /// The CSC view of Aᵀ over the same slices, no copy (`layouts/csc.md`
+    /// § Relationship to CSR): `nrows` and `ncols` swap.
     pub fn transpose(&self) -> CscView<'data, T> {
         CscView::from_parts(self.structure.transpose(), self.values)
     }
@@ -367,10 +426,13 @@ impl<T: Element> CsrMatrix<T> {
 }
 
 impl<'data> Tensor<'data> {
-    /// The CSR structure (`row_ptr`, `col_indices`) without values; not validated.
+    /// The CSR structure (`row_ptr`, `col_indices`) without values, for
+    /// any element type; not validated.
     ///
     /// # Errors
-    /// As [`Tensor::csc_structure`], for CSR.
+    /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) unless the
+    /// layout is CSR; [`Error::NotViewable`](crate::Error::NotViewable);
+    /// [`Error::Misaligned`](crate::Error::Misaligned).
     pub fn csr_structure(&self) -> Result<CsrStructure<'data>> {
         Ok(CsrStructure {
             inner: self.compressed(Layout::Csr, CSR)?,
@@ -378,10 +440,19 @@ impl<'data> Tensor<'data> {
     }
 
     /// The CSR view with values `T`; strict mode verifies the invariants
-    /// first (on up to [`Options::threads`](crate::Options::threads) threads).
+    /// first (on up to [`Options::threads`](crate::Options::threads) threads),
+    /// permissive mode does not (damaged rows then give errors on lookup).
+    /// `T` as for [`Tensor::csc`]; packed values have no typed view.
     ///
     /// # Errors
-    /// As [`Tensor::csc`], for CSR.
+    /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch),
+    /// [`Error::TypeMismatch`](crate::Error::TypeMismatch),
+    /// [`Error::NotViewable`](crate::Error::NotViewable),
+    /// [`Error::Misaligned`](crate::Error::Misaligned), and in strict mode
+    /// any invariant error of [`CsrStructure::validate`]. The descriptor's
+    /// rules (rank 2, three buffers of their exact sizes, `byte_offset` 0,
+    /// zero reserved bytes, statistics `nnz`) were checked when the tensor
+    /// was resolved ([`HurrayFile::tensor`](crate::HurrayFile::tensor)).
     pub fn csr<T: Element>(&self) -> Result<CsrView<'data, T>> {
         let view = self.csr_unscanned()?;
         if self.options().is_strict() {
