@@ -306,11 +306,12 @@ impl Cli {
         )
     }
 
-    /// How the file is named in messages: the path as given, `<stdin>` for `-`.
+    /// How the file is named in messages: the path as given (control
+    /// characters escaped), `<stdin>` for `-`.
     pub fn display_name(&self) -> String {
         match self.input() {
             Input::Stdin => "<stdin>".to_owned(),
-            Input::Path(path) => path.display().to_string(),
+            Input::Path(path) => hurray_reader::shown_path(path),
         }
     }
 

@@ -682,8 +682,13 @@ pub fn slice<'data>(t: &Tensor<'data>, axis: Axis, index: u64) -> Result<Entries
     }
     let bound = header.shape.get(shape_dim).copied().unwrap_or(0);
     if index >= bound {
+        let allowed = if bound == 0 {
+            "none to read".to_owned()
+        } else {
+            format!("must be < {bound}")
+        };
         return Err(Failure::Usage(format!(
-            "--{kind} {index}: tensor '{name}' of shape {} has {bound} {kind}s (must be < {bound})",
+            "--{kind} {index}: tensor '{name}' of shape {} has {bound} {kind}s ({allowed})",
             shape_text(&header.shape),
         )));
     }
@@ -741,8 +746,13 @@ pub fn get<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, index: &[u64]) ->
         )));
     }
     if let Some((k, (&i, &n))) = index.iter().zip(&header.shape).enumerate().find(|(_, (&i, &n))| i >= n) {
+        let allowed = if n == 0 {
+            format!("dimension {k} is 0: the tensor has no elements")
+        } else {
+            format!("must be < {n}")
+        };
         return Err(Failure::Usage(format!(
-            "--get: coordinate {k} is {i}, outside tensor '{name}' of shape {shape} (must be < {n})"
+            "--get: coordinate {k} is {i}, outside tensor '{name}' of shape {shape} ({allowed})"
         )));
     }
     let stored = |position: Option<u64>| -> Result<(Option<u64>, Option<Value>)> {

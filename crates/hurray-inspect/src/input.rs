@@ -39,7 +39,7 @@ impl Source {
                 if is_stream {
                     if let Ok(stream) = File::open(path) {
                         return Ok(Source::Memory(
-                            read_stream(stream, &path.display().to_string())?,
+                            read_stream(stream, &hurray_reader::shown_path(path))?,
                             options,
                         ));
                     }

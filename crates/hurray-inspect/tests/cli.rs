@@ -1137,3 +1137,23 @@ fn a_quantized_tensor_dumps_its_parameters_and_gets_real_values() {
     let get: Value = serde_json::from_str(stdout(&out)).unwrap();
     assert_eq!((&get["value"], &get["dequantized"]), (&json!(1), &json!(-3.0)));
 }
+
+/// A file name with control characters is shown escaped, on stdout and in
+/// errors, as tensor names are: a name cannot send escape sequences to the
+/// terminal (it went out raw; found by a fresh-user review).
+#[test]
+fn control_characters_in_a_path_are_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let valid = dir.path().join("a\u{1b}[31mz.hry");
+    std::fs::copy(fixtures_dir().join("empty.hry"), &valid).unwrap();
+    let out = inspect(&[], &valid);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with(&format!("File: {}/a\\u{{1b}}[31mz.hry\n", dir.path().display())));
+    assert!(!out.stdout.contains(&0x1b));
+
+    let missing = dir.path().join("b\u{7}.hry");
+    let out = inspect(&[], &missing);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("b\\u{7}.hry: cannot open"), "{}", stderr(&out));
+    assert!(!out.stderr.contains(&0x07));
+}

@@ -7,14 +7,7 @@ use std::path::Path;
 
 use zerocopy::IntoBytes;
 
-use crate::error::{Error, Result};
-
-fn io_error(path: &Path, what: &str, e: &std::io::Error) -> Error {
-    Error::Io {
-        kind: e.kind(),
-        message: format!("{}: {what}: {e}", path.display()).into(),
-    }
-}
+use crate::error::{io_error, Error, Result};
 
 /// A file's bytes in memory, aligned to 8 bytes so typed views of every
 /// element type work: the path for streams (stdin) and for files that may

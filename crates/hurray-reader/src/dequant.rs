@@ -1,6 +1,7 @@
 //! Dequantization: the real value of a quantized tensor's stored element
 //! (`quantization.md`; each scheme's § Dequantization Formula). One element
-//! at a time, for inspection and checks; nothing is allocated.
+//! at a time, for inspection and checks; a call allocates only a copy of
+//! the shape (`rank` entries), nothing proportional to the data.
 
 use crate::descriptor::QuantScheme;
 use crate::error::{Error, Result};

@@ -137,6 +137,33 @@ pub fn shown_name(name: &str) -> String {
     }
 }
 
+/// A path as messages show it: as [`Path::display`](std::path::Path::display)
+/// gives it, with control characters escaped (`\u{1b}`), so that a file
+/// name cannot send escape sequences to a terminal.
+///
+/// ```
+/// assert_eq!(hurray_reader::shown_path("a\x1b[31m b.hry".as_ref()), "a\\u{1b}[31m b.hry");
+/// ```
+pub fn shown_path(path: &std::path::Path) -> String {
+    let mut shown = String::new();
+    for c in path.display().to_string().chars() {
+        if c.is_control() {
+            shown.extend(c.escape_debug());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
+}
+
+/// An I/O error about `path`: `PATH: what: the system's message`.
+pub(crate) fn io_error(path: &std::path::Path, what: &str, e: &std::io::Error) -> Error {
+    Error::Io {
+        kind: e.kind(),
+        message: format!("{}: {what}: {e}", shown_path(path)).into(),
+    }
+}
+
 /// A number read from the file, as an error shows it: integers exactly,
 /// floats as `f64` (`NaN`, `inf`, `-0.0`, `1e-45`). A float is kept as its
 /// bits so that errors compare equal exactly.
@@ -865,7 +892,8 @@ pub enum Error {
     LayoutMismatch {
         /// The tensor.
         tensor: Box<str>,
-        /// The requested layout.
+        /// The requested layout (`csc`, ..., or `a dense layout` for the
+        /// dense accessors, which read every dense layout).
         requested: &'static str,
         /// The tensor's layout.
         actual: &'static str,

@@ -6,17 +6,10 @@
 use std::fs::File;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::{io_error, Result};
 use crate::file::{HurrayFile, Options};
 #[cfg(doc)]
 use crate::AlignedBytes;
-
-fn io_error(path: &Path, what: &str, e: &std::io::Error) -> Error {
-    Error::Io {
-        kind: e.kind(),
-        message: format!("{}: {what}: {e}", path.display()).into(),
-    }
-}
 
 /// A Hurray file mapped read-only into memory.
 ///
@@ -69,7 +62,7 @@ impl MappedFile {
     /// Maps the file at `path` read-only.
     ///
     /// # Errors
-    /// [`Error::Io`] if the file cannot be opened or mapped (a directory:
+    /// [`Error::Io`](crate::Error::Io) if the file cannot be opened or mapped (a directory:
     /// kind `IsADirectory`).
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Self> {
         let path = path.as_ref();
@@ -86,7 +79,7 @@ impl MappedFile {
     /// handle's position. Errors name the file as `name`.
     ///
     /// # Errors
-    /// [`Error::Io`] if it cannot be mapped (a pipe, a directory).
+    /// [`Error::Io`](crate::Error::Io) if it cannot be mapped (a pipe, a directory).
     pub fn from_file(file: &File, name: &str, options: Options) -> Result<Self> {
         Self::map(file, Path::new(name), options)
     }

@@ -701,6 +701,74 @@ fn permissive_views_never_answer_wrongly() {
     assert_eq!(a.get(3, 4).unwrap(), None);
 }
 
+/// A damaged CSC file read through `transpose()` (a CSR view of Aᵀ) is
+/// still a CSC file: its errors name `row_indices`, the column and
+/// `layouts/csc.md`, as the CSC view's do (they named `col_indices`, a row
+/// and `layouts/csr.md`: found by a fresh-user review). Argument errors
+/// speak of the view's rows and columns.
+#[test]
+fn a_transposed_view_names_the_files_csc_fields() {
+    let mut p = parts();
+    p.col_ptr = vec![0, 1, 2, 3, 5, 5];
+    p.row_indices = vec![0, 2, 1, 3, 1];
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let a = file.tensor("A").unwrap().csc_unscanned::<f32>().unwrap();
+    let direct = a.get(1, 3).unwrap_err();
+    let through_transpose = a.transpose().get(3, 1).unwrap_err();
+    assert_eq!(through_transpose, direct);
+    assert!(
+        matches!(
+            &through_transpose,
+            Error::NotIncreasing {
+                array: "row_indices",
+                slice: "column",
+                slice_index: 3,
+                position: 4,
+                ..
+            }
+        ),
+        "{through_transpose:?}"
+    );
+    assert_eq!(
+        through_transpose.rule(),
+        Some("layouts/csc.md § Storage Invariants (3)")
+    );
+    assert_eq!(
+        a.structure().transpose().validate().unwrap_err(),
+        a.structure().validate().unwrap_err()
+    );
+    // Aᵀ is 5 x 4: row 5 does not exist, nor does column 4.
+    let at = a.transpose();
+    assert!(matches!(
+        at.row(5),
+        Err(Error::IndexArgument {
+            what: "row",
+            index: 5,
+            bound: 5,
+            ..
+        })
+    ));
+    assert!(matches!(
+        at.get(0, 4),
+        Err(Error::IndexArgument {
+            what: "column",
+            index: 4,
+            bound: 4,
+            ..
+        })
+    ));
+    assert!(matches!(
+        a.column(5),
+        Err(Error::IndexArgument {
+            what: "column",
+            index: 5,
+            bound: 5,
+            ..
+        })
+    ));
+}
+
 #[test]
 fn unscanned_lookups_name_the_pointer_they_read() {
     // col_ptr[0] = 1: a lookup in column 0 names col_ptr[0], not col_ptr[1].

@@ -221,9 +221,32 @@ pub(crate) struct Compressed<'data> {
     pub(crate) idx_offset: u64,
     /// Whether the storage invariants were verified.
     pub(crate) scanned: bool,
+    /// Read as the transpose of the file's layout (`CscView::transpose`,
+    /// `CsrView::transpose`): errors about the file keep its names
+    /// (`names`), argument errors name the view's rows and columns.
+    pub(crate) transposed: bool,
 }
 
 impl<'data> Compressed<'data> {
+    /// The same arrays read as the transposed layout (CSC as CSR and back):
+    /// the file's names stay, the view's argument names swap.
+    pub(crate) fn transposed(self) -> Self {
+        Compressed {
+            transposed: !self.transposed,
+            ..self
+        }
+    }
+
+    /// What the caller's outer and inner arguments are called: the file's
+    /// slice and index words, swapped on a transposed view.
+    fn argument_names(&self) -> (&'static str, &'static str) {
+        if self.transposed {
+            (self.names.inner, self.names.outer)
+        } else {
+            (self.names.outer, self.names.inner)
+        }
+    }
+
     fn ptr_at(&self, i: u64) -> u64 {
         self.ptr_offset.saturating_add(i.saturating_mul(8))
     }
@@ -844,7 +867,7 @@ impl<'data> Compressed<'data> {
         if j >= self.outer_len {
             return Err(Error::IndexArgument {
                 tensor: self.tensor.into(),
-                what: self.names.outer,
+                what: self.argument_names().0,
                 index: j,
                 bound: self.outer_len,
             });
@@ -889,7 +912,7 @@ impl<'data> Compressed<'data> {
         if inner >= self.inner_len {
             return Err(Error::IndexArgument {
                 tensor: self.tensor.into(),
-                what: self.names.inner,
+                what: self.argument_names().1,
                 index: inner,
                 bound: self.inner_len,
             });
@@ -1214,6 +1237,7 @@ mod tests {
             ptr_offset: 1000,
             idx_offset: 2000,
             scanned: false,
+            transposed: false,
         }
     }
 

@@ -5,7 +5,7 @@ use crate::element_type::Element;
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::tensor::Tensor;
-use crate::view::compressed::{Compressed, Float, Slices, CSC, CSR};
+use crate::view::compressed::{Compressed, Float, Slices, CSC};
 use crate::view::csr::{CsrMatrix, CsrStructure, CsrView};
 
 /// The sparsity structure of a CSC matrix — `col_ptr` and `row_indices` —
@@ -151,10 +151,7 @@ impl<'data> CscStructure<'data> {
     /// Relationship to CSR): no copy.
     pub fn transpose(&self) -> CsrStructure<'data> {
         CsrStructure {
-            inner: Compressed {
-                names: CSR,
-                ..self.inner
-            },
+            inner: self.inner.transposed(),
         }
     }
 }

@@ -119,6 +119,7 @@ impl<'data> CsfStructure<'data> {
                 ptr_offset: level.pos_offset,
                 idx_offset: level.crd_offset,
                 scanned: false,
+                transposed: false,
             };
             level_index.validate()?;
         }

@@ -4,7 +4,7 @@ use crate::element_type::Element;
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::tensor::Tensor;
-use crate::view::compressed::{Compressed, Float, Slices, CSC, CSR};
+use crate::view::compressed::{Compressed, Float, Slices, CSR};
 use crate::view::csc::{CscStructure, CscView};
 
 /// The sparsity structure of a CSR matrix — `row_ptr` and `col_indices` —
@@ -152,10 +152,7 @@ impl<'data> CsrStructure<'data> {
     /// `col_ptr` is this `row_ptr`, `row_indices` this `col_indices`.
     pub fn transpose(&self) -> CscStructure<'data> {
         CscStructure {
-            inner: Compressed {
-                names: CSC,
-                ..self.inner
-            },
+            inner: self.inner.transposed(),
         }
     }
 }
@@ -418,6 +415,7 @@ impl<T: Element> CsrMatrix<T> {
                     ptr_offset: 0,
                     idx_offset: 0,
                     scanned: true,
+                    transposed: false,
                 },
             },
             values: &self.values,

@@ -292,7 +292,11 @@ impl<'data> Tensor<'data> {
     pub fn addressing(&self) -> Result<Addressing<'data>> {
         self.ensure_viewable()?;
         if !self.layout().is_dense() {
-            return Err(self.layout_mismatch(Layout::RowMajor));
+            return Err(Error::LayoutMismatch {
+                tensor: self.name().into(),
+                requested: "a dense layout",
+                actual: self.layout().as_str(),
+            });
         }
         let et = self.element_type().ok_or_else(|| Error::NotViewable {
             tensor: self.name().into(),

@@ -73,6 +73,7 @@ impl<'data> Tensor<'data> {
             ptr_offset: ptr.file_offset(),
             idx_offset: idx.file_offset(),
             scanned: false,
+            transposed: false,
         })
     }
 }
