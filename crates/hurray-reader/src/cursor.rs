@@ -219,7 +219,25 @@ impl<'a> Cursor<'a> {
 
     /// Takes `count` elements of `width` bytes, unrecorded; returns their
     /// absolute offset and bytes.
+    /// Takes `count` elements of `width` bytes. When they do not all fit,
+    /// the error names the first element that does not, `field[k]` at its
+    /// own offset (the whole array when `field` is already an element).
     fn take_array(&mut self, count: u64, width: usize, field: Field) -> Result<(u64, &'a [u8])> {
+        let width64 = to_u64(width.max(1));
+        let fits = to_u64(self.remaining()) / width64;
+        if count > fits && field.index.is_none() && field.member.is_none() {
+            // fits * width <= remaining: no overflow.
+            let skip = fits * width64;
+            return Err(Error::Truncated {
+                scope: self.tensor.map_or(Scope::File, Scope::tensor),
+                field: Field::at(field.name, fits),
+                offset: self.offset().saturating_add(skip),
+                need: width64,
+                have: to_u64(self.remaining()).saturating_sub(skip),
+                section: self.section,
+                rule: self.rule,
+            });
+        }
         let need = count
             .checked_mul(to_u64(width))
             .ok_or_else(|| self.truncated(field, u64::MAX))?;
@@ -306,6 +324,36 @@ mod tests {
                 section: "test section",
                 rule: "rule",
             }
+        );
+    }
+
+    /// A truncated array is named by its first element that does not fit,
+    /// at that element's offset (`shape[2]`, not the whole `shape`).
+    #[test]
+    fn a_truncated_array_names_its_first_missing_element() {
+        let bytes = [0u8; 20];
+        let mut c = Cursor::new(&bytes, 100, "test section", "rule");
+        let err = c
+            .slice::<zerocopy::little_endian::U64>(3, Field::new("shape"))
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::Truncated {
+                scope: Scope::File,
+                field: Field::at("shape", 2),
+                offset: 116,
+                need: 8,
+                have: 4,
+                section: "test section",
+                rule: "rule",
+            }
+        );
+        assert_eq!(c.offset(), 100, "nothing taken");
+        assert_eq!(
+            c.slice::<zerocopy::little_endian::U64>(2, Field::new("shape"))
+                .unwrap()
+                .len(),
+            2
         );
     }
 

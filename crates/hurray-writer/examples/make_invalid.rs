@@ -1307,7 +1307,7 @@ fn descriptor(c: &mut Corpus) {
         fixed,
         "tensor",
         "Truncated",
-        "buffer",
+        "buffer[0]",
         single(
             dense()
                 .d(|d| d.descriptor_length = Some(53))
