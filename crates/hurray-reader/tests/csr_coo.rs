@@ -152,6 +152,33 @@ fn assert_names(e: &Error, field: &str, offset: u64, rule: &str) {
     );
 }
 
+/// Open signature of [`open_csr`] and [`open_coo`].
+type Open = fn(&[u8], Options) -> Result<(), Error>;
+
+/// Statistics `nnz` (marked valid) of `statistics_nnz` against the
+/// descriptor's `nnz`: strict refuses naming `statistics.nnz` and `rule`.
+fn assert_statistics_nnz_refused(bytes: &[u8], open: Open, statistics_nnz: u64, nnz: u64, rule: &str) {
+    let e = open(bytes, Options::strict()).unwrap_err();
+    assert!(
+        matches!(e, Error::StatisticsNnzMismatch { statistics_nnz: s, nnz: n, .. } if s == statistics_nnz && n == nnz),
+        "{e:?}"
+    );
+    assert_names(&e, "statistics.nnz", field_offset(bytes, "statistics.nnz"), rule);
+}
+
+/// A non-empty buffer declaring `alignment` (below what buffer-protocol.md
+/// requires) is refused in both modes, naming `buffer[i].alignment`.
+fn assert_alignment_refused(bytes: &[u8], open: Open, buffer: usize, alignment: u64) {
+    for options in [Options::strict(), Options::permissive()] {
+        let e = open(bytes, options).unwrap_err();
+        assert!(matches!(e, Error::Invalid { value, .. } if value == alignment), "{e:?}");
+        let field = format!("buffer[{buffer}].alignment");
+        assert_eq!(e.field().map(|f| f.to_string()), Some(field.clone()));
+        assert_eq!(e.offset(), Some(field_offset(bytes, &field)));
+        assert!(e.rule().is_some_and(|r| r.starts_with("buffer-protocol.md")), "{e}");
+    }
+}
+
 // ---------------------------------------------------------------------------
 // CSR: the worked example.
 
@@ -874,22 +901,11 @@ fn csr_rule_statistics() {
     let mut p = csr_example();
     p.descriptor.statistics = Some(Statistics::default().with_nnz(6));
     let bytes = build(p);
-    let e = open_csr(&bytes, Options::strict()).unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::StatisticsNnzMismatch {
-                statistics_nnz: 6,
-                nnz: 5,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
-    assert_names(
-        &e,
-        "statistics.nnz",
-        field_offset(&bytes, "statistics.nnz"),
+    assert_statistics_nnz_refused(
+        &bytes,
+        open_csr,
+        6,
+        5,
         "layouts/csr.md § Interaction with Statistics Section",
     );
     let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
@@ -922,15 +938,7 @@ fn csr_rule_buffer_alignment() {
     for buffer in 0..3 {
         let mut p = csr_example();
         p.descriptor.buffers[buffer].alignment = 32;
-        let bytes = build(p);
-        for options in [Options::strict(), Options::permissive()] {
-            let e = open_csr(&bytes, options).unwrap_err();
-            assert!(matches!(e, Error::Invalid { value: 32, .. }), "{e:?}");
-            let field = format!("buffer[{buffer}].alignment");
-            assert_eq!(e.field().map(|f| f.to_string()), Some(field.clone()));
-            assert_eq!(e.offset(), Some(field_offset(&bytes, &field)));
-            assert!(e.rule().is_some_and(|r| r.starts_with("buffer-protocol.md")), "{e}");
-        }
+        assert_alignment_refused(&build(p), open_csr, buffer, 32);
     }
     let mut p = csr(4, 5, &[], &[], &[0; 5]);
     p.descriptor.buffers[0].alignment = 1;
@@ -1660,22 +1668,11 @@ fn coo_rule_statistics() {
     let mut p = coo_example();
     p.descriptor.statistics = Some(Statistics::default().with_nnz(2));
     let bytes = build(p);
-    let e = open_coo(&bytes, Options::strict()).unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::StatisticsNnzMismatch {
-                statistics_nnz: 2,
-                nnz: 3,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
-    assert_names(
-        &e,
-        "statistics.nnz",
-        field_offset(&bytes, "statistics.nnz"),
+    assert_statistics_nnz_refused(
+        &bytes,
+        open_coo,
+        2,
+        3,
         "layouts/coo.md § Interaction with Statistics Section",
     );
     let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
@@ -1702,14 +1699,7 @@ fn coo_rule_buffer_alignment() {
     for buffer in 0..2 {
         let mut p = coo_example();
         p.descriptor.buffers[buffer].alignment = 16;
-        let bytes = build(p);
-        for options in [Options::strict(), Options::permissive()] {
-            let e = open_coo(&bytes, options).unwrap_err();
-            assert!(matches!(e, Error::Invalid { value: 16, .. }), "{e:?}");
-            let field = format!("buffer[{buffer}].alignment");
-            assert_eq!(e.field().map(|f| f.to_string()), Some(field.clone()));
-            assert_eq!(e.offset(), Some(field_offset(&bytes, &field)));
-        }
+        assert_alignment_refused(&build(p), open_coo, buffer, 16);
     }
     let mut p = coo(&[4, 4], &[], &[], true);
     p.descriptor.buffers[0].alignment = 1;
