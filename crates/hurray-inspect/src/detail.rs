@@ -307,6 +307,9 @@ pub struct Entry {
     /// Element position in buffer 0 (`values` for sparse layouts).
     pub position: u64,
     pub value: Value,
+    /// For a quantized tensor listed by `--head`, the real value
+    /// (`Tensor::dequantize`).
+    pub dequantized: Option<f64>,
 }
 
 /// The axis of a slice: a column of a CSC matrix or a row of a CSR one.
@@ -384,6 +387,7 @@ impl Listed<'_> {
                     index: slice_coordinates(i, index, axis),
                     position,
                     value: values.value(position)?,
+                    dequantized: None,
                 }))
             }
         }
@@ -546,6 +550,7 @@ impl Compressed<'_, '_> {
                     index,
                     position: to_u64(p),
                     value: value_at(t, values, to_u64(p))?,
+                    dequantized: None,
                 });
             }
             j = j.saturating_add(1);
@@ -616,6 +621,7 @@ pub fn head<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, n: u64) -> Resul
                     index: coords.to_vec(),
                     position: i,
                     value: value_at(t, values, i)?,
+                    dequantized: None,
                 });
             }
             (Order::Storage, entries, s.nnz())
@@ -629,6 +635,7 @@ pub fn head<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, n: u64) -> Resul
                     index,
                     position: leaf,
                     value: value_at(t, values, leaf)?,
+                    dequantized: None,
                 });
             }
             (Order::Leaf, entries, s.nnz())
@@ -641,12 +648,23 @@ pub fn head<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, n: u64) -> Resul
             for index in logical_indices(addressing.shape()).take(usize::try_from(n).unwrap_or(usize::MAX)) {
                 let position = addressing.position(&index)?;
                 let value = value_at(t, values, position)?;
-                entries.push(Entry { index, position, value });
+                entries.push(Entry {
+                    index,
+                    position,
+                    value,
+                    dequantized: None,
+                });
             }
             (Order::Logical, entries, total)
         }
         _ => return Err(unsupported(t, file, "--head")),
     };
+    let mut entries = entries;
+    if t.descriptor().quantization().is_some() {
+        for entry in &mut entries {
+            entry.dequantized = Some(t.dequantize(&entry.index, entry.value)?);
+        }
+    }
     Ok(Entries {
         header,
         order,

@@ -399,9 +399,13 @@ pub fn render_entries(e: &Entries<'_>, out: &mut impl Write) -> io::Result<()> {
             }
             indent = "    ";
         }
+        let dequantized = entry
+            .dequantized
+            .map(|x| format!("  (dequantized {})", values::human_real(x)))
+            .unwrap_or_default();
         writeln!(
             out,
-            "{indent}{:<width$}  {}",
+            "{indent}{:<width$}  {}{dequantized}",
             tuple(&entry.index),
             values::human(entry.value, e.header.dtype)
         )?;
@@ -745,6 +749,7 @@ Tensors (2):
             index,
             position,
             value: hurray_reader::Value::Float(x),
+            dequantized: None,
         }
     }
 

@@ -417,6 +417,9 @@ struct JsonEntry<'a> {
     index: &'a [u64],
     position: u64,
     value: Json,
+    /// `--head` of a quantized tensor: the real value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dequantized: Option<Json>,
 }
 
 /// Writes `--head`, `--column` or `--row` as one JSON object. The entries
@@ -449,6 +452,9 @@ pub fn render_entries(e: &Entries<'_>, out: &mut impl Write) -> io::Result<()> {
             index: &x.index,
             position: x.position,
             value: Json(x.value, e.header.dtype),
+            dequantized: x
+                .dequantized
+                .map(|d| Json(hurray_reader::Value::Float(d), Some(crate::values::real_type(d)))),
         })?;
         write!(out, "{separator}\n    ")?;
         // Every line break is serde_json's own: it escapes those in strings.
@@ -641,6 +647,7 @@ mod tests {
             index: vec![row, 1],
             position,
             value,
+            dequantized: None,
         };
         let cases = [
             (ElementType::Float32, vec![]),
@@ -682,6 +689,7 @@ mod tests {
                         index: &x.index,
                         position: x.position,
                         value: Json(x.value, Some(dtype)),
+                        dequantized: None,
                     })
                     .collect(),
             };

@@ -1068,7 +1068,7 @@ fn stdin_redirected_from_a_file_reads_as_the_path() {
 /// A quantized tensor: `--dump` shows a shared `[scales | zero_points]`
 /// parameter buffer as its two arrays, each decoded with its own type (it
 /// used to print hex, as if the buffer's type were unknown), and `--get`
-/// adds the element's dequantized value.
+/// and `--head` add each element's dequantized value.
 #[test]
 fn a_quantized_tensor_dumps_its_parameters_and_gets_real_values() {
     use hurray_writer::quant::PerChannelAffine;
@@ -1136,6 +1136,24 @@ fn a_quantized_tensor_dumps_its_parameters_and_gets_real_values() {
     let out = inspect(&["--get", "0,0", "--json"], &file);
     let get: Value = serde_json::from_str(stdout(&out)).unwrap();
     assert_eq!((&get["value"], &get["dequantized"]), (&json!(1), &json!(-3.0)));
+
+    // --head lists codes and real values: row 0 has scale 0.5, zero point 7.
+    let out = inspect(&["--head", "2"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<&str> = stdout(&out).lines().skip(2).collect();
+    assert_eq!(
+        lines,
+        ["  (0, 0)  1  (dequantized -3.0)", "  (0, 1)  2  (dequantized -2.5)"]
+    );
+    let out = inspect(&["--head", "4", "--json"], &file);
+    let head: Value = serde_json::from_str(stdout(&out)).unwrap();
+    let real: Vec<&Value> = head["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["dequantized"])
+        .collect();
+    assert_eq!(real, [&json!(-3.0), &json!(-2.5), &json!(-2.0), &json!(-49.0)]);
 }
 
 /// A file name with control characters is shown escaped, on stdout and in
