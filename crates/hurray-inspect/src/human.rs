@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 
 use hurray_reader::{EntryField, KvValue};
+use unicode_width::UnicodeWidthStr;
 
 use crate::detail::{shape_text, Entries, Header, Lookup, Order, TensorDetail};
 use crate::model::{PaddingCheck, Report, TensorReport};
@@ -519,6 +520,8 @@ pub fn human_bytes(n: u64) -> String {
 
 /// Columns separated by two spaces; `right` lists right-aligned columns.
 /// Rows may be shorter than the header; no trailing spaces are written.
+/// Widths are display columns (`unicode-width`): a combining mark takes
+/// none, a wide character two.
 struct Table {
     header: Vec<String>,
     right: Vec<usize>,
@@ -545,7 +548,7 @@ impl Table {
             .map(|c| {
                 all()
                     .filter_map(|r| r.get(c))
-                    .map(|cell| cell.chars().count())
+                    .map(|cell| cell.width())
                     .max()
                     .unwrap_or(0)
             })
@@ -554,7 +557,7 @@ impl Table {
             let mut line = String::new();
             for (c, cell) in row.iter().enumerate() {
                 let width = widths.get(c).copied().unwrap_or(0);
-                let pad = " ".repeat(width.saturating_sub(cell.chars().count()));
+                let pad = " ".repeat(width.saturating_sub(cell.width()));
                 line.push_str("  ");
                 if self.right.contains(&c) {
                     line.push_str(&pad);
@@ -577,6 +580,23 @@ mod tests {
     use super::*;
     use crate::detail::Listed;
     use crate::model::{BufferInfo, TensorInfo};
+
+    /// Columns line up on screen: "café" spelled with a combining accent
+    /// (5 chars, 4 columns) and a wide character (1 char, 2 columns) are
+    /// padded by their display width, not their char count.
+    #[test]
+    fn table_pads_by_display_width() {
+        let mut table = Table::new(&["NAME", "N"], &[1]);
+        table.row(vec!["cafe\u{301}".into(), "1".into()]);
+        table.row(vec!["caf\u{e9}".into(), "2".into()]);
+        table.row(vec!["\u{4e2d}".into(), "3".into()]);
+        let mut out = Vec::new();
+        table.write(&mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "  NAME  N\n  cafe\u{301}  1\n  caf\u{e9}  2\n  \u{4e2d}    3\n"
+        );
+    }
 
     fn render_to_string(report: &Report<'_>) -> String {
         let mut out = Vec::new();

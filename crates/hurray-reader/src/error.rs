@@ -1054,7 +1054,8 @@ impl Error {
         }
     }
 
-    /// The tensor the error concerns, by its name in the footer index.
+    /// The tensor the error concerns, by its name in the footer index (for
+    /// [`Error::NotFound`], the name looked up).
     pub fn tensor(&self) -> Option<&str> {
         match self {
             Error::Truncated {
@@ -1132,6 +1133,8 @@ impl Error {
             | Error::CoordinateArgument { tensor, .. }
             | Error::LengthMismatch { tensor, .. }
             | Error::AllocationFailed { tensor, .. } => Some(tensor),
+            // The name asked for, which no entry has.
+            Error::NotFound { name } => Some(name),
             _ => None,
         }
     }
@@ -1449,6 +1452,7 @@ mod tests {
         };
         assert_eq!((e.offset(), e.tensor()), (Some(12), None));
         assert_eq!(Error::NotFound { name: "x".into() }.offset(), None);
+        assert_eq!(Error::NotFound { name: "x".into() }.tensor(), Some("x"));
         assert_eq!(e.to_string(), "file_flags at offset 12: reserved bits/bytes are set (0x08); they must be zero (file-format.md § File Flags)");
         // A field of reserved bytes: its offset, and which byte is set.
         let e = Error::Reserved {
