@@ -358,6 +358,8 @@ pub enum Listed<'data> {
         /// The column (CSC) or row (CSR) index, and which of the two.
         index: u64,
         axis: Axis,
+        /// The tensor, when it is quantized: each entry's dequantized value.
+        quantized: Option<Box<Tensor<'data>>>,
     },
 }
 
@@ -380,14 +382,20 @@ impl Listed<'_> {
                 first,
                 index,
                 axis,
+                ref quantized,
             } => {
                 let i = *inner.get(k)?;
                 let position = first.checked_add(to_u64(k))?;
+                let index = slice_coordinates(i, index, axis);
+                let value = values.value(position)?;
+                // The parameters were checked at open; a failure here
+                // would be the library's, and shows as no value.
+                let dequantized = quantized.as_ref().and_then(|t| t.dequantize(&index, value).ok());
                 Some(Cow::Owned(Entry {
-                    index: slice_coordinates(i, index, axis),
+                    index,
                     position,
-                    value: values.value(position)?,
-                    dequantized: None,
+                    value,
+                    dequantized,
                 }))
             }
         }
@@ -731,6 +739,7 @@ pub fn slice<'data>(t: &Tensor<'data>, axis: Axis, index: u64) -> Result<Entries
         first: to_u64(range.start),
         index,
         axis,
+        quantized: t.descriptor().quantization().map(|_| Box::new(t.clone())),
     };
     Ok(Entries {
         total: header.nnz.unwrap_or(0),

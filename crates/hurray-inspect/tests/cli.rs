@@ -1175,3 +1175,36 @@ fn control_characters_in_a_path_are_escaped() {
     assert!(stderr(&out).contains("b\\u{7}.hry: cannot open"), "{}", stderr(&out));
     assert!(!out.stderr.contains(&0x07));
 }
+
+/// `--column` of a quantized CSC matrix (the interop corpus's int8,
+/// per-tensor scale 0.25, zero point -3) lists each stored code with its
+/// dequantized value, as the manifest's `dequantized_dense` has them.
+#[test]
+fn a_quantized_column_lists_real_values() {
+    let Some(dir) = corpus(INTEROP) else {
+        return;
+    };
+    let file = dir.join("csc_quant_per_tensor_int8.hry");
+    let out = inspect(&["--column", "3"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).lines().last(),
+        Some("  (0, 3)  -128  (dequantized -31.25)")
+    );
+    let mut real = Vec::new();
+    for j in 0..5 {
+        let out = inspect(&["--column", &j.to_string(), "--json"], &file);
+        let column: Value = serde_json::from_str(stdout(&out)).unwrap();
+        for e in column["entries"].as_array().unwrap() {
+            real.push((e["index"].clone(), e["dequantized"].as_f64().unwrap()));
+        }
+    }
+    let want = [
+        ([0, 0], 2.0),
+        ([2, 1], 0.0),
+        ([1, 2], 25.75),
+        ([0, 3], -31.25),
+        ([2, 4], 32.5),
+    ];
+    assert_eq!(real, want.map(|(i, x)| (json!(i), x)));
+}
