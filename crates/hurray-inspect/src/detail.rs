@@ -585,7 +585,7 @@ impl Compressed<'_, '_> {
 /// layout without entries (block-paged, composite head).
 pub fn head<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, n: u64) -> Result<Entries<'data>> {
     let header = Header::of(t);
-    let (order, entries, total) = match t.layout() {
+    let (order, mut entries, total) = match t.layout() {
         Layout::Csc => {
             let s = t.csc_structure()?;
             let range = |j| s.column_range(j);
@@ -667,7 +667,6 @@ pub fn head<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, n: u64) -> Resul
         }
         _ => return Err(unsupported(t, file, "--head")),
     };
-    let mut entries = entries;
     if t.descriptor().quantization().is_some() {
         for entry in &mut entries {
             entry.dequantized = Some(t.dequantize(&entry.index, entry.value)?);

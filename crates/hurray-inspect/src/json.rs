@@ -452,9 +452,7 @@ pub fn render_entries(e: &Entries<'_>, out: &mut impl Write) -> io::Result<()> {
             index: &x.index,
             position: x.position,
             value: Json(x.value, e.header.dtype),
-            dequantized: x
-                .dequantized
-                .map(|d| Json(hurray_reader::Value::Float(d), Some(crate::values::real_type(d)))),
+            dequantized: x.dequantized.map(crate::values::json_real),
         })?;
         write!(out, "{separator}\n    ")?;
         // Every line break is serde_json's own: it escapes those in strings.
@@ -504,9 +502,7 @@ pub fn render_lookup(l: &Lookup<'_>, out: &mut impl Write) -> io::Result<()> {
             }),
             l.header.dtype,
         ),
-        dequantized: l
-            .dequantized
-            .map(|x| Json(hurray_reader::Value::Float(x), Some(crate::values::real_type(x)))),
+        dequantized: l.dequantized.map(crate::values::json_real),
     };
     write_pretty(out, &json)?;
     writeln!(out)

@@ -29,8 +29,13 @@ pub fn human_real(x: f64) -> String {
     human(Value::Float(x), Some(real_type(x)))
 }
 
+/// [`human_real`]'s number for JSON.
+pub fn json_real(x: f64) -> Json {
+    Json(Value::Float(x), Some(real_type(x)))
+}
+
 /// `float32` when `x` is one exactly (NaN included), else `float64`.
-pub fn real_type(x: f64) -> ElementType {
+fn real_type(x: f64) -> ElementType {
     #[allow(clippy::cast_possible_truncation)] // the round trip is the test
     let narrow = x as f32;
     if f64::from(narrow) == x || x.is_nan() {

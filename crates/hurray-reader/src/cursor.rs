@@ -166,12 +166,18 @@ impl<'a> Cursor<'a> {
     }
 
     fn truncated(&self, field: Field, need: u64) -> Error {
+        self.truncated_after(0, field, need)
+    }
+
+    /// [`truncated`](Self::truncated) for a field `skip` bytes on
+    /// (`skip <= remaining`).
+    fn truncated_after(&self, skip: u64, field: Field, need: u64) -> Error {
         Error::Truncated {
             scope: self.tensor.map_or(Scope::File, Scope::tensor),
             field,
-            offset: self.offset(),
+            offset: self.offset().saturating_add(skip),
             need,
-            have: to_u64(self.remaining()),
+            have: to_u64(self.remaining()).saturating_sub(skip),
             section: self.section,
             rule: self.rule,
         }
@@ -227,16 +233,7 @@ impl<'a> Cursor<'a> {
         let fits = to_u64(self.remaining()) / width64;
         if count > fits && field.index.is_none() && field.member.is_none() {
             // fits * width <= remaining: no overflow.
-            let skip = fits * width64;
-            return Err(Error::Truncated {
-                scope: self.tensor.map_or(Scope::File, Scope::tensor),
-                field: Field::at(field.name, fits),
-                offset: self.offset().saturating_add(skip),
-                need: width64,
-                have: to_u64(self.remaining()).saturating_sub(skip),
-                section: self.section,
-                rule: self.rule,
-            });
+            return Err(self.truncated_after(fits * width64, Field::at(field.name, fits), width64));
         }
         let need = count
             .checked_mul(to_u64(width))

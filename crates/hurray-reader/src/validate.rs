@@ -287,65 +287,41 @@ impl<'data> Tensor<'data> {
             QuantScheme::PerChannelAffine(_) => self.element_type().and_then(zero_point_range),
             _ => None,
         };
-        let scale_type = crate::quant::scale_type(self);
-        for buffer in &self.buffers {
-            let entries = buffer.len();
-            // The arrays the buffer holds: (element type, first byte, scales?).
-            // Shared, `[scales | zero_points]` (`quantization.md` § Buffer
-            // Table Placement Rules): the zero points start after the scales.
-            let arrays = match buffer.role() {
-                BufferRole::Scales => [Some((buffer.element_type(), 0, true)), None],
-                BufferRole::ZeroPoints => [Some((buffer.element_type(), 0, false)), None],
-                BufferRole::ScalesAndZeroPoints => {
-                    let zeros_at = scale_type.and_then(|t| t.storage_bytes(entries)).unwrap_or(u64::MAX);
-                    [
-                        Some((scale_type, 0, true)),
-                        Some((Some(ElementType::Int32), zeros_at, false)),
-                    ]
-                }
-                _ => continue,
+        // The two arrays, whether in buffers of their own or sharing one
+        // (`Tensor::scales` and `zero_points` split a shared buffer).
+        for (array, scales) in [(self.scales(), true), (self.zero_points(), false)] {
+            let Some((buffer, et)) = array.and_then(|b| Some((b, b.element_type()?))) else {
+                continue;
             };
-            for (et, start, scales) in arrays.into_iter().flatten() {
-                let Some(et) = et else {
-                    continue;
+            for k in 0..buffer.len() {
+                let Some(v) = buffer.value(k) else {
+                    break; // past the bytes: the buffer's size was checked at open
                 };
-                let bytes = usize::try_from(start)
-                    .ok()
-                    .and_then(|s| buffer.bytes().get(s..))
-                    .unwrap_or_default();
-                for k in 0..entries {
-                    let Some(v) = crate::value::decode(et, bytes, k) else {
-                        break; // past the bytes: the buffer's size was checked at open
-                    };
-                    let ok = match (scales, v) {
-                        (true, Value::Float(s)) => s.is_finite() && if nf4 { s >= 0.0 } else { s != 0.0 },
-                        (false, Value::Int(z)) => range.is_none_or(|(lo, hi)| z >= lo && z <= hi),
-                        _ => true,
-                    };
-                    if ok {
-                        continue;
-                    }
-                    let width = et.byte_width().unwrap_or(1);
-                    return Err(Error::InvalidNumber {
-                        scope: Scope::tensor(self.name()),
-                        field: Field::at(if scales { "scales" } else { "zero_points" }, k),
-                        offset: buffer
-                            .file_offset()
-                            .saturating_add(start)
-                            .saturating_add(k.saturating_mul(width)),
-                        value: match v {
-                            Value::Float(s) => Number::float(s),
-                            Value::Int(z) => Number::Int(z),
-                            _ => Number::Int(0), // unreachable: only these two fail
-                        },
-                        expected: if scales {
-                            "a finite, non-zero scale (non-negative for NF4)"
-                        } else {
-                            "a zero point within the storage type's range"
-                        },
-                        rule: rule_text,
-                    });
+                let ok = match (scales, v) {
+                    (true, Value::Float(s)) => s.is_finite() && if nf4 { s >= 0.0 } else { s != 0.0 },
+                    (false, Value::Int(z)) => range.is_none_or(|(lo, hi)| z >= lo && z <= hi),
+                    _ => true,
+                };
+                if ok {
+                    continue;
                 }
+                let width = et.byte_width().unwrap_or(1);
+                return Err(Error::InvalidNumber {
+                    scope: Scope::tensor(self.name()),
+                    field: Field::at(if scales { "scales" } else { "zero_points" }, k),
+                    offset: buffer.file_offset().saturating_add(k.saturating_mul(width)),
+                    value: match v {
+                        Value::Float(s) => Number::float(s),
+                        Value::Int(z) => Number::Int(z),
+                        _ => Number::Int(0), // unreachable: only these two fail
+                    },
+                    expected: if scales {
+                        "a finite, non-zero scale (non-negative for NF4)"
+                    } else {
+                        "a zero point within the storage type's range"
+                    },
+                    rule: rule_text,
+                });
             }
         }
         Ok(())
