@@ -1080,9 +1080,10 @@ impl Blocks {
     /// the memory requests that [`elements`]' touch-ahead (`AHEAD` = 4
     /// blocks on) and the hardware prefetcher have in flight cover it, so
     /// memory stays busy while the CPU walks. Measured against 4 Ki positions
-    /// (docs/performance.md § 2, "Block size"): one thread, 10 rows a column
-    /// 0.72–0.73 → 0.78–0.84 of the sum, 2 rows a column 0.52–0.54 → 0.57–0.60,
-    /// one column unchanged.
+    /// in four processes (docs/performance.md § 2, "Block size"): one thread,
+    /// 10 rows a column 0.60–0.73 → 0.66–0.84 of the sum, 2 rows a column
+    /// 0.46–0.54 → 0.54–0.64, one column within noise (0.76–0.88 →
+    /// 0.77–0.89); two threads unchanged.
     const DEFAULT: Blocks = Blocks {
         positions: 256,
         slack: 16,
