@@ -224,10 +224,9 @@ impl<'a> Cursor<'a> {
     }
 
     /// Takes `count` elements of `width` bytes, unrecorded; returns their
-    /// absolute offset and bytes.
-    /// Takes `count` elements of `width` bytes. When they do not all fit,
-    /// the error names the first element that does not, `field[k]` at its
-    /// own offset (the whole array when `field` is already an element).
+    /// absolute offset and bytes. When they do not all fit, the error names
+    /// the first element that does not, `field[k]` at its own offset (the
+    /// whole array when `field` is already an element).
     fn take_array(&mut self, count: u64, width: usize, field: Field) -> Result<(u64, &'a [u8])> {
         let width64 = to_u64(width.max(1));
         let fits = to_u64(self.remaining()) / width64;
