@@ -8,8 +8,10 @@ use hurray_writer::{
     BufferData, ElementType, FileWriter, RawDescriptor, RawTensor, Statistics, TensorDescriptor, WriterOptions,
 };
 
+mod common;
 #[path = "support/worked_example.rs"]
 mod worked_example;
+use common::{field_offset, At};
 use worked_example::{DENSE, FIXTURE};
 
 fn worked_example() -> AlignedBytes {
@@ -954,26 +956,6 @@ fn matrix(nrows: u64, ncols: u64, values: &[f32], row_indices: &[u64], col_ptr: 
     }
 }
 
-/// Absolute offset of the descriptor field `name` of tensor `A`
-/// (`hurray-inspect --dump` shows the same).
-fn field_offset(bytes: &[u8], name: &str) -> u64 {
-    let file = HurrayFile::parse(bytes, Options::permissive()).unwrap();
-    let dump = file.dump_descriptor("A").unwrap();
-    let names: Vec<String> = dump.fields.iter().map(|f| f.field.to_string()).collect();
-    dump.fields
-        .iter()
-        .find(|f| f.field.to_string() == name)
-        .unwrap_or_else(|| panic!("no field {name} in {names:?}"))
-        .offset
-}
-
-/// Absolute offset of buffer `i` of tensor `A`, from a copy of the file
-/// whose buffers are where the broken file has them.
-fn buffer_offset(bytes: &[u8], i: u8) -> u64 {
-    let file = HurrayFile::parse(bytes, Options::permissive()).unwrap();
-    file.tensor("A").unwrap().buffer(usize::from(i)).unwrap().file_offset()
-}
-
 /// § Description / memory-layout.md: the tag is 0x08 (not the 0x09 of
 /// older copies, which is CSF here); a tensor with another tag is not
 /// viewed as CSC.
@@ -1394,11 +1376,7 @@ fn permissive_skips_only_the_invariant_scan() {
 #[test]
 fn every_csc_error_names_field_offset_and_section() {
     type Damage = fn(&mut Parts);
-    // (damage, field, where the field is: a descriptor field or buffer + byte, rule)
-    enum At {
-        Field(&'static str),
-        Buffer(u8, u64),
-    }
+    // (damage, field, where the error points, rule)
     let cases: [(Damage, &str, At, &str); 13] = [
         (
             |p| p.descriptor.shape = vec![20],
@@ -1490,10 +1468,7 @@ fn every_csc_error_names_field_offset_and_section() {
         damage(&mut p);
         let bytes = build(p);
         let e = strict(&bytes).unwrap_err();
-        let offset = match at {
-            At::Field(name) => field_offset(&bytes, name),
-            At::Buffer(i, byte) => buffer_offset(&bytes, i) + byte,
-        };
+        let offset = at.offset(&bytes);
         assert_eq!(e.field().map(|f| f.to_string()).as_deref(), Some(field), "{e:?}");
         assert_eq!(e.offset(), Some(offset), "{field}: {e}");
         assert_eq!(e.rule(), Some(rule), "{field}: {e}");

@@ -9,8 +9,10 @@ use hurray_writer::{
     BufferData, ElementType, FileWriter, RawDescriptor, RawTensor, Statistics, TensorDescriptor, WriterOptions,
 };
 
+mod common;
 #[path = "support/worked_example.rs"]
 mod worked_example;
+use common::{buffer_offset, field_offset, At};
 use worked_example::{DENSE, FIXTURE};
 
 // ---------------------------------------------------------------------------
@@ -91,25 +93,6 @@ fn csr_error(p: Parts) -> Error {
 
 fn coo_error(p: Parts) -> Error {
     open_coo(&build(p), Options::strict()).expect_err("the broken COO file must be rejected")
-}
-
-/// Absolute offset of the descriptor field `name` of tensor `A`.
-fn field_offset(bytes: &[u8], name: &str) -> u64 {
-    let file = HurrayFile::parse(bytes, Options::permissive()).unwrap();
-    let dump = file.dump_descriptor("A").unwrap();
-    let names: Vec<String> = dump.fields.iter().map(|f| f.field.to_string()).collect();
-    dump.fields
-        .iter()
-        .find(|f| f.field.to_string() == name)
-        .unwrap_or_else(|| panic!("no field {name} in {names:?}"))
-        .offset
-}
-
-/// Absolute offset of buffer `i` of tensor `A` (the buffers are placed
-/// where a well-sized copy has them).
-fn buffer_offset(bytes: &[u8], i: usize) -> u64 {
-    let file = HurrayFile::parse(bytes, Options::permissive()).unwrap();
-    file.tensor("A").unwrap().buffer(i).unwrap().file_offset()
 }
 
 /// `(role, element type, elements, bytes)` of every buffer of `A`.
@@ -951,10 +934,6 @@ fn csr_rule_buffer_alignment() {
 #[test]
 fn every_csr_error_names_field_offset_and_section() {
     type Damage = fn(&mut Parts);
-    enum At {
-        Field(&'static str),
-        Buffer(usize, u64),
-    }
     let cases: [(Damage, &str, At, &str); 12] = [
         (
             |p| p.descriptor.shape = vec![20],
@@ -1037,10 +1016,7 @@ fn every_csr_error_names_field_offset_and_section() {
         damage(&mut p);
         let bytes = build(p);
         let e = open_csr(&bytes, Options::strict()).unwrap_err();
-        let offset = match at {
-            At::Field(name) => field_offset(&bytes, name),
-            At::Buffer(i, byte) => buffer_offset(&bytes, i) + byte,
-        };
+        let offset = at.offset(&bytes);
         assert_names(&e, field, offset, rule);
     }
 }
