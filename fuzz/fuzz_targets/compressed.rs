@@ -22,7 +22,7 @@ use hurray_writer::{BufferData, ElementType, FileWriter, TensorDescriptor, Write
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 
-/// Several blocks of the fast scan (4 Ki positions each), kept small for speed.
+/// Many blocks of the fast scan (256 positions each), kept small for speed.
 const MAX_NNZ: usize = 1 << 14;
 const MAX_NCOLS: usize = 1 << 14;
 

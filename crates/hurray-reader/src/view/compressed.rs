@@ -75,77 +75,77 @@ mod private {
 }
 
 /// How [`Compressed::scatter_blocked`] cuts `y`: blocks of `2^shift` rows,
-/// one bin of up to `2^bin_shift` contributions per block.
+/// `2^group` consecutive blocks per bin, a bin holding up to `2^bin_shift`
+/// contributions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Blocking {
-    /// log2 of the rows per block of `y`; at most 32 (offsets are `u32`).
+    /// log2 of the rows per block of `y`: the rows one application of
+    /// contributions adds into while they sit in the L2 cache.
     pub(crate) shift: u32,
-    /// log2 of the contributions a bin holds before it is applied to its
-    /// block.
+    /// log2 of the blocks per bin. With `group > 0` a full bin is first
+    /// split into one part per block (see [`spread`]); `shift + group` is
+    /// at most 32 (offsets in a bin are `u32`).
+    pub(crate) group: u32,
+    /// log2 of the contributions a bin holds before it is applied.
     pub(crate) bin_shift: u32,
 }
 
 impl Blocking {
     /// `y` up to this size (bytes) is scattered into directly: it stays in
-    /// the L2 cache (2 MiB per core on the machine of `docs/performance.md`).
+    /// the L2 cache (1 MiB or 2 MiB per core on the machines of
+    /// `docs/performance.md`).
     pub(crate) const DIRECT_MAX_Y_BYTES: usize = 2 << 20;
     /// Below this many non-zeros the direct scatter's cache misses cost
     /// less than setting up the bins.
     pub(crate) const MIN_NNZ: u64 = 1 << 16;
-    /// Smallest block of `y` (bytes): a quarter of that L2.
-    pub(crate) const MIN_BLOCK_BYTES: usize = 512 << 10;
-    /// At most this many bins while blocks are at most
-    /// [`MAX_BLOCK_BYTES`](Self::MAX_BLOCK_BYTES): each bin is a stream of
-    /// writes, and with many more of them the writes stop streaming (77
-    /// bins of 512 KiB were about 1.5x slower than 39 of 1 MiB on the
-    /// 10 M-row benchmark).
-    pub(crate) const MAX_BINS: usize = 40;
-    /// Largest block of `y` (bytes) chosen to keep the bins under
-    /// [`MAX_BINS`](Self::MAX_BINS), half that L2 (blocks of 2 MiB, the
-    /// whole L2, were slower); a larger `y` gets more bins.
-    pub(crate) const MAX_BLOCK_BYTES: usize = 1 << 20;
-    /// At most this many bins in any case (larger blocks beyond).
-    pub(crate) const MAX_ANY_BINS: usize = 1024;
-    /// Bound of the scratch of all bins together (bytes).
+    /// A block of `y` (bytes): half an L2 cache of 1 MiB, a quarter of
+    /// 2 MiB.
+    pub(crate) const BLOCK_BYTES: usize = 512 << 10;
+    /// At most this many bins while [`MAX_GROUP`](Self::MAX_GROUP)
+    /// allows: each bin is a stream of writes during the pass over the
+    /// matrix, and the pass slows with their number (10 M rows of `f32` on
+    /// the AMD host, one process: 5, 10, 20 and 39 bins took 0.45, 0.48,
+    /// 0.85 and 1.53 s).
+    pub(crate) const MAX_BINS: usize = 16;
+    /// At most `2^MAX_GROUP` blocks per bin: the parts a full bin is split
+    /// into are streams of writes too.
+    pub(crate) const MAX_GROUP: u32 = 3;
+    /// Bound of the scratch of all bins together (bytes); the parts add
+    /// at most two bins' worth.
     pub(crate) const SCRATCH_BYTES: usize = 32 << 20;
     /// A bin is applied after at least one contribution per this many
-    /// bytes of its block (16: reading and writing back the block costs
+    /// bytes of its blocks (16: reading and writing back the blocks costs
     /// at most 32 bytes per contribution). With `f32` and the 10 M-row
-    /// benchmark that is 2^16 contributions per 1 MiB block (20 MiB of
-    /// bins); `f64` would need 80 MiB there (its bin entries are 16 bytes,
-    /// its blocks twice as many bytes) and takes the direct scatter, which
-    /// measured faster than the blocked one with 40 MiB of bins.
+    /// benchmark that is 2^18 contributions per bin of 8 blocks of 512 KiB
+    /// (20 MiB of bins); `f64` would need 80 MiB there (its bin entries are
+    /// 16 bytes, its rows twice as many bytes) and takes the direct
+    /// scatter, which measured faster than blocked scatters with less.
     pub(crate) const BLOCK_BYTES_PER_ENTRY: usize = 16;
     /// A bin holds at least 2^MIN_BIN_SHIFT contributions (when the bound
-    /// allows), so applying one amortises reading its block.
+    /// allows), so applying one amortises reading its blocks.
     const MIN_BIN_SHIFT: u32 = 10;
 
     /// The blocking for `y = M·x` with `rows` entries in `y`, `nnz` stored
     /// elements and `T` of `width` bytes, or `None` for the direct scatter
-    /// (`y` fits in L2, few non-zeros, `y` too large to cut into at most
-    /// [`MAX_ANY_BINS`](Self::MAX_ANY_BINS) blocks of at most 2^32 rows, or
-    /// too large for bins within the bound to hold one contribution per
-    /// [`BLOCK_BYTES_PER_ENTRY`](Self::BLOCK_BYTES_PER_ENTRY) bytes of a
-    /// block).
-    /// The scratch (`scratch_bytes`) is at most
-    /// [`SCRATCH_BYTES`](Self::SCRATCH_BYTES), whatever `nnz`.
+    /// (`y` fits in L2, few non-zeros, or `y` too large for bins within
+    /// [`SCRATCH_BYTES`](Self::SCRATCH_BYTES) to hold one contribution per
+    /// [`BLOCK_BYTES_PER_ENTRY`](Self::BLOCK_BYTES_PER_ENTRY) bytes of the
+    /// blocks they cover). Blocks are [`BLOCK_BYTES`](Self::BLOCK_BYTES);
+    /// a bin covers the fewest blocks (at most `2^MAX_GROUP`) that leave
+    /// at most [`MAX_BINS`](Self::MAX_BINS) bins.
     pub(crate) fn plan(rows: usize, nnz: u64, width: usize) -> Option<Blocking> {
         let y_bytes = rows.checked_mul(width)?;
         if y_bytes <= Self::DIRECT_MAX_Y_BYTES || nnz < Self::MIN_NNZ {
             return None;
         }
-        let rows_in = |bytes: usize| (bytes / width.max(1)).max(1).ilog2();
-        // log2 of the smallest power of two >= rows / bins.
-        let for_bins = |bins: usize| rows.div_ceil(bins).max(1).next_power_of_two().ilog2();
-        let (min_shift, max_shift) = (rows_in(Self::MIN_BLOCK_BYTES), rows_in(Self::MAX_BLOCK_BYTES));
-        let mut shift = min_shift.max(for_bins(Self::MAX_BINS));
-        if shift > max_shift {
-            shift = max_shift.max(for_bins(Self::MAX_ANY_BINS));
-        }
-        if shift > 32 {
-            return None;
-        }
-        let bins = rows.div_ceil(1usize.checked_shl(shift)?);
+        let shift = (Self::BLOCK_BYTES / width.max(1)).max(1).ilog2();
+        let blocks = rows.div_ceil(1usize.checked_shl(shift)?);
+        let bins_of = |group: u32| blocks.div_ceil(1usize << group);
+        let group = (0..=Self::MAX_GROUP)
+            .find(|&g| bins_of(g) <= Self::MAX_BINS)
+            .unwrap_or(Self::MAX_GROUP);
+        let range_shift = shift.checked_add(group).filter(|&r| r <= 32)?;
+        let bins = bins_of(group);
         let room = Self::SCRATCH_BYTES / Self::entry_bytes(width).checked_mul(bins)?.max(1);
         // Enough for an even share of the non-zeros (then no bin fills up
         // early unless the rows are skewed), within the bound.
@@ -155,15 +155,25 @@ impl Blocking {
             .checked_next_power_of_two()
             .map_or(usize::BITS - 1, usize::ilog2);
         let bin_shift = want.max(Self::MIN_BIN_SHIFT).min(room.max(1).ilog2());
-        // Each application of a bin reads its block and writes it back: at
-        // most BLOCK_BYTES_PER_ENTRY bytes of y per contribution, or the
+        // Each application of a bin reads its blocks and writes them back:
+        // at most BLOCK_BYTES_PER_ENTRY bytes of y per contribution, or the
         // direct scatter (a cache line per non-zero) is as good.
         let per_visit = share.clamp(1, 1usize.checked_shl(bin_shift)?);
-        let block_bytes = 1usize.checked_shl(shift)?.saturating_mul(width);
-        if per_visit.saturating_mul(Self::BLOCK_BYTES_PER_ENTRY) < block_bytes {
+        let covered = 1usize.checked_shl(range_shift)?.saturating_mul(width);
+        if per_visit.saturating_mul(Self::BLOCK_BYTES_PER_ENTRY) < covered {
             return None;
         }
-        Some(Blocking { shift, bin_shift })
+        Some(Blocking {
+            shift,
+            group,
+            bin_shift,
+        })
+    }
+
+    /// log2 of the contributions a part holds: twice a bin's even share
+    /// per block, so that a part seldom fills before its bin is split.
+    fn part_shift(&self) -> u32 {
+        self.bin_shift.saturating_add(1).saturating_sub(self.group)
     }
 
     /// Bytes of one bin entry `(u32, T)` for `T` of `width` bytes.
@@ -173,13 +183,108 @@ impl Blocking {
     }
 
     /// Bytes of the bins [`Compressed::scatter_blocked`] allocates for
-    /// `rows` entries of `y` and `T` of `width` bytes (plus one `usize`
-    /// per bin).
+    /// `rows` entries of `y` and `T` of `width` bytes, and of the parts
+    /// (plus one `usize` per bin and per part).
     #[cfg(test)]
-    pub(crate) fn scratch_bytes(&self, rows: usize, width: usize) -> usize {
-        let bins = 1usize.checked_shl(self.shift).map_or(1, |block| rows.div_ceil(block));
-        bins.saturating_mul(1usize.checked_shl(self.bin_shift).unwrap_or(usize::MAX))
-            .saturating_mul(Self::entry_bytes(width))
+    pub(crate) fn scratch_bytes(&self, rows: usize, width: usize) -> (usize, usize) {
+        let pow = |s: u32| 1usize.checked_shl(s).unwrap_or(usize::MAX);
+        let bins = rows.div_ceil(pow(self.shift.saturating_add(self.group)));
+        let parts = if self.group == 0 { 0 } else { pow(self.group) };
+        let bytes = |count: usize, len_shift: u32| {
+            count
+                .saturating_mul(pow(len_shift))
+                .saturating_mul(Self::entry_bytes(width))
+        };
+        (bytes(bins, self.bin_shift), bytes(parts, self.part_shift()))
+    }
+}
+
+/// Bins of `(offset, contribution)` entries in one allocation: bin `b` is
+/// `entries[b·2^len_shift ..][..2^len_shift]`, and its next entry goes to
+/// `entries[heads[b]]`.
+struct Bins<T> {
+    heads: Vec<usize>,
+    entries: Vec<(u32, T)>,
+    len_shift: u32,
+}
+
+impl<T: Float> Bins<T> {
+    /// `count` empty bins of `2^len_shift` entries, or `None` when they
+    /// cannot be allocated.
+    fn new(count: usize, len_shift: u32) -> Option<Self> {
+        let len = 1usize.checked_shl(len_shift)?;
+        let total = count.checked_mul(len)?;
+        let (mut heads, mut entries) = (Vec::new(), Vec::new());
+        heads.try_reserve_exact(count).ok()?;
+        entries.try_reserve_exact(total).ok()?;
+        heads.extend((0..count).map(|b| b.wrapping_mul(len)));
+        entries.resize(total, (0, T::default()));
+        Some(Bins {
+            heads,
+            entries,
+            len_shift,
+        })
+    }
+
+    /// Appends `entry` to bin `b` (nothing if there is no bin `b`); when
+    /// that fills the bin, empties it and returns its entries, in order.
+    #[inline(always)]
+    fn push(&mut self, b: usize, entry: (u32, T)) -> Option<&[(u32, T)]> {
+        let head = self.heads.get_mut(b)?;
+        if let Some(slot) = self.entries.get_mut(*head) {
+            *slot = entry;
+        }
+        *head = head.wrapping_add(1);
+        // A bin starts at a multiple of its length: full when the next
+        // position is the next multiple.
+        let len = 1usize.wrapping_shl(self.len_shift);
+        if *head & len.wrapping_sub(1) != 0 {
+            return None;
+        }
+        let from = head.wrapping_sub(len);
+        *head = from;
+        self.entries.get(from..from.wrapping_add(len))
+    }
+
+    /// Each bin's entries, in bin order; empties the bins.
+    fn drain(&mut self) -> impl Iterator<Item = (usize, &[(u32, T)])> {
+        let Bins {
+            heads,
+            entries,
+            len_shift,
+        } = self;
+        let (entries, len) = (&*entries, 1usize.wrapping_shl(*len_shift));
+        heads.iter_mut().enumerate().map(move |(b, head)| {
+            let from = b.wrapping_mul(len);
+            let filled = entries.get(from..*head).unwrap_or_default();
+            *head = from;
+            (b, filled)
+        })
+    }
+}
+
+/// Adds the contributions of one bin (bin `b`: rows
+/// `b·2^(shift + group) ..`, entries in append order) to `y`. With `group
+/// = 0` the bin is one block, applied directly; otherwise the entries are
+/// first split, in order, into one part per block (`parts`: `2^group`
+/// bins), a full part applied at once and the others at the end. Each
+/// `y[i]` gets its contributions in append order either way.
+fn spread<T: Float>(entries: &[(u32, T)], y: &mut [T], b: usize, blocking: Blocking, parts: &mut Bins<T>) {
+    let Blocking { shift, group, .. } = blocking;
+    if group == 0 {
+        apply(entries, y, b, shift);
+        return;
+    }
+    let first = b.checked_shl(group).unwrap_or(usize::MAX);
+    let mask = u32::MAX.checked_shr(32u32.saturating_sub(shift)).unwrap_or(0);
+    for &(offset, p) in entries {
+        let s = usize::try_from(offset.checked_shr(shift).unwrap_or(0)).unwrap_or(usize::MAX);
+        if let Some(full) = parts.push(s, (offset & mask, p)) {
+            apply(full, y, first.saturating_add(s), shift);
+        }
+    }
+    for (s, rest) in parts.drain() {
+        apply(rest, y, first.saturating_add(s), shift);
     }
 }
 
@@ -575,85 +680,71 @@ impl<'data> Compressed<'data> {
     /// The scatter with propagation blocking (Beamer, Asanović, Patterson,
     /// "Reducing PageRank Communication via Propagation Blocking", IPDPS
     /// 2017). `y` is cut into blocks of `2^shift` rows, each small enough
-    /// to stay in the L2 cache, with one bin per block. One pass over
-    /// `ptr`, `idx` and `values` (in storage order) appends each
-    /// contribution `(row - block start, v · x[j])` to its row's bin; a bin
-    /// that reaches `2^bin_shift` entries is applied to its block of `y`, in
-    /// order, and emptied; the remaining bins are applied at the end. The
-    /// bins are written sequentially and each application hits one block
-    /// of `y` that fits in L2, instead of a cache miss per non-zero.
+    /// to stay in the L2 cache, and a bin collects the contributions to
+    /// `2^group` consecutive blocks. One pass over `ptr`, `idx` and
+    /// `values` (in storage order) appends each contribution `(row - bin
+    /// start, v · x[j])` to its row's bin; a bin that reaches
+    /// `2^bin_shift` entries is applied to its blocks of `y` ([`spread`]),
+    /// in order, and emptied; the remaining bins are applied at the end.
+    /// The bins are written sequentially and each application hits blocks
+    /// of `y` that fit in L2, instead of a cache miss per non-zero; few
+    /// bins (several blocks each) keep the pass's streams of writes few.
     ///
-    /// Every row belongs to exactly one bin and a bin is applied in the
-    /// order its entries were appended, so each `y[i]` receives the same
-    /// products (computed the same way, `v · x[j]` in `T`) in the same
-    /// order as in [`scatter_direct`](Self::scatter_direct): equal bit for
-    /// bit. Scratch: `2^bin_shift` `(u32, T)` pairs and a `usize` per bin;
-    /// returns `false`, with `y` untouched, when it cannot be allocated or
-    /// the blocking does not fit (`shift` over 32).
+    /// Every row belongs to exactly one bin and one part, each applied in
+    /// the order its entries were appended, so each `y[i]` receives the
+    /// same products (computed the same way, `v · x[j]` in `T`) in the
+    /// same order as in [`scatter_direct`](Self::scatter_direct): equal bit
+    /// for bit. Scratch: the bins (`2^bin_shift` `(u32, T)` pairs each),
+    /// the parts (`2^group` of twice a bin's share per block) and a
+    /// `usize` per bin and part; returns `false`, with `y` untouched, when
+    /// it cannot be allocated or the blocking does not fit (`shift + group`
+    /// over 32).
     pub(crate) fn scatter_blocked<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], blocking: Blocking) -> bool {
-        let Blocking { shift, bin_shift } = blocking;
-        let block_rows = 1usize.checked_shl(shift).filter(|_| shift <= 32);
-        let bin_len = 1usize.checked_shl(bin_shift);
-        let (Some(block_rows), Some(bin_len)) = (block_rows, bin_len) else {
+        let range_shift = blocking.shift.saturating_add(blocking.group);
+        let Some(bin_rows) = 1usize.checked_shl(range_shift).filter(|_| range_shift <= 32) else {
             return false;
         };
-        let bins = y.len().div_ceil(block_rows);
-        let Some(len) = bins.checked_mul(bin_len) else {
+        let count = y.len().div_ceil(bin_rows);
+        let parts = if blocking.group == 0 {
+            0
+        } else {
+            1usize << blocking.group
+        };
+        let (Some(mut bins), Some(mut parts)) = (
+            Bins::new(count, blocking.bin_shift),
+            Bins::new(parts, blocking.part_shift()),
+        ) else {
             return false;
         };
-        let mut heads: Vec<usize> = Vec::new();
-        let mut entries: Vec<(u32, T)> = Vec::new();
-        if heads.try_reserve_exact(bins).is_err() || entries.try_reserve_exact(len).is_err() {
-            return false;
-        }
-        // heads[b]: where bin b's next contribution goes, from b·bin_len.
-        heads.extend((0..bins).map(|b| b.wrapping_mul(bin_len)));
-        entries.resize(len, (0, T::default()));
         y.fill(T::default());
-        self.bin(values, x, y, &mut heads, &mut entries, blocking);
-        for (b, &next) in heads.iter().enumerate() {
-            if let Some(pending) = entries.get(b.wrapping_mul(bin_len)..next) {
-                apply(pending, y, b, shift);
-            }
+        self.bin(values, x, y, &mut bins, &mut parts, blocking);
+        for (b, rest) in bins.drain() {
+            spread(rest, y, b, blocking, &mut parts);
         }
         true
     }
 
     /// The pass of [`scatter_blocked`](Self::scatter_blocked) over the
-    /// stored elements: bin `b` is `entries[b·2^bin_shift ..][..2^bin_shift]`
-    /// and its next contribution goes to `entries[heads[b]]`; a full bin is
-    /// applied and emptied. (Separate slices as arguments: the compiler
-    /// knows that the stores into `entries` do not change `heads`.)
+    /// stored elements: each contribution into its row's bin, a full bin
+    /// applied ([`spread`]) and emptied.
     fn bin<T: Float>(
         &self,
         values: &[T],
         x: &[T],
         y: &mut [T],
-        heads: &mut [usize],
-        entries: &mut [(u32, T)],
-        Blocking { shift, bin_shift }: Blocking,
+        bins: &mut Bins<T>,
+        parts: &mut Bins<T>,
+        blocking: Blocking,
     ) {
-        // The offset of a row in its block: its low `shift` bits, < 2^32.
-        let mask = u64::from(u32::MAX.checked_shr(32u32.saturating_sub(shift)).unwrap_or(0));
-        let bin_len = 1usize.checked_shl(bin_shift).unwrap_or(usize::MAX);
-        let last = bin_len.wrapping_sub(1);
+        let range_shift = blocking.shift.saturating_add(blocking.group);
+        // The offset of a row in its bin: its low `range_shift` bits, < 2^32.
+        let mask = u64::from(u32::MAX.checked_shr(32u32.saturating_sub(range_shift)).unwrap_or(0));
         for ((rows, vals), &xj) in self.slices(values).zip(x) {
             for (&r, &v) in rows.iter().zip(vals) {
-                let b = usize::try_from(r.wrapping_shr(shift)).unwrap_or(usize::MAX);
-                let Some(head) = heads.get_mut(b) else { continue };
+                let b = usize::try_from(r.checked_shr(range_shift).unwrap_or(0)).unwrap_or(usize::MAX);
                 let offset = u32::try_from(r & mask).unwrap_or(u32::MAX);
-                if let Some(entry) = entries.get_mut(*head) {
-                    *entry = (offset, v * xj);
-                }
-                *head = head.wrapping_add(1);
-                // The bin starts at a multiple of bin_len: full when the
-                // next position is the next multiple.
-                if *head & last == 0 {
-                    let from = head.wrapping_sub(bin_len);
-                    if let Some(full) = entries.get(from..*head) {
-                        apply(full, y, b, shift);
-                    }
-                    *head = from;
+                if let Some(full) = bins.push(b, (offset, v * xj)) {
+                    spread(full, y, b, blocking, parts);
                 }
             }
         }
@@ -1477,6 +1568,7 @@ mod tests {
             seeds in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..64),
             past in 0u64..3,
             shift in 0u32..8,
+            group in proptest::prop_oneof![proptest::prelude::Just(0u32), 1u32..4],
             bin_shift in proptest::prop_oneof![0u32..3, 3u32..7, proptest::prelude::Just(10u32)],
         ) {
             let mut ptr = vec![0u64];
@@ -1492,7 +1584,7 @@ mod tests {
             let values: Vec<f64> = (0..nnz).map(|k| spread(seeds[k % seeds.len()].rotate_left(k as u32))).collect();
             let x: Vec<f64> = (0..lengths.len()).map(|j| spread(seeds[j % seeds.len()] ^ (j as u64) << 7)).collect();
             let c = Compressed { nnz: nnz as u64, ..csc(&ptr, &idx, nrows as u64) };
-            let blocking = Blocking { shift, bin_shift };
+            let blocking = Blocking { shift, group, bin_shift };
             let r = blocked_equals_direct(&c, &values, &x, nrows, blocking, f64::to_bits, f64::NAN);
             proptest::prop_assert!(r.is_ok(), "f64: {:?}", r);
             let values: Vec<f32> = values.iter().map(|&v| v as f32).collect();
@@ -1502,10 +1594,11 @@ mod tests {
         }
 
         /// The plan: direct for a `y` that fits in L2 or few non-zeros;
-        /// otherwise blocks of at least `MIN_BLOCK_BYTES`, at most
-        /// `MAX_BINS` bins unless that takes blocks over `MAX_BLOCK_BYTES`,
-        /// never more than `MAX_ANY_BINS`, offsets that fit in `u32`, and a
-        /// scratch within `SCRATCH_BYTES` whatever `nnz`.
+        /// otherwise blocks of `BLOCK_BYTES`, at most `MAX_BINS` bins
+        /// unless that takes more than `2^MAX_GROUP` blocks per bin,
+        /// offsets that fit in `u32`, bins within `SCRATCH_BYTES` whatever
+        /// `nnz` (parts within two bins' worth), and at least one
+        /// contribution per `BLOCK_BYTES_PER_ENTRY` bytes of a bin's blocks.
         #[test]
         fn plan_bounds_the_scratch(
             rows in proptest::prop_oneof![0usize..1 << 24, proptest::prelude::any::<usize>()],
@@ -1519,18 +1612,20 @@ mod tests {
                 proptest::prop_assert_eq!(plan, None);
             }
             if let Some(b) = plan {
-                proptest::prop_assert!(b.shift <= 32 && b.bin_shift < usize::BITS);
-                proptest::prop_assert!((1usize << b.shift) * width >= Blocking::MIN_BLOCK_BYTES);
-                let bins = rows.div_ceil(1 << b.shift);
-                proptest::prop_assert!(bins <= Blocking::MAX_ANY_BINS);
-                // Few bins, or blocks of at most MAX_BLOCK_BYTES.
-                proptest::prop_assert!(
-                    bins <= Blocking::MAX_BINS || (1usize << b.shift) * width <= Blocking::MAX_BLOCK_BYTES
-                        || bins > Blocking::MAX_ANY_BINS / 2
-                );
-                proptest::prop_assert!(b.scratch_bytes(rows, width) <= Blocking::SCRATCH_BYTES);
+                proptest::prop_assert!(b.shift + b.group <= 32 && b.bin_shift < usize::BITS);
+                proptest::prop_assert_eq!((1usize << b.shift) * width, Blocking::BLOCK_BYTES);
+                proptest::prop_assert!(b.group <= Blocking::MAX_GROUP);
+                let covered = 1usize << (b.shift + b.group);
+                let bins = rows.div_ceil(covered);
+                // Few bins, or as many blocks per bin as allowed; and no
+                // more blocks per bin than needed.
+                proptest::prop_assert!(bins <= Blocking::MAX_BINS || b.group == Blocking::MAX_GROUP);
+                proptest::prop_assert!(b.group == 0 || rows.div_ceil(covered / 2) > Blocking::MAX_BINS);
+                let (bin_bytes, part_bytes) = b.scratch_bytes(rows, width);
+                proptest::prop_assert!(bin_bytes <= Blocking::SCRATCH_BYTES);
+                proptest::prop_assert!(part_bytes <= 2 * bin_bytes / bins);
                 let share = (nnz / bins as u64).clamp(1, 1 << b.bin_shift) as usize;
-                proptest::prop_assert!(share * Blocking::BLOCK_BYTES_PER_ENTRY >= (1usize << b.shift) * width);
+                proptest::prop_assert!(share * Blocking::BLOCK_BYTES_PER_ENTRY >= covered * width);
             }
         }
     }
@@ -1539,23 +1634,34 @@ mod tests {
     /// edge cases of the plan.
     #[test]
     fn plan_examples() {
-        // 10 M rows of f32: 40 MB of y, blocks of 1 MiB (2^18 rows), 39
-        // bins of 2^16 entries (20 MiB).
+        // 10 M rows of f32: 40 MB of y, 77 blocks of 512 KiB (2^17 rows),
+        // 8 to a bin: 10 bins of 2^18 entries (20 MiB), 8 parts of 2^16
+        // (4 MiB).
         let b = Blocking::plan(9_998_917, 100_000_000, 4).unwrap();
-        assert_eq!((b.shift, b.bin_shift), (18, 16));
-        assert_eq!(b.scratch_bytes(9_998_917, 4), 39 << 19);
-        // f64: 77 blocks of 1 MiB and bins of 2^14 16-byte entries would
-        // read and write 128 bytes of y per entry: direct.
+        assert_eq!((b.shift, b.group, b.bin_shift), (17, 3, 18));
+        assert_eq!(b.scratch_bytes(9_998_917, 4), (10 << 21, 8 << 19));
+        // f64: 20 bins of 8 blocks of 512 KiB would need 2^18 entries of
+        // 16 bytes each (80 MiB) for 16 bytes of y per entry: direct.
         assert_eq!(Blocking::plan(9_998_917, 100_000_000, 8), None);
-        // 1 M rows of f64: 16 blocks of 512 KiB, 2^16 entries each.
+        // 1 M rows of f64 (8 MiB): 16 blocks of 512 KiB, one bin each,
+        // 2^17 entries (the bound; the even share is 625 Ki): 32 MiB.
         let b = Blocking::plan(1 << 20, 10_000_000, 8).unwrap();
-        assert_eq!((b.shift, b.bin_shift), (16, 17));
-        // 16 M rows of f32 (64 MiB): 64 blocks of 1 MiB, 2^16 entries each
-        // (the most the bound allows); 17 M rows: direct.
+        assert_eq!((b.shift, b.group, b.bin_shift), (16, 0, 17));
+        assert_eq!(b.scratch_bytes(1 << 20, 8), (32 << 20, 0));
+        // 3 M rows of f32: 23 blocks, two to a bin (12 bins).
+        let b = Blocking::plan(3 << 20, 1 << 26, 4).unwrap();
+        assert_eq!((b.shift, b.group), (17, 1));
+        // 16 M rows of f32 (64 MiB): 16 bins of 8 blocks, 2^18 entries
+        // each (the most the bound allows): 32 MiB; 17 M rows: direct.
         let b = Blocking::plan(1 << 24, 1 << 30, 4).unwrap();
-        assert_eq!((b.shift, b.bin_shift), (18, 16));
-        assert_eq!(b.scratch_bytes(1 << 24, 4), 32 << 20);
+        assert_eq!((b.shift, b.group, b.bin_shift), (17, 3, 18));
+        assert_eq!(b.scratch_bytes(1 << 24, 4), (32 << 20, 8 << 19));
         assert_eq!(Blocking::plan(17 << 20, 1 << 30, 4), None);
+        // f64 up to 4 M rows (16 bins of 4 blocks, 2^17 entries of 16
+        // bytes: 32 MiB); one row more takes 9 bins of 8 blocks: direct.
+        let b = Blocking::plan(4 << 20, 1 << 30, 8).unwrap();
+        assert_eq!((b.shift, b.group, b.bin_shift), (16, 2, 17));
+        assert_eq!(Blocking::plan((4 << 20) + 1, 1 << 30, 8), None);
         // Fewer non-zeros than a quarter of the rows: direct.
         assert!(Blocking::plan(1 << 22, 1 << 20, 4).is_some());
         assert_eq!(Blocking::plan(1 << 22, (1 << 20) - 1, 4), None);
@@ -1563,7 +1669,7 @@ mod tests {
         assert_eq!(Blocking::plan(1 << 19, 1 << 20, 4), None);
         assert!(Blocking::plan((1 << 19) + 1, 1 << 20, 4).is_some());
         assert_eq!(Blocking::plan(1 << 30, Blocking::MIN_NNZ - 1, 4), None);
-        // A y too large to cut into 1024 blocks of 2^32 rows: direct.
+        // A y far too large for the bound: direct.
         assert_eq!(Blocking::plan(usize::MAX / 8, u64::MAX, 4), None);
         // A blocking past 32 bits is refused, y untouched.
         let c = csc(&[0, 1], &[0], 1);
@@ -1573,7 +1679,8 @@ mod tests {
             &[1f32],
             &mut y,
             Blocking {
-                shift: 33,
+                shift: 30,
+                group: 3,
                 bin_shift: 2
             }
         ));
@@ -1583,6 +1690,7 @@ mod tests {
             &mut y,
             Blocking {
                 shift: 2,
+                group: 0,
                 bin_shift: 64
             }
         ));

@@ -428,20 +428,22 @@ impl<T: Float> CscView<'_, T> {
     /// When `y` is larger than 2 MiB (`nrows × size_of::<T>()`, more than
     /// an L2 cache holds), the scatter into `y` uses *propagation
     /// blocking* (Beamer, Asanović, Patterson, IPDPS 2017): `y` is cut
-    /// into blocks of 512 KiB to 1 MiB (about 40 of them at most while
-    /// blocks stay within 1 MiB), each contribution `value · x[col]` is
-    /// first appended, with its row's offset in the block, to that block's
-    /// bin, and a full bin is added into its block, in order, while the
-    /// block sits in the cache. Each `y[row]` receives the same products in
-    /// the same order as with the plain scatter, so the result is the same
-    /// bit for bit. This allocates, on every call, bins of at most 32 MiB
-    /// in total plus 8 bytes per block, whatever `nnz`, freed before
-    /// returning (20 MiB for `f32` with 10 M rows). The blocked path is
-    /// taken only where the bins, within that bound, can hold at least one
-    /// contribution per 16 bytes of a block: for `f32` up to 16 M rows and
-    /// at least about `nrows / 4` non-zeros, for `f64` up to 4 M rows and
-    /// `nrows / 2` non-zeros. Otherwise, or if the allocation fails, it runs
-    /// the plain scatter (`y[row] += value · x[col]` straight into `y`, no
+    /// into blocks of 512 KiB, and each contribution `value · x[col]` is
+    /// first appended, with its row's offset, to a bin that collects the
+    /// contributions to up to 8 consecutive blocks (as few as keep the
+    /// bins at 16 or fewer). A full bin is split, in order, into one part
+    /// per block, and each part is added into its block while the block
+    /// sits in the cache. Each `y[row]` receives the same products in the
+    /// same order as with the plain scatter, so the result is the same bit
+    /// for bit. This allocates, on every call, bins of at most 32 MiB in
+    /// total plus parts of at most two bins' size and 8 bytes per bin and
+    /// part, whatever `nnz`, freed before returning (24 MiB for `f32` with
+    /// 10 M rows). The blocked path is taken only where the bins, within
+    /// that bound, can hold at least one contribution per 16 bytes of the
+    /// blocks they cover: for `f32` up to 16 M rows and at least about
+    /// `nrows / 4` non-zeros, for `f64` up to 4 M rows and `nrows / 2`
+    /// non-zeros. Otherwise, or if the allocation fails, it runs the plain
+    /// scatter (`y[row] += value · x[col]` straight into `y`, no
     /// allocation).
     ///
     /// Aᵀ·x is [`transpose()`](Self::transpose)`.mul_vec(x, y)` (row dot
