@@ -92,8 +92,8 @@ pub(crate) struct Blocking {
 
 impl Blocking {
     /// `y` up to this size (bytes) is scattered into directly: it stays in
-    /// the L2 cache (1 MiB or 2 MiB per core on the machines of
-    /// `docs/performance.md`).
+    /// an L2 cache of 2 MiB (the Intel host of `docs/performance.md`), or
+    /// mostly in L2 and L3 (1 MiB of L2 on the AMD host).
     pub(crate) const DIRECT_MAX_Y_BYTES: usize = 2 << 20;
     /// Below this many non-zeros the direct scatter's cache misses cost
     /// less than setting up the bins.
@@ -170,8 +170,10 @@ impl Blocking {
         })
     }
 
-    /// log2 of the contributions a part holds: twice a bin's even share
-    /// per block, so that a part seldom fills before its bin is split.
+    /// log2 of the contributions a part holds: twice a full bin's entries
+    /// per block, so that splitting a bin whose rows are spread evenly
+    /// over its blocks seldom fills a part (a part that fills is applied
+    /// at once).
     fn part_shift(&self) -> u32 {
         self.bin_shift.saturating_add(1).saturating_sub(self.group)
     }
@@ -201,7 +203,8 @@ impl Blocking {
 
 /// Bins of `(offset, contribution)` entries in one allocation: bin `b` is
 /// `entries[b·2^len_shift ..][..2^len_shift]`, and its next entry goes to
-/// `entries[heads[b]]`.
+/// `entries[heads[b]]`. Holds both the bins of
+/// [`Compressed::scatter_blocked`] and the parts of [`spread`].
 struct Bins<T> {
     heads: Vec<usize>,
     entries: Vec<(u32, T)>,
@@ -278,7 +281,7 @@ fn spread<T: Float>(entries: &[(u32, T)], y: &mut [T], b: usize, blocking: Block
     let first = b.checked_shl(group).unwrap_or(usize::MAX);
     let mask = u32::MAX.checked_shr(32u32.saturating_sub(shift)).unwrap_or(0);
     for &(offset, p) in entries {
-        let s = usize::try_from(offset.checked_shr(shift).unwrap_or(0)).unwrap_or(usize::MAX);
+        let s = usize::try_from(offset.checked_shr(shift).unwrap_or(u32::MAX)).unwrap_or(usize::MAX);
         if let Some(full) = parts.push(s, (offset & mask, p)) {
             apply(full, y, first.saturating_add(s), shift);
         }
@@ -288,12 +291,16 @@ fn spread<T: Float>(entries: &[(u32, T)], y: &mut [T], b: usize, blocking: Block
     }
 }
 
-/// Adds one bin's contributions to its block of `y` (block `b`: rows
-/// `b·2^shift ..`), in order. The block is read once first, one value per
-/// cache line in address order, so that the hardware prefetcher brings it
-/// into the cache at streaming speed before the random additions.
+/// Adds the contributions of one bin or part to its block of `y` (block
+/// `b`: rows `b·2^shift ..`), in order. The block is read once first, one
+/// value per cache line in address order, so that the hardware prefetcher
+/// brings it into the cache at streaming speed before the random
+/// additions; nothing is read for no contributions.
 #[inline(never)]
 fn apply<T: Float>(entries: &[(u32, T)], y: &mut [T], b: usize, shift: u32) {
+    if entries.is_empty() {
+        return;
+    }
     let start = b.checked_shl(shift).unwrap_or(usize::MAX);
     let end = start
         .saturating_add(1usize.checked_shl(shift).unwrap_or(usize::MAX))
@@ -695,7 +702,8 @@ impl<'data> Compressed<'data> {
     /// same products (computed the same way, `v · x[j]` in `T`) in the
     /// same order as in [`scatter_direct`](Self::scatter_direct): equal bit
     /// for bit. Scratch: the bins (`2^bin_shift` `(u32, T)` pairs each),
-    /// the parts (`2^group` of twice a bin's share per block) and a
+    /// the parts (`2^group`, or as many as `y` has blocks if fewer, each
+    /// of twice a full bin's entries per block) and a
     /// `usize` per bin and part; returns `false`, with `y` untouched, when
     /// it cannot be allocated or the blocking does not fit (`shift + group`
     /// over 32).
@@ -705,10 +713,13 @@ impl<'data> Compressed<'data> {
             return false;
         };
         let count = y.len().div_ceil(bin_rows);
+        // One part per block of a bin, and no more than `y` has blocks (a
+        // part past them would only hold rows past `y`, which are skipped).
+        let blocks = y.len().div_ceil(1usize << blocking.shift);
         let parts = if blocking.group == 0 {
             0
         } else {
-            1usize << blocking.group
+            blocks.min(1usize << blocking.group)
         };
         let (Some(mut bins), Some(mut parts)) = (
             Bins::new(count, blocking.bin_shift),
@@ -741,7 +752,7 @@ impl<'data> Compressed<'data> {
         let mask = u64::from(u32::MAX.checked_shr(32u32.saturating_sub(range_shift)).unwrap_or(0));
         for ((rows, vals), &xj) in self.slices(values).zip(x) {
             for (&r, &v) in rows.iter().zip(vals) {
-                let b = usize::try_from(r.checked_shr(range_shift).unwrap_or(0)).unwrap_or(usize::MAX);
+                let b = usize::try_from(r.checked_shr(range_shift).unwrap_or(u64::MAX)).unwrap_or(usize::MAX);
                 let offset = u32::try_from(r & mask).unwrap_or(u32::MAX);
                 if let Some(full) = bins.push(b, (offset, v * xj)) {
                     spread(full, y, b, blocking, parts);
@@ -1512,7 +1523,7 @@ mod tests {
     /// A value from random bits with a spread of magnitudes (exponents
     /// -20..20, both signs), so that adding in another order would change
     /// the rounding.
-    fn spread(bits: u64) -> f64 {
+    fn float_from(bits: u64) -> f64 {
         let mantissa = 1.0 + (bits & 0xFFFF_FFFF) as f64 / 4_294_967_296.0;
         let exponent = ((bits >> 32) % 41) as i32 - 20;
         let sign = if bits >> 63 == 1 { -1.0 } else { 1.0 };
@@ -1581,8 +1592,8 @@ mod tests {
             // sorted (a hot row repeats): the scatters must not care.
             let bound = nrows as u64 + past;
             let idx: Vec<u64> = (0..nnz).map(|k| rows[k % rows.len()].wrapping_add(k as u64) % bound).collect();
-            let values: Vec<f64> = (0..nnz).map(|k| spread(seeds[k % seeds.len()].rotate_left(k as u32))).collect();
-            let x: Vec<f64> = (0..lengths.len()).map(|j| spread(seeds[j % seeds.len()] ^ (j as u64) << 7)).collect();
+            let values: Vec<f64> = (0..nnz).map(|k| float_from(seeds[k % seeds.len()].rotate_left(k as u32))).collect();
+            let x: Vec<f64> = (0..lengths.len()).map(|j| float_from(seeds[j % seeds.len()] ^ (j as u64) << 7)).collect();
             let c = Compressed { nnz: nnz as u64, ..csc(&ptr, &idx, nrows as u64) };
             let blocking = Blocking { shift, group, bin_shift };
             let r = blocked_equals_direct(&c, &values, &x, nrows, blocking, f64::to_bits, f64::NAN);
@@ -1630,6 +1641,48 @@ mod tests {
         }
     }
 
+    /// Blockings `plan` never makes but `scatter_blocked` accepts: an
+    /// empty `y`, bins of 2^32 rows over a `y` of a few rows, far more
+    /// blocks per bin than `y` has (the parts are capped at `y`'s blocks:
+    /// 2^27 of them would take gigabytes), all rows in one block (parts
+    /// fill many times), rows past `y`. Always the direct scatter's `y`.
+    #[test]
+    fn blocked_scatter_edges() {
+        let ptr = [0u64, 3, 3, 9];
+        let idx = [0u64, 1, 2, 2, 2, 2, 5, u64::from(u32::MAX), u64::MAX];
+        let values: Vec<f32> = (1..=9).map(|v| v as f32 / 3.0).collect();
+        let x = [1.5f32, -2.0, 0.25];
+        for (nrows, shift, group, bin_shift) in [
+            (0, 2, 1, 2),
+            (6, 32, 0, 4),
+            (6, 0, 32, 4),
+            (6, 16, 16, 0),
+            (6, 0, 27, 4),
+            (6, 1, 2, 0),
+            (3, 0, 1, 1),
+        ] {
+            let c = Compressed {
+                nnz: 9,
+                ..csc(&ptr, &idx, nrows)
+            };
+            let blocking = Blocking {
+                shift,
+                group,
+                bin_shift,
+            };
+            let r = blocked_equals_direct(
+                &c,
+                &values,
+                &x,
+                nrows as usize,
+                blocking,
+                |v: f32| u64::from(v.to_bits()),
+                f32::NAN,
+            );
+            assert!(r.is_ok(), "{r:?}");
+        }
+    }
+
     /// The benchmark's shape (10 M rows, 100 M non-zeros) and the tiny
     /// edge cases of the plan.
     #[test]
@@ -1644,11 +1697,11 @@ mod tests {
         // 16 bytes each (80 MiB) for 16 bytes of y per entry: direct.
         assert_eq!(Blocking::plan(9_998_917, 100_000_000, 8), None);
         // 1 M rows of f64 (8 MiB): 16 blocks of 512 KiB, one bin each,
-        // 2^17 entries (the bound; the even share is 625 Ki): 32 MiB.
+        // 2^17 entries (the bound; the even share is 625 000): 32 MiB.
         let b = Blocking::plan(1 << 20, 10_000_000, 8).unwrap();
         assert_eq!((b.shift, b.group, b.bin_shift), (16, 0, 17));
         assert_eq!(b.scratch_bytes(1 << 20, 8), (32 << 20, 0));
-        // 3 M rows of f32: 23 blocks, two to a bin (12 bins).
+        // 3 M rows of f32: 24 blocks, two to a bin (12 bins).
         let b = Blocking::plan(3 << 20, 1 << 26, 4).unwrap();
         assert_eq!((b.shift, b.group), (17, 1));
         // 16 M rows of f32 (64 MiB): 16 bins of 8 blocks, 2^18 entries
