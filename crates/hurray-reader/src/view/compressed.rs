@@ -119,7 +119,8 @@ impl Blocking {
     /// benchmark that is 2^18 contributions per bin of 8 blocks of 512 KiB
     /// (20 MiB of bins); `f64` would need 80 MiB there (its bin entries are
     /// 16 bytes, its rows twice as many bytes) and takes the direct
-    /// scatter, which measured faster than blocked scatters with less.
+    /// scatter: blocked variants with less scratch measured no clear gain
+    /// over it (`docs/performance.md` § Run E).
     pub(crate) const BLOCK_BYTES_PER_ENTRY: usize = 16;
     /// A bin holds at least 2^MIN_BIN_SHIFT contributions (when the bound
     /// allows), so applying one amortises reading its blocks.

@@ -425,7 +425,7 @@ impl<T: Float> CscView<'_, T> {
     /// are verified first, on every call: take
     /// [`validated`](Self::validated) once to skip it.
     ///
-    /// When `y` is larger than 2 MiB (`nrows × size_of::<T>()`, more than
+    /// When `y` is larger than 2 MiB (`nrows × size_of::<T>()`, about what
     /// an L2 cache holds), the scatter into `y` uses *propagation
     /// blocking* (Beamer, Asanović, Patterson, IPDPS 2017): `y` is cut
     /// into blocks of 512 KiB, and each contribution `value · x[col]` is
