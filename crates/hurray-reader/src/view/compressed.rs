@@ -74,17 +74,17 @@ mod private {
     impl Sealed for f64 {}
 }
 
-/// How [`Compressed::scatter_blocked`] cuts `y`: blocks of `2^shift` rows,
-/// `2^group` consecutive blocks per bin, a bin holding up to `2^bin_shift`
-/// contributions.
+/// How [`Compressed::scatter_blocked`] cuts `y`: blocks of `2^block_shift`
+/// rows, `2^group` consecutive blocks per bin, a bin holding up to
+/// `2^bin_shift` contributions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Blocking {
     /// log2 of the rows per block of `y`: the rows one application of
     /// contributions adds into while they sit in the L2 cache.
-    pub(crate) shift: u32,
+    pub(crate) block_shift: u32,
     /// log2 of the blocks per bin. With `group > 0` a full bin is first
-    /// split into one part per block (see [`spread`]); `shift + group` is
-    /// at most 32 (offsets in a bin are `u32`).
+    /// split into one part per block (see [`spread`]); `block_shift +
+    /// group` is at most 32 (offsets in a bin are `u32`).
     pub(crate) group: u32,
     /// log2 of the contributions a bin holds before it is applied.
     pub(crate) bin_shift: u32,
@@ -139,13 +139,13 @@ impl Blocking {
         if y_bytes <= Self::DIRECT_MAX_Y_BYTES || nnz < Self::MIN_NNZ {
             return None;
         }
-        let shift = (Self::BLOCK_BYTES / width.max(1)).max(1).ilog2();
-        let blocks = rows.div_ceil(1usize.checked_shl(shift)?);
+        let block_shift = (Self::BLOCK_BYTES / width.max(1)).max(1).ilog2();
+        let blocks = rows.div_ceil(1usize.checked_shl(block_shift)?);
         let bins_of = |group: u32| blocks.div_ceil(1usize << group);
         let group = (0..=Self::MAX_GROUP)
             .find(|&g| bins_of(g) <= Self::MAX_BINS)
             .unwrap_or(Self::MAX_GROUP);
-        let range_shift = shift.checked_add(group).filter(|&r| r <= 32)?;
+        let range_shift = block_shift.checked_add(group).filter(|&r| r <= 32)?;
         let bins = bins_of(group);
         let room = Self::SCRATCH_BYTES / Self::entry_bytes(width).checked_mul(bins)?.max(1);
         // Enough for an even share of the non-zeros (then no bin fills up
@@ -165,7 +165,7 @@ impl Blocking {
             return None;
         }
         Some(Blocking {
-            shift,
+            block_shift,
             group,
             bin_shift,
         })
@@ -191,7 +191,7 @@ impl Blocking {
     #[cfg(test)]
     pub(crate) fn scratch_bytes(&self, rows: usize, width: usize) -> (usize, usize) {
         let pow = |s: u32| 1usize.checked_shl(s).unwrap_or(usize::MAX);
-        let bins = rows.div_ceil(pow(self.shift.saturating_add(self.group)));
+        let bins = rows.div_ceil(pow(self.block_shift.saturating_add(self.group)));
         let parts = if self.group == 0 { 0 } else { pow(self.group) };
         let bytes = |count: usize, len_shift: u32| {
             count
@@ -268,43 +268,43 @@ impl<T: Float> Bins<T> {
 }
 
 /// Adds the contributions of one bin (bin `b`: rows
-/// `b·2^(shift + group) ..`, entries in append order) to `y`. With `group
+/// `b·2^(block_shift + group) ..`, entries in append order) to `y`. With `group
 /// = 0` the bin is one block, applied directly; otherwise the entries are
 /// first split, in order, into one part per block (`parts`: `2^group`
 /// bins), a full part applied at once and the others at the end. Each
 /// `y[i]` gets its contributions in append order either way.
 fn spread<T: Float>(entries: &[(u32, T)], y: &mut [T], b: usize, blocking: Blocking, parts: &mut Bins<T>) {
-    let Blocking { shift, group, .. } = blocking;
+    let Blocking { block_shift, group, .. } = blocking;
     if group == 0 {
-        apply(entries, y, b, shift);
+        apply(entries, y, b, block_shift);
         return;
     }
     let first = b.checked_shl(group).unwrap_or(usize::MAX);
-    let mask = u32::MAX.checked_shr(32u32.saturating_sub(shift)).unwrap_or(0);
+    let mask = u32::MAX.checked_shr(32u32.saturating_sub(block_shift)).unwrap_or(0);
     for &(offset, p) in entries {
-        let s = usize::try_from(offset.checked_shr(shift).unwrap_or(u32::MAX)).unwrap_or(usize::MAX);
+        let s = usize::try_from(offset.checked_shr(block_shift).unwrap_or(u32::MAX)).unwrap_or(usize::MAX);
         if let Some(full) = parts.push(s, (offset & mask, p)) {
-            apply(full, y, first.saturating_add(s), shift);
+            apply(full, y, first.saturating_add(s), block_shift);
         }
     }
     for (s, rest) in parts.drain() {
-        apply(rest, y, first.saturating_add(s), shift);
+        apply(rest, y, first.saturating_add(s), block_shift);
     }
 }
 
-/// Adds the contributions of one bin or part to its block of `y` (block
-/// `b`: rows `b·2^shift ..`), in order. The block is read once first, one
+/// Adds the contributions of one bin or part to its block of `y` (rows
+/// `index·2^block_shift ..`), in order. The block is read once first, one
 /// value per cache line in address order, so that the hardware prefetcher
 /// brings it into the cache at streaming speed before the random
 /// additions; nothing is read for no contributions.
 #[inline(never)]
-fn apply<T: Float>(entries: &[(u32, T)], y: &mut [T], b: usize, shift: u32) {
+fn apply<T: Float>(entries: &[(u32, T)], y: &mut [T], index: usize, block_shift: u32) {
     if entries.is_empty() {
         return;
     }
-    let start = b.checked_shl(shift).unwrap_or(usize::MAX);
+    let start = index.checked_shl(block_shift).unwrap_or(usize::MAX);
     let end = start
-        .saturating_add(1usize.checked_shl(shift).unwrap_or(usize::MAX))
+        .saturating_add(1usize.checked_shl(block_shift).unwrap_or(usize::MAX))
         .min(y.len());
     let Some(block) = y.get_mut(start..end) else { return };
     let line = (64 / std::mem::size_of::<T>()).max(1);
@@ -687,7 +687,7 @@ impl<'data> Compressed<'data> {
 
     /// The scatter with propagation blocking (Beamer, Asanović, Patterson,
     /// "Reducing PageRank Communication via Propagation Blocking", IPDPS
-    /// 2017). `y` is cut into blocks of `2^shift` rows, each small enough
+    /// 2017). `y` is cut into blocks of `2^block_shift` rows, each small enough
     /// to stay in the L2 cache, and a bin collects the contributions to
     /// `2^group` consecutive blocks. One pass over `ptr`, `idx` and
     /// `values` (in storage order) appends each contribution `(row - bin
@@ -706,17 +706,17 @@ impl<'data> Compressed<'data> {
     /// the parts (`2^group`, or as many as `y` has blocks if fewer, each
     /// of twice a full bin's entries per block) and a
     /// `usize` per bin and part; returns `false`, with `y` untouched, when
-    /// it cannot be allocated or the blocking does not fit (`shift + group`
+    /// it cannot be allocated or the blocking does not fit (`block_shift + group`
     /// over 32).
     pub(crate) fn scatter_blocked<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], blocking: Blocking) -> bool {
-        let range_shift = blocking.shift.saturating_add(blocking.group);
+        let range_shift = blocking.block_shift.saturating_add(blocking.group);
         let Some(bin_rows) = 1usize.checked_shl(range_shift).filter(|_| range_shift <= 32) else {
             return false;
         };
         let count = y.len().div_ceil(bin_rows);
         // One part per block of a bin, and no more than `y` has blocks (a
         // part past them would only hold rows past `y`, which are skipped).
-        let blocks = y.len().div_ceil(1usize << blocking.shift);
+        let blocks = y.len().div_ceil(1usize << blocking.block_shift);
         let parts = if blocking.group == 0 {
             0
         } else {
@@ -748,7 +748,7 @@ impl<'data> Compressed<'data> {
         parts: &mut Bins<T>,
         blocking: Blocking,
     ) {
-        let range_shift = blocking.shift.saturating_add(blocking.group);
+        let range_shift = blocking.block_shift.saturating_add(blocking.group);
         // The offset of a row in its bin: its low `range_shift` bits, < 2^32.
         let mask = u64::from(u32::MAX.checked_shr(32u32.saturating_sub(range_shift)).unwrap_or(0));
         for ((rows, vals), &xj) in self.slices(values).zip(x) {
@@ -1579,7 +1579,7 @@ mod tests {
             rows in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..64),
             seeds in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..64),
             past in 0u64..3,
-            shift in 0u32..8,
+            block_shift in 0u32..8,
             group in proptest::prop_oneof![proptest::prelude::Just(0u32), 1u32..4],
             bin_shift in proptest::prop_oneof![0u32..3, 3u32..7, proptest::prelude::Just(10u32)],
         ) {
@@ -1596,7 +1596,7 @@ mod tests {
             let values: Vec<f64> = (0..nnz).map(|k| float_from(seeds[k % seeds.len()].rotate_left(k as u32))).collect();
             let x: Vec<f64> = (0..lengths.len()).map(|j| float_from(seeds[j % seeds.len()] ^ (j as u64) << 7)).collect();
             let c = Compressed { nnz: nnz as u64, ..csc(&ptr, &idx, nrows as u64) };
-            let blocking = Blocking { shift, group, bin_shift };
+            let blocking = Blocking { block_shift, group, bin_shift };
             let r = blocked_equals_direct(&c, &values, &x, nrows, blocking, f64::to_bits, f64::NAN);
             proptest::prop_assert!(r.is_ok(), "f64: {:?}", r);
             let values: Vec<f32> = values.iter().map(|&v| v as f32).collect();
@@ -1624,10 +1624,10 @@ mod tests {
                 proptest::prop_assert_eq!(plan, None);
             }
             if let Some(b) = plan {
-                proptest::prop_assert!(b.shift + b.group <= 32 && b.bin_shift < usize::BITS);
-                proptest::prop_assert_eq!((1usize << b.shift) * width, Blocking::BLOCK_BYTES);
+                proptest::prop_assert!(b.block_shift + b.group <= 32 && b.bin_shift < usize::BITS);
+                proptest::prop_assert_eq!((1usize << b.block_shift) * width, Blocking::BLOCK_BYTES);
                 proptest::prop_assert!(b.group <= Blocking::MAX_GROUP);
-                let covered = 1usize << (b.shift + b.group);
+                let covered = 1usize << (b.block_shift + b.group);
                 let bins = rows.div_ceil(covered);
                 // Few bins, or as many blocks per bin as allowed; and no
                 // more blocks per bin than needed.
@@ -1653,7 +1653,7 @@ mod tests {
         let idx = [0u64, 1, 2, 2, 2, 2, 5, u64::from(u32::MAX), u64::MAX];
         let values: Vec<f32> = (1..=9).map(|v| v as f32 / 3.0).collect();
         let x = [1.5f32, -2.0, 0.25];
-        for (nrows, shift, group, bin_shift) in [
+        for (nrows, block_shift, group, bin_shift) in [
             (0, 2, 1, 2),
             (6, 32, 0, 4),
             (6, 0, 32, 4),
@@ -1667,7 +1667,7 @@ mod tests {
                 ..csc(&ptr, &idx, nrows)
             };
             let blocking = Blocking {
-                shift,
+                block_shift,
                 group,
                 bin_shift,
             };
@@ -1692,7 +1692,7 @@ mod tests {
         // 8 to a bin: 10 bins of 2^18 entries (20 MiB), 8 parts of 2^16
         // (4 MiB).
         let b = Blocking::plan(9_998_917, 100_000_000, 4).unwrap();
-        assert_eq!((b.shift, b.group, b.bin_shift), (17, 3, 18));
+        assert_eq!((b.block_shift, b.group, b.bin_shift), (17, 3, 18));
         assert_eq!(b.scratch_bytes(9_998_917, 4), (10 << 21, 8 << 19));
         // f64: 20 bins of 8 blocks of 512 KiB would need 2^18 entries of
         // 16 bytes each (80 MiB) for 16 bytes of y per entry: direct.
@@ -1700,21 +1700,21 @@ mod tests {
         // 1 M rows of f64 (8 MiB): 16 blocks of 512 KiB, one bin each,
         // 2^17 entries (the bound; the even share is 625 000): 32 MiB.
         let b = Blocking::plan(1 << 20, 10_000_000, 8).unwrap();
-        assert_eq!((b.shift, b.group, b.bin_shift), (16, 0, 17));
+        assert_eq!((b.block_shift, b.group, b.bin_shift), (16, 0, 17));
         assert_eq!(b.scratch_bytes(1 << 20, 8), (32 << 20, 0));
         // 3 M rows of f32: 24 blocks, two to a bin (12 bins).
         let b = Blocking::plan(3 << 20, 1 << 26, 4).unwrap();
-        assert_eq!((b.shift, b.group), (17, 1));
+        assert_eq!((b.block_shift, b.group), (17, 1));
         // 16 M rows of f32 (64 MiB): 16 bins of 8 blocks, 2^18 entries
         // each (the most the bound allows): 32 MiB; 17 M rows: direct.
         let b = Blocking::plan(1 << 24, 1 << 30, 4).unwrap();
-        assert_eq!((b.shift, b.group, b.bin_shift), (17, 3, 18));
+        assert_eq!((b.block_shift, b.group, b.bin_shift), (17, 3, 18));
         assert_eq!(b.scratch_bytes(1 << 24, 4), (32 << 20, 8 << 19));
         assert_eq!(Blocking::plan(17 << 20, 1 << 30, 4), None);
         // f64 up to 4 M rows (16 bins of 4 blocks, 2^17 entries of 16
         // bytes: 32 MiB); one row more takes 9 bins of 8 blocks: direct.
         let b = Blocking::plan(4 << 20, 1 << 30, 8).unwrap();
-        assert_eq!((b.shift, b.group, b.bin_shift), (16, 2, 17));
+        assert_eq!((b.block_shift, b.group, b.bin_shift), (16, 2, 17));
         assert_eq!(Blocking::plan((4 << 20) + 1, 1 << 30, 8), None);
         // Fewer non-zeros than a quarter of the rows: direct.
         assert!(Blocking::plan(1 << 22, 1 << 20, 4).is_some());
@@ -1733,7 +1733,7 @@ mod tests {
             &[1f32],
             &mut y,
             Blocking {
-                shift: 30,
+                block_shift: 30,
                 group: 3,
                 bin_shift: 2
             }
@@ -1743,7 +1743,7 @@ mod tests {
             &[1f32],
             &mut y,
             Blocking {
-                shift: 2,
+                block_shift: 2,
                 group: 0,
                 bin_shift: 64
             }
