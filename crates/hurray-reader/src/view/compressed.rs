@@ -171,6 +171,12 @@ impl Blocking {
         })
     }
 
+    /// log2 of the rows a bin covers (`block_shift + group`; the blocking
+    /// fits when this is at most 32).
+    fn range_shift(&self) -> u32 {
+        self.block_shift.saturating_add(self.group)
+    }
+
     /// log2 of the contributions a part holds: twice a full bin's entries
     /// per block, so that splitting a bin whose rows are spread evenly
     /// over its blocks seldom fills a part (a part that fills is applied
@@ -191,7 +197,7 @@ impl Blocking {
     #[cfg(test)]
     pub(crate) fn scratch_bytes(&self, rows: usize, width: usize) -> (usize, usize) {
         let pow = |s: u32| 1usize.checked_shl(s).unwrap_or(usize::MAX);
-        let bins = rows.div_ceil(pow(self.block_shift.saturating_add(self.group)));
+        let bins = rows.div_ceil(pow(self.range_shift()));
         let parts = if self.group == 0 { 0 } else { pow(self.group) };
         let bytes = |count: usize, len_shift: u32| {
             count
@@ -267,12 +273,12 @@ impl<T: Float> Bins<T> {
     }
 }
 
-/// Adds the contributions of one bin (bin `b`: rows
-/// `b·2^(block_shift + group) ..`, entries in append order) to `y`. With `group
-/// = 0` the bin is one block, applied directly; otherwise the entries are
-/// first split, in order, into one part per block (`parts`: `2^group`
-/// bins), a full part applied at once and the others at the end. Each
-/// `y[i]` gets its contributions in append order either way.
+/// Adds the contributions of one bin (bin `b`: rows `b·2^(block_shift +
+/// group) ..`, entries in append order) to `y`. With `group = 0` the bin
+/// is one block, applied directly; otherwise the entries are first split,
+/// in order, into one part per block (`parts`: `2^group` bins), a full
+/// part applied at once and the others at the end. Each `y[i]` gets its
+/// contributions in append order either way.
 fn spread<T: Float>(entries: &[(u32, T)], y: &mut [T], b: usize, blocking: Blocking, parts: &mut Bins<T>) {
     let Blocking { block_shift, group, .. } = blocking;
     if group == 0 {
@@ -280,7 +286,7 @@ fn spread<T: Float>(entries: &[(u32, T)], y: &mut [T], b: usize, blocking: Block
         return;
     }
     let first = b.checked_shl(group).unwrap_or(usize::MAX);
-    let mask = u32::MAX.checked_shr(32u32.saturating_sub(block_shift)).unwrap_or(0);
+    let mask = low_bits(block_shift);
     for &(offset, p) in entries {
         let s = usize::try_from(offset.checked_shr(block_shift).unwrap_or(u32::MAX)).unwrap_or(usize::MAX);
         if let Some(full) = parts.push(s, (offset & mask, p)) {
@@ -290,6 +296,11 @@ fn spread<T: Float>(entries: &[(u32, T)], y: &mut [T], b: usize, blocking: Block
     for (s, rest) in parts.drain() {
         apply(rest, y, first.saturating_add(s), block_shift);
     }
+}
+
+/// A mask of the low `bits` bits (all 32 from 32 on).
+fn low_bits(bits: u32) -> u32 {
+    u32::MAX.checked_shr(32u32.saturating_sub(bits)).unwrap_or(0)
 }
 
 /// Adds the contributions of one bin or part to its block of `y` (rows
@@ -687,8 +698,8 @@ impl<'data> Compressed<'data> {
 
     /// The scatter with propagation blocking (Beamer, Asanović, Patterson,
     /// "Reducing PageRank Communication via Propagation Blocking", IPDPS
-    /// 2017). `y` is cut into blocks of `2^block_shift` rows, each small enough
-    /// to stay in the L2 cache, and a bin collects the contributions to
+    /// 2017). `y` is cut into blocks of `2^block_shift` rows, each small
+    /// enough to stay in the L2 cache, and a bin collects the contributions to
     /// `2^group` consecutive blocks. One pass over `ptr`, `idx` and
     /// `values` (in storage order) appends each contribution `(row - bin
     /// start, v · x[j])` to its row's bin; a bin that reaches
@@ -704,12 +715,12 @@ impl<'data> Compressed<'data> {
     /// same order as in [`scatter_direct`](Self::scatter_direct): equal bit
     /// for bit. Scratch: the bins (`2^bin_shift` `(u32, T)` pairs each),
     /// the parts (`2^group`, or as many as `y` has blocks if fewer, each
-    /// of twice a full bin's entries per block) and a
-    /// `usize` per bin and part; returns `false`, with `y` untouched, when
-    /// it cannot be allocated or the blocking does not fit (`block_shift + group`
-    /// over 32).
+    /// of twice a full bin's entries per block) and a `usize` per bin and
+    /// part; returns `false`, with `y` untouched, when it cannot be
+    /// allocated or the blocking does not fit (`block_shift + group` over
+    /// 32).
     pub(crate) fn scatter_blocked<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], blocking: Blocking) -> bool {
-        let range_shift = blocking.block_shift.saturating_add(blocking.group);
+        let range_shift = blocking.range_shift();
         let Some(bin_rows) = 1usize.checked_shl(range_shift).filter(|_| range_shift <= 32) else {
             return false;
         };
@@ -748,9 +759,9 @@ impl<'data> Compressed<'data> {
         parts: &mut Bins<T>,
         blocking: Blocking,
     ) {
-        let range_shift = blocking.block_shift.saturating_add(blocking.group);
+        let range_shift = blocking.range_shift();
         // The offset of a row in its bin: its low `range_shift` bits, < 2^32.
-        let mask = u64::from(u32::MAX.checked_shr(32u32.saturating_sub(range_shift)).unwrap_or(0));
+        let mask = u64::from(low_bits(range_shift));
         for ((rows, vals), &xj) in self.slices(values).zip(x) {
             for (&r, &v) in rows.iter().zip(vals) {
                 let b = usize::try_from(r.checked_shr(range_shift).unwrap_or(u64::MAX)).unwrap_or(usize::MAX);
