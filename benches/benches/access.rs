@@ -142,6 +142,11 @@ fn bench_spmv<T: Real>(c: &mut Criterion, ctx: &Ctx, a: &CscView<'_, T>, name: &
     spmv_csc_direct(a, x.as_slice(), &mut y2);
     let bits = |v: &[T]| v.iter().map(|a| a.to_f64().to_bits()).collect::<Vec<u64>>();
     assert!(bits(y.as_slice()) == bits(&y2), "mul_vec and the direct scatter differ");
+    a.mul_vec_parallel(x.as_slice(), &mut y2, 2).expect("mul_vec_parallel");
+    assert!(
+        bits(y.as_slice()) == bits(&y2),
+        "mul_vec and mul_vec_parallel(2) differ"
+    );
     let at = a.transpose();
     let xt = HugeVec::from_slice(&x_vector::<T>(at.ncols()));
     let mut z = HugeVec::<T>::zeroed(at.nrows() as usize);
@@ -152,6 +157,12 @@ fn bench_spmv<T: Real>(c: &mut Criterion, ctx: &Ctx, a: &CscView<'_, T>, name: &
     group.throughput(Throughput::Elements(a.nnz()));
     group.bench_function("csc_Ax_mul_vec", |b| {
         b.iter(|| a.mul_vec(black_box(x.as_slice()), y.as_mut_slice()).expect("mul_vec"))
+    });
+    group.bench_function("csc_Ax_mul_vec_parallel_2threads", |b| {
+        b.iter(|| {
+            a.mul_vec_parallel(black_box(x.as_slice()), y.as_mut_slice(), 2)
+                .expect("mul_vec_parallel")
+        })
     });
     group.bench_function("csc_Ax_direct_scatter", |b| {
         b.iter(|| spmv_csc_direct(a, black_box(x.as_slice()), y.as_mut_slice()))

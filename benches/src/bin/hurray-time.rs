@@ -81,6 +81,13 @@ fn time_file<T: Real>(path: &Path, runs: usize) -> serde_json::Value {
     let bits = |v: &[T]| v.iter().map(|a| a.to_f64().to_bits()).collect::<Vec<u64>>();
     let direct_same_bits = bits(y.as_slice()) == bits(y_direct.as_slice());
     drop(y_direct);
+    let mut y2 = HugeVec::<T>::zeroed(a.nrows() as usize);
+    let spmv_2threads = sample(1, runs, || {
+        a.mul_vec_parallel(x.as_slice(), y2.as_mut_slice(), 2)
+            .expect("mul_vec_parallel")
+    });
+    let csc_parallel_same_bits = bits(y.as_slice()) == bits(y2.as_slice());
+    drop(y2);
     let at = a.transpose();
     let xt = HugeVec::from_slice(&x_vector::<T>(at.ncols()));
     let mut z = HugeVec::<T>::zeroed(at.nrows() as usize);
@@ -119,6 +126,8 @@ fn time_file<T: Real>(path: &Path, runs: usize) -> serde_json::Value {
         "spmv_csc_Ax_sum_y": y_sum,
         "spmv_csc_Ax_direct": summary(&spmv_direct),
         "spmv_csc_Ax_direct_same_bits": direct_same_bits,
+        "spmv_csc_Ax_2threads": summary(&spmv_2threads),
+        "spmv_csc_Ax_2threads_same_bits": csc_parallel_same_bits,
         "spmv_csr_of_At_Atx": summary(&spmv_t),
         "spmv_csr_of_At_Atx_sum_y": z_sum,
         "spmv_csr_of_At_Atx_2threads": summary(&spmv_t_2threads),

@@ -324,9 +324,10 @@ fn access_tables(c: &BTreeMap<String, Bench>, peers: Option<&Value>) {
     for (id, b) in c.iter().filter(|(id, _)| id.starts_with("spmv_")) {
         let rate = b.elements.map_or(f64::NAN, |n| n / b.median_ns);
         let key = match id.as_str() {
-            "spmv_f32/csc_Ax_mul_vec" | "spmv_f32/csc_Ax_direct_scatter" | "spmv_f32/csc_Ax_column_api" => {
-                Some("spmv_Ax")
-            }
+            "spmv_f32/csc_Ax_mul_vec"
+            | "spmv_f32/csc_Ax_mul_vec_parallel_2threads"
+            | "spmv_f32/csc_Ax_direct_scatter"
+            | "spmv_f32/csc_Ax_column_api" => Some("spmv_Ax"),
             "spmv_f32/csr_of_At_Atx_mul_vec" => Some("spmv_Atx"),
             _ => None,
         };
@@ -401,7 +402,7 @@ fn peers_table(p: &Value) {
     let process = &p["process"];
     // (what, ours, our time, scipy, scipy time, target ratio)
     type Row<'a> = (&'a str, &'a str, f64, &'a str, f64, Option<f64>);
-    let rows: [Row<'_>; 18] = [
+    let rows: [Row<'_>; 19] = [
         (
             "validation",
             "`CscStructure::validate()`",
@@ -491,6 +492,14 @@ fn peers_table(p: &Value) {
             Some(1.5),
         ),
         (
+            "SpMV y = A·x, 2 threads",
+            "`CscView::mul_vec_parallel(.., 2)`",
+            med(&ours["spmv_csc_Ax_2threads"]),
+            "`A @ x`, int64 (scipy: one thread)",
+            med(&p["spmv_Ax"]),
+            None,
+        ),
+        (
             "SpMV y = A·x, direct scatter",
             "`kernels::spmv_csc_direct` (`mul_vec`'s path for a small `y`)",
             med(&ours["spmv_csc_Ax_direct"]),
@@ -562,14 +571,15 @@ fn peers_table(p: &Value) {
     println!(
         "Whole processes timed with {} ({} CPUs available). SpMV cross-check, |Σy(scipy) − Σy(ours)| / |Σy|: \
          {:.1e} (A·x), {:.1e} (Aᵀ·x); scipy int32 and int64 give identical y: {}; `mul_vec` (blocked) and the \
-         direct scatter give identical y, bit for bit: {}; `mul_vec_parallel` on two threads and `mul_vec` (Aᵀ·x), \
-         bit for bit: {}.",
+         direct scatter give identical y, bit for bit: {}; `mul_vec_parallel` on two threads and `mul_vec`, \
+         bit for bit: {} (A·x), {} (Aᵀ·x).",
         process["hurray-inspect --validate"]["tool"].as_str().unwrap_or("?"),
         p["threads_available"],
         p["sum_y_rel_diff"].as_f64().unwrap_or(f64::NAN),
         p["sum_z_rel_diff"].as_f64().unwrap_or(f64::NAN),
         p["spmv_int32_same_y"],
         ours["spmv_csc_Ax_direct_same_bits"],
+        ours["spmv_csc_Ax_2threads_same_bits"],
         ours["spmv_csr_of_At_Atx_2threads_same_bits"],
     );
     println!();

@@ -3,7 +3,7 @@
 //! with a dense product on a larger matrix in `f32` and `f64`, the length
 //! errors, an unscanned damaged view that errors instead of answering, and
 //! the propagation-blocked path for a large `y` against the direct scatter,
-//! bit for bit.
+//! bit for bit, and the products on threads against one thread.
 
 use hurray_reader::{AlignedBytes, Error, HurrayFile, Options};
 use hurray_writer::{Csc, Csr, FileWriter, WriterOptions};
@@ -318,6 +318,14 @@ fn blocked_product_equals_the_direct_scatter_bit_for_bit() {
         .unwrap();
     let bits = |v: &[f64]| v.iter().map(|a| a.to_bits()).collect::<Vec<u64>>();
     assert!(bits(&y) == bits(&expected), "f64: blocked and direct differ");
+    // On threads, each range of rows blocked on its own (a half, 4 MiB; a
+    // third, 2.7 MiB): the same bits.
+    for threads in [2, 3] {
+        let mut y = vec![f64::NAN; nrows];
+        let a = file.tensor("f64").unwrap().csc::<f64>().unwrap();
+        a.mul_vec_parallel(&x, &mut y, threads).unwrap();
+        assert!(bits(&y) == bits(&expected), "f64: {threads} threads");
+    }
 
     let expected = direct_scatter((&ptr, &idx, &val32), &x32, nrows);
     let mut y = vec![f32::NAN; nrows];
@@ -329,6 +337,13 @@ fn blocked_product_equals_the_direct_scatter_bit_for_bit() {
         .unwrap();
     let bits = |v: &[f32]| v.iter().map(|a| a.to_bits()).collect::<Vec<u32>>();
     assert!(bits(&y) == bits(&expected), "f32: blocked and direct differ");
+    // Two threads: halves just over 2 MiB, blocked; three: direct.
+    for threads in [2, 3] {
+        let mut y = vec![f32::NAN; nrows];
+        let a = file.tensor("f32").unwrap().csc::<f32>().unwrap();
+        a.mul_vec_parallel(&x32, &mut y, threads).unwrap();
+        assert!(bits(&y) == bits(&expected), "f32: {threads} threads");
+    }
 
     // The order matters for these values: summing each row's products in
     // reverse changes some results (so the check above can fail).
@@ -428,4 +443,121 @@ fn parallel_dot_products_equal_one_thread_bit_for_bit() {
         ),
         "{e:?}"
     );
+}
+
+/// `CscView::mul_vec_parallel` cuts the rows into equal ranges, one per
+/// thread, each thread adding the elements of its rows (above 2 MiB of
+/// `y`: 300 000 rows of f64; below, one thread): whatever the thread count
+/// and however the elements fall (empty columns, one column holding most
+/// elements, every element in one row, no rows, no elements), every `y[i]`
+/// equals `mul_vec`'s bit for bit, and all of `y` is overwritten. Values span 2^±20, so a change in the order of the
+/// additions would show in the rounding.
+#[test]
+fn parallel_scatter_equals_one_thread_bit_for_bit() {
+    let mut h = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        h ^= h << 13;
+        h ^= h >> 7;
+        h ^= h << 17;
+        h
+    };
+    // (name, nrows, rows of each column)
+    let columns = |nrows: u64, counts: &[u64], next: &mut dyn FnMut() -> u64| -> Vec<Vec<u64>> {
+        counts
+            .iter()
+            .map(|&count| {
+                let mut rows: Vec<u64> = (0..count).map(|_| next() % nrows.max(1)).collect();
+                rows.sort_unstable();
+                rows.dedup();
+                rows
+            })
+            .collect()
+    };
+    let varied: Vec<u64> = (0..1500).map(|j| if j % 4 == 0 { 0 } else { next() % 30 }).collect();
+    let long: Vec<u64> = (0..200)
+        .map(|j| if j == 77 { 5000 } else { u64::from(j % 9 == 0) })
+        .collect();
+    let shapes: Vec<(&str, u64, Vec<Vec<u64>>)> = vec![
+        ("varied", 300_000, columns(300_000, &varied, &mut next)),
+        ("one long column", 300_000, columns(300_000, &long, &mut next)),
+        ("small y", 2000, columns(2000, &varied, &mut next)),
+        (
+            "one row",
+            500,
+            (0..300).map(|j| if j % 3 == 0 { vec![250] } else { vec![] }).collect(),
+        ),
+        ("no elements", 7, vec![vec![]; 40]),
+        ("no rows", 0, vec![vec![]; 5]),
+    ];
+    let mut w = FileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+    let mut stored = Vec::new();
+    for (name, nrows, cols) in &shapes {
+        let (mut ptr, mut idx, mut val) = (vec![0u64], Vec::new(), Vec::new());
+        for rows in cols {
+            idx.extend(rows);
+            val.extend(rows.iter().map(|_| spread(next())));
+            ptr.push(idx.len() as u64);
+        }
+        let ncols = cols.len() as u64;
+        w.write_csc(name, &Csc::new(*nrows, ncols, &val, &idx, &ptr).unwrap())
+            .unwrap();
+        stored.push((name, *nrows as usize, cols.len()));
+    }
+    let bytes = AlignedBytes::from_slice(&w.finish().unwrap());
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let bits = |v: &[f64]| v.iter().map(|a| a.to_bits()).collect::<Vec<u64>>();
+    for (name, nrows, ncols) in stored {
+        let a = file.tensor(name).unwrap().csc::<f64>().unwrap();
+        let x: Vec<f64> = (0..ncols).map(|_| spread(next())).collect();
+        let mut expected = vec![f64::NAN; nrows];
+        a.mul_vec(&x, &mut expected).unwrap();
+        assert!(expected.iter().all(|v| !v.is_nan()), "{name}");
+        for threads in [0, 1, 2, 3, 5, 64, 1000] {
+            let mut y = vec![f64::NAN; nrows];
+            a.mul_vec_parallel(&x, &mut y, threads).unwrap();
+            assert!(bits(&y) == bits(&expected), "{name}, {threads} threads");
+        }
+    }
+    // The worked example, in f32; its length errors and a damaged view.
+    let bytes = AlignedBytes::read(FIXTURE).unwrap();
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    let mut y = [f32::NAN; 4];
+    a.mul_vec_parallel(&[1.0, 2.0, 3.0, 4.0, 5.0], &mut y, 3).unwrap();
+    assert_eq!(y, [9.0, 9.0, 33.0, 0.0]);
+    let mut y = [7f32; 4];
+    let e = a.mul_vec_parallel(&[1.0; 4], &mut y, 2).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::LengthMismatch {
+                what: "x",
+                len: 4,
+                expected: 5,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(y, [7.0; 4]);
+    let mut raw = bytes.to_vec();
+    let rows_at = file.tensor("A").unwrap().buffer(1).unwrap().file_offset() as usize;
+    raw[rows_at + 8..rows_at + 16].copy_from_slice(&4u64.to_le_bytes());
+    let damaged = AlignedBytes::from_slice(&raw);
+    let file = HurrayFile::parse(&damaged, Options::permissive()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+    let e = a.mul_vec_parallel(&[1.0; 5], &mut y, 2).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::IndexOutOfBounds {
+                position: 1,
+                value: 4,
+                bound: 4,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(y, [7.0; 4]);
 }

@@ -670,11 +670,62 @@ impl<'data> Compressed<'data> {
     /// bit for bit. The caller has checked the lengths and the invariants;
     /// an index past `y` is skipped, never a panic.
     pub(crate) fn scatter<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
-        let done = Blocking::plan(y.len(), self.nnz, std::mem::size_of::<T>())
-            .is_some_and(|blocking| self.scatter_blocked(values, x, y, blocking));
+        self.scatter_rows(values, x, y, 0);
+    }
+
+    /// [`scatter`](Self::scatter) into the rows `first..first + y.len()`
+    /// of `M·x` (`y[i - first]` for row `i`); the others are skipped.
+    fn scatter_rows<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
+        // The window's share of the elements, for the plan (rows evenly filled).
+        let nnz = u128::from(self.nnz)
+            .saturating_mul(to_u64(y.len()).into())
+            .checked_div(self.inner_len.into())
+            .map_or(self.nnz, |n| u64::try_from(n).unwrap_or(u64::MAX));
+        let done = Blocking::plan(y.len(), nnz, std::mem::size_of::<T>())
+            .is_some_and(|blocking| self.scatter_blocked(values, x, y, first, blocking));
         if !done {
-            self.scatter_direct(values, x, y);
+            self.scatter_direct(values, x, y, first);
         }
+    }
+
+    /// [`scatter`](Self::scatter) on up to `threads` threads: one when `y`
+    /// fits in the L2 cache (at most [`Blocking::DIRECT_MAX_Y_BYTES`]),
+    /// where the product is bound by the CPU and a split by rows would
+    /// only add work (every thread reads every element); otherwise
+    /// [`scatter_threads`](Self::scatter_threads).
+    pub(crate) fn scatter_parallel<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
+        let small = y.len().saturating_mul(std::mem::size_of::<T>()) <= Blocking::DIRECT_MAX_Y_BYTES;
+        if small {
+            self.scatter(values, x, y);
+        } else {
+            self.scatter_threads(values, x, y, threads);
+        }
+    }
+
+    /// [`scatter`](Self::scatter) on `threads` threads (`std::thread::scope`,
+    /// clamped to `1..=`[`MAX_THREADS`] and to the rows of `y`): the rows
+    /// are cut into `threads` consecutive ranges of equal length, `y`
+    /// split with them, and each thread runs the scatter over the whole
+    /// structure, skipping the rows outside its range; the calling thread
+    /// takes the last range. Each `y[i]` receives the same products in the
+    /// same order as from `scatter`: equal bit for bit, whatever `threads`.
+    fn scatter_threads<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
+        let threads = threads.clamp(1, MAX_THREADS).min(y.len().max(1));
+        if threads == 1 {
+            return self.scatter(values, x, y);
+        }
+        let rows = y.len();
+        std::thread::scope(|scope| {
+            let (mut rest, mut from) = (y, 0usize);
+            for t in 1..threads {
+                let to = share(rows, t, threads).clamp(from, from.saturating_add(rest.len()));
+                let (part, tail) = rest.split_at_mut(to.saturating_sub(from));
+                let first = to_u64(from);
+                scope.spawn(move || self.scatter_rows(values, x, part, first));
+                (rest, from) = (tail, to);
+            }
+            self.scatter_rows(values, x, rest, to_u64(from));
+        });
     }
 
     /// Each outer slice's indices and values, in order, for the products:
@@ -683,13 +734,15 @@ impl<'data> Compressed<'data> {
         pairs(self.ptr, self.idx, values)
     }
 
-    /// The direct scatter: one pass over `ptr`, `idx` and `values`,
-    /// `y[idx[k]] += v[k] · x[j]` at random positions of `y`.
-    pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
+    /// The direct scatter into rows `first..first + y.len()`: one pass over
+    /// `ptr`, `idx` and `values`, `y[idx[k] - first] += v[k] · x[j]` at
+    /// random positions of `y`.
+    pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
         y.fill(T::default());
         for ((rows, vals), &xj) in self.slices(values).zip(x) {
             for (&r, &v) in rows.iter().zip(vals) {
-                if let Some(yr) = y.get_mut(usize::try_from(r).unwrap_or(usize::MAX)) {
+                let i = r.wrapping_sub(first);
+                if let Some(yr) = y.get_mut(usize::try_from(i).unwrap_or(usize::MAX)) {
                     *yr = *yr + v * xj;
                 }
             }
@@ -698,9 +751,9 @@ impl<'data> Compressed<'data> {
 
     /// The scatter with propagation blocking (Beamer, Asanović, Patterson,
     /// "Reducing PageRank Communication via Propagation Blocking", IPDPS
-    /// 2017). `y` is cut into blocks of `2^block_shift` rows, each small
-    /// enough to stay in the L2 cache, and a bin collects the contributions to
-    /// `2^group` consecutive blocks. One pass over `ptr`, `idx` and
+    /// 2017), into rows `first..first + y.len()`. `y` is cut into blocks
+    /// of `2^block_shift` rows, each small enough to stay in the L2 cache,
+    /// and a bin collects the contributions to `2^group` consecutive blocks. One pass over `ptr`, `idx` and
     /// `values` (in storage order) appends each contribution `(row - bin
     /// start, v · x[j])` to its row's bin; a bin that reaches
     /// `2^bin_shift` entries is applied to its blocks of `y` ([`spread`]),
@@ -719,7 +772,14 @@ impl<'data> Compressed<'data> {
     /// part; returns `false`, with `y` untouched, when it cannot be
     /// allocated or the blocking does not fit (`block_shift + group` over
     /// 32).
-    pub(crate) fn scatter_blocked<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], blocking: Blocking) -> bool {
+    pub(crate) fn scatter_blocked<T: Float>(
+        &self,
+        values: &[T],
+        x: &[T],
+        y: &mut [T],
+        first: u64,
+        blocking: Blocking,
+    ) -> bool {
         let range_shift = blocking.range_shift();
         let Some(bin_rows) = 1usize.checked_shl(range_shift).filter(|_| range_shift <= 32) else {
             return false;
@@ -740,7 +800,7 @@ impl<'data> Compressed<'data> {
             return false;
         };
         y.fill(T::default());
-        self.bin(values, x, y, &mut bins, &mut parts, blocking);
+        self.bin(values, x, (y, first), &mut bins, &mut parts, blocking);
         for (b, rest) in bins.drain() {
             spread(rest, y, b, blocking, &mut parts);
         }
@@ -748,13 +808,14 @@ impl<'data> Compressed<'data> {
     }
 
     /// The pass of [`scatter_blocked`](Self::scatter_blocked) over the
-    /// stored elements: each contribution into its row's bin, a full bin
+    /// stored elements: each contribution `v[k] · x[j]` into the bin of
+    /// row `idx[k] - first` (none for a row below `first`), a full bin
     /// applied ([`spread`]) and emptied.
     fn bin<T: Float>(
         &self,
         values: &[T],
         x: &[T],
-        y: &mut [T],
+        (y, first): (&mut [T], u64),
         bins: &mut Bins<T>,
         parts: &mut Bins<T>,
         blocking: Blocking,
@@ -764,6 +825,7 @@ impl<'data> Compressed<'data> {
         let mask = u64::from(low_bits(range_shift));
         for ((rows, vals), &xj) in self.slices(values).zip(x) {
             for (&r, &v) in rows.iter().zip(vals) {
+                let r = r.wrapping_sub(first);
                 let b = usize::try_from(r.checked_shr(range_shift).unwrap_or(u64::MAX)).unwrap_or(usize::MAX);
                 let offset = u32::try_from(r & mask).unwrap_or(u32::MAX);
                 if let Some(full) = bins.push(b, (offset, v * xj)) {
@@ -1543,7 +1605,10 @@ mod tests {
     }
 
     /// Runs the blocked scatter with `blocking` and the direct one, both
-    /// into a `y` full of garbage, and compares the bits.
+    /// into a `y` full of garbage, and compares the bits; then both into
+    /// windows of rows (`first > 0`, a `y` ending before `nrows`), which
+    /// must hold those rows of the whole product, and `scatter_threads`
+    /// on 2, 3 and 5 threads, which must equal `scatter`.
     fn blocked_equals_direct<T: Float + std::fmt::Debug>(
         c: &Compressed<'_>,
         values: &[T],
@@ -1554,9 +1619,9 @@ mod tests {
         garbage: T,
     ) -> Result<(), String> {
         let mut direct = vec![garbage; nrows];
-        c.scatter_direct(values, x, &mut direct);
+        c.scatter_direct(values, x, &mut direct, 0);
         let mut blocked = vec![garbage; nrows];
-        if !c.scatter_blocked(values, x, &mut blocked, blocking) {
+        if !c.scatter_blocked(values, x, &mut blocked, 0, blocking) {
             return Err(format!("{blocking:?} refused"));
         }
         let d: Vec<u64> = direct.iter().map(|&v| bits(v)).collect();
@@ -1569,6 +1634,27 @@ mod tests {
         c.scatter(values, x, &mut chosen);
         if chosen.iter().map(|&v| bits(v)).collect::<Vec<u64>>() != d {
             return Err("scatter differs from scatter_direct".into());
+        }
+        for (lo, hi) in [(nrows / 3, nrows * 2 / 3), (1.min(nrows), nrows), (0, nrows / 2)] {
+            let first = lo as u64;
+            let mut direct = vec![garbage; hi - lo];
+            c.scatter_direct(values, x, &mut direct, first);
+            let mut blocked = vec![garbage; hi - lo];
+            if !c.scatter_blocked(values, x, &mut blocked, first, blocking) {
+                return Err(format!("{blocking:?} refused rows {lo}..{hi}"));
+            }
+            for (what, y) in [("direct", &direct), ("blocked", &blocked)] {
+                if y.iter().map(|&v| bits(v)).ne(d[lo..hi].iter().copied()) {
+                    return Err(format!("{blocking:?}: {what} rows {lo}..{hi}: {y:?}"));
+                }
+            }
+        }
+        for threads in [2, 3, 5] {
+            let mut parallel = vec![garbage; nrows];
+            c.scatter_threads(values, x, &mut parallel, threads);
+            if parallel.iter().map(|&v| bits(v)).ne(d.iter().copied()) {
+                return Err(format!("scatter_threads({threads}) differs: {parallel:?}"));
+            }
         }
         Ok(())
     }
@@ -1743,6 +1829,7 @@ mod tests {
             &[1f32],
             &[1f32],
             &mut y,
+            0,
             Blocking {
                 block_shift: 30,
                 group: 3,
@@ -1753,6 +1840,7 @@ mod tests {
             &[1f32],
             &[1f32],
             &mut y,
+            0,
             Blocking {
                 block_shift: 2,
                 group: 0,

@@ -471,6 +471,53 @@ impl<T: Float> CscView<'_, T> {
         view.structure.inner.scatter(view.values, x, y);
         Ok(())
     }
+
+    /// [`mul_vec`](Self::mul_vec) on `threads` threads
+    /// (`std::thread::scope`, clamped to 1..=64 and to `nrows`; one thread
+    /// when `y` is at most 2 MiB, see below): the rows are cut into
+    /// `threads` consecutive ranges of equal length and `y` is split with
+    /// them; each thread reads all of `col_ptr`,
+    /// `row_indices` and `values` and adds the elements whose rows fall in
+    /// its range, skipping the others. The calling thread takes the last
+    /// range. Every `y[row]` receives the same products in the same order
+    /// as from `mul_vec`, so the result is the same bit for bit, whatever
+    /// `threads`.
+    ///
+    /// What it gains depends on where `mul_vec`'s time goes, since every
+    /// thread streams the whole matrix. With a `y` of at most 2 MiB (about
+    /// an L2 cache) the product is bound by the CPU, not by misses, and
+    /// the split would only add work: it runs `mul_vec` on the calling
+    /// thread. Each thread plans its own range as
+    /// `mul_vec` plans the whole of `y` (plain or blocked scatter) and
+    /// allocates its own bins when blocked: at most `threads` times
+    /// `mul_vec`'s scratch. Measured on two threads (`docs/performance.md`,
+    /// run F): about 1.5x for 100 M non-zeros and 10 M rows, 2–3x when each
+    /// half of `y` fits in the cache, and nothing with very short columns
+    /// and a large `y`, where reading the matrix twice costs what the split
+    /// saves. Equal ranges of rows balance the work only when the non-zeros
+    /// are spread evenly over the rows. On an unvalidated view the
+    /// invariants are verified first, on every call.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let bytes = hurray_reader::AlignedBytes::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry"))?;
+    /// # let file = hurray_reader::HurrayFile::parse(&bytes, hurray_reader::Options::default())?;
+    /// let a = file.tensor("A")?.csc::<f32>()?; // 4 × 5
+    /// let mut y = [0f32; 4];
+    /// a.mul_vec_parallel(&[1.0, 2.0, 3.0, 4.0, 5.0], &mut y, 2)?;
+    /// assert_eq!(y, [9.0, 9.0, 33.0, 0.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`mul_vec`](Self::mul_vec).
+    pub fn mul_vec_parallel(&self, x: &[T], y: &mut [T], threads: usize) -> Result<()> {
+        let inner = &self.structure.inner;
+        inner.check_lengths((x.len(), "ncols", self.ncols()), (y.len(), "nrows", self.nrows()))?;
+        let view = self.validated()?;
+        view.structure.inner.scatter_parallel(view.values, x, y, threads);
+        Ok(())
+    }
 }
 
 fn allocation_failed(tensor: &str, what: &'static str, count: Option<u64>, width: usize) -> crate::Error {
