@@ -473,30 +473,32 @@ impl<T: Float> CscView<'_, T> {
     }
 
     /// [`mul_vec`](Self::mul_vec) on `threads` threads
-    /// (`std::thread::scope`, clamped to 1..=64 and to `nrows`; one thread
-    /// when `y` is at most 2 MiB, see below): the rows are cut into
-    /// `threads` consecutive ranges of equal length and `y` is split with
-    /// them; each thread reads all of `col_ptr`,
+    /// (`std::thread::scope`, clamped to 1..=64 and to `nrows`): the rows
+    /// are cut into `threads` consecutive ranges of equal length and `y`
+    /// is split with them; each thread reads all of `col_ptr`,
     /// `row_indices` and `values` and adds the elements whose rows fall in
     /// its range, skipping the others. The calling thread takes the last
     /// range. Every `y[row]` receives the same products in the same order
     /// as from `mul_vec`, so the result is the same bit for bit, whatever
     /// `threads`.
     ///
-    /// What it gains depends on where `mul_vec`'s time goes, since every
-    /// thread streams the whole matrix. With a `y` of at most 2 MiB (about
-    /// an L2 cache) the product is bound by the CPU, not by misses, and
-    /// the split would only add work: it runs `mul_vec` on the calling
-    /// thread. Each thread plans its own range as
+    /// When `y` is at most 2 MiB (`nrows × size_of::<T>()`, about an L2
+    /// cache) the product is bound by the CPU rather than by cache misses,
+    /// and the split would only add work: this runs `mul_vec` on the
+    /// calling thread. Otherwise each thread plans its own range as
     /// `mul_vec` plans the whole of `y` (plain or blocked scatter) and
     /// allocates its own bins when blocked: at most `threads` times
-    /// `mul_vec`'s scratch. Measured on two threads (`docs/performance.md`,
-    /// run F): about 1.5x for 100 M non-zeros and 10 M rows, 2–3x when each
-    /// half of `y` fits in the cache, and nothing with very short columns
-    /// and a large `y`, where reading the matrix twice costs what the split
-    /// saves. Equal ranges of rows balance the work only when the non-zeros
-    /// are spread evenly over the rows. On an unvalidated view the
-    /// invariants are verified first, on every call.
+    /// `mul_vec`'s scratch.
+    ///
+    /// Every thread streams the whole matrix, so the gain depends on where
+    /// `mul_vec`'s time goes. Measured on two threads
+    /// (`docs/performance.md`, run F): 1.6x for 100 M non-zeros in 10 M
+    /// rows (`f32`), 2.3x for 10 M in 1 M rows (each half of `y` fits in
+    /// the cache), and 1.0–1.2x with two non-zeros a column or a single
+    /// column, where reading the matrix twice costs about what the split
+    /// saves. Equal ranges of rows balance the work only when the
+    /// non-zeros are spread evenly over the rows. On an unvalidated view
+    /// the invariants are verified first, on every call.
     ///
     /// ```
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
