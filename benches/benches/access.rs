@@ -16,7 +16,12 @@
 //!   one again with plain `Vec`s. `csc_Ax_direct_scatter` is the direct
 //!   scatter (`kernels::spmv_csc_direct`), the path `mul_vec` takes for a
 //!   `y` within the L2 cache; on these inputs `mul_vec` uses propagation
-//!   blocking, and the two results are checked equal bit for bit.
+//!   blocking in `f32` (10 M rows; in `f64` it blocks only up to 4 M rows,
+//!   so here both are the direct scatter), and the two results are checked
+//!   equal bit for bit. `csc_Ax_mul_vec_parallel_2threads` is
+//!   `CscView::mul_vec_parallel` on two threads, checked equal to
+//!   `mul_vec` too; `csr_of_At_Atx_mul_vec_parallel_2threads` the same for
+//!   Aᵀ·x.
 //!
 //! Input: the `random10` CSC of the scan benchmark (100 M non-zeros, 10 M ×
 //! 10 M), with `float32` and with `float64` values.

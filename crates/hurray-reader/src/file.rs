@@ -489,6 +489,20 @@ impl<'data> HurrayFile<'data> {
     fn check_regions(&self) -> Result<()> {
         let lower = self.header.first_descriptor_offset.get();
         let upper = self.tensor_area_end();
+        if lower > upper && !self.entries.is_empty() {
+            // No descriptor can fit: blame the header, not the first entry.
+            return Err(Error::Layout {
+                scope: Scope::File,
+                field: Field::new("first_descriptor_offset"),
+                offset: 20,
+                found: lower,
+                expected: format!(
+                    "at most {upper}, where the tensor region ends (the KV section or, without one, the index starts)"
+                )
+                .into(),
+                rule: rule::TENSOR_REGION,
+            });
+        }
         let dba = self.data_buffer_alignment();
         for e in &self.entries {
             let scope = || Scope::tensor(e.name);

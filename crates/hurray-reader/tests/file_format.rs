@@ -1545,6 +1545,20 @@ fn mutations(f: &MFile, enc: &Enc, g: &mut Rng) -> Vec<Mutation> {
         "first_descriptor_offset",
         Rejects,
     );
+    if !f.tensors.is_empty() {
+        // Past where the tensor region ends (the KV section, else the index):
+        // no descriptor fits, and the header field is named, not an entry.
+        let end = enc.kv_range.map_or(enc.index_offset, |(start, _)| start);
+        let v = (end + 8).next_multiple_of(8) + 8 * g.below(4);
+        let b = m.patch(|b| set(b, 20, v.to_le_bytes()));
+        m.rejects(
+            "first_descriptor_offset lies within the tensor region",
+            b,
+            "Layout",
+            "first_descriptor_offset",
+            Rejects,
+        );
+    }
     let at = 36 + g.below(28);
     let b = m.patch(|b| b[at as usize] = 0x80);
     m.rejects("_reserved_header is zero", b, "Reserved", "_reserved_header", Rejects);

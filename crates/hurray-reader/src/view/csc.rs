@@ -473,7 +473,9 @@ impl<T: Float> CscView<'_, T> {
     }
 
     /// [`mul_vec`](Self::mul_vec) on `threads` threads
-    /// (`std::thread::scope`, clamped to 1..=64 and to `nrows`): the rows
+    /// (`std::thread::scope`; 0 counts as 1, and no more than `nrows`, 64,
+    /// or the cores that [`std::thread::available_parallelism`] reports,
+    /// since every thread reads the whole matrix): the rows
     /// are cut into `threads` consecutive ranges of equal length and `y`
     /// is split with them; each thread reads all of `col_ptr`,
     /// `row_indices` and `values` and adds the elements whose rows fall in
@@ -487,8 +489,8 @@ impl<T: Float> CscView<'_, T> {
     /// and the split would only add work: this runs `mul_vec` on the
     /// calling thread. Otherwise each thread plans its own range as
     /// `mul_vec` plans the whole of `y` (plain or blocked scatter) and
-    /// allocates its own bins when blocked: at most `threads` times
-    /// `mul_vec`'s scratch.
+    /// allocates its own bins when blocked: at most one `mul_vec`'s scratch
+    /// per thread (bins of up to 32 MiB each).
     ///
     /// Every thread streams the whole matrix, so the gain depends on where
     /// `mul_vec`'s time goes. Measured on two threads
