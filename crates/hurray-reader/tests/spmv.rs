@@ -459,12 +459,14 @@ fn parallel_dot_products_equal_one_thread_bit_for_bit() {
 }
 
 /// `CscView::mul_vec_parallel` cuts the rows into equal ranges, one per
-/// thread, each thread adding the elements of its rows (above 2 MiB of
-/// `y`: 300 000 rows of f64; below, one thread): whatever the thread count
-/// and however the elements fall (empty columns, one column holding most
-/// elements, every element in one row, no rows, no elements), every `y[i]`
-/// equals `mul_vec`'s bit for bit, and all of `y` is overwritten. Values span 2^±20, so a change in the order of the
-/// additions would show in the rounding.
+/// thread (up to the cores there are), each thread adding the elements of
+/// its rows (above 2 MiB of `y`: 300 000 rows of f64; below, one thread):
+/// whatever the thread count and however the elements fall (empty
+/// columns, one column holding most elements, every element in one row,
+/// no rows, no elements), every `y[i]` equals `mul_vec`'s bit for bit, and
+/// all of `y` is overwritten. Values span 2^±20, so a change in the order
+/// of the additions would show in the rounding. (More threads than cores:
+/// the library's proptest of `scatter_threads`.)
 #[test]
 fn parallel_scatter_equals_one_thread_bit_for_bit() {
     let mut h = 0x2545_f491_4f6c_dd1du64;

@@ -674,7 +674,10 @@ impl<'data> Compressed<'data> {
     }
 
     /// [`scatter`](Self::scatter) into the rows `first..first + y.len()`
-    /// of `M·x` (`y[i - first]` for row `i`); the others are skipped.
+    /// of `M·x` (`y[i - first]` for row `i`); the others are skipped. The
+    /// window must lie within `0..2^64` (`first + y.len()` does not
+    /// overflow; callers pass windows of `0..nrows`), or a row below
+    /// `first` could wrap into it.
     fn scatter_rows<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
         // The window's share of the elements, for the plan (rows evenly filled).
         let nnz = u128::from(self.nnz)
@@ -756,14 +759,15 @@ impl<'data> Compressed<'data> {
     /// "Reducing PageRank Communication via Propagation Blocking", IPDPS
     /// 2017), into rows `first..first + y.len()`. `y` is cut into blocks
     /// of `2^block_shift` rows, each small enough to stay in the L2 cache,
-    /// and a bin collects the contributions to `2^group` consecutive blocks. One pass over `ptr`, `idx` and
-    /// `values` (in storage order) appends each contribution `(row - bin
-    /// start, v · x[j])` to its row's bin; a bin that reaches
-    /// `2^bin_shift` entries is applied to its blocks of `y` ([`spread`]),
-    /// in order, and emptied; the remaining bins are applied at the end.
-    /// The bins are written sequentially and each application hits blocks
-    /// of `y` that fit in L2, instead of a cache miss per non-zero; few
-    /// bins (several blocks each) keep the pass's streams of writes few.
+    /// and a bin collects the contributions to `2^group` consecutive
+    /// blocks. One pass over `ptr`, `idx` and `values` (in storage order)
+    /// appends each contribution `(row - bin start, v · x[j])` to its
+    /// row's bin; a bin that reaches `2^bin_shift` entries is applied to
+    /// its blocks of `y` ([`spread`]), in order, and emptied; the
+    /// remaining bins are applied at the end. The bins are written
+    /// sequentially and each application hits blocks of `y` that fit in
+    /// L2, instead of a cache miss per non-zero; few bins (several blocks
+    /// each) keep the pass's streams of writes few.
     ///
     /// Every row belongs to exactly one bin and one part, each applied in
     /// the order its entries were appended, so each `y[i]` receives the
@@ -812,8 +816,10 @@ impl<'data> Compressed<'data> {
 
     /// The pass of [`scatter_blocked`](Self::scatter_blocked) over the
     /// stored elements: each contribution `v[k] · x[j]` into the bin of
-    /// row `idx[k] - first` (none for a row below `first`), a full bin
-    /// applied ([`spread`]) and emptied.
+    /// row `idx[k] - first`, a full bin applied ([`spread`]) and emptied.
+    /// A row below `first` wraps to no bin; a row past the window but
+    /// within the last bin's span is binned and then dropped when applied
+    /// (it is past `y`).
     fn bin<T: Float>(
         &self,
         values: &[T],

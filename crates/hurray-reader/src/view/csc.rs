@@ -488,12 +488,16 @@ impl<T: Float> CscView<'_, T> {
     /// cache) the product is bound by the CPU rather than by cache misses,
     /// and the split would only add work: this runs `mul_vec` on the
     /// calling thread. Otherwise each thread plans its own range as
-    /// `mul_vec` plans the whole of `y` (plain or blocked scatter) and
-    /// allocates its own bins when blocked: at most one `mul_vec`'s scratch
-    /// per thread (bins of up to 32 MiB each).
+    /// `mul_vec` plans a `y` of that length (plain or blocked scatter), and
+    /// a thread whose range is blocked allocates its own bins and parts:
+    /// up to 32 MiB of bins plus parts of at most two bins' size, per
+    /// thread, freed before returning. That can happen where `mul_vec`
+    /// itself, planning the whole of `y`, allocates nothing (an `f64` `y`
+    /// of 5 M rows: 0 bytes on one thread, 48 MiB on two).
     ///
-    /// Every thread streams the whole matrix, so the gain depends on where
-    /// `mul_vec`'s time goes. Measured on two threads
+    /// Every thread streams the whole matrix: the reading grows with the
+    /// number of threads (`threads × nnz` elements), and the gain depends
+    /// on where `mul_vec`'s time goes. Measured on two threads
     /// (`docs/performance.md`, run F): 1.6x for 100 M non-zeros in 10 M
     /// rows (`f32`), 2.3x for 10 M in 1 M rows (each half of `y` fits in
     /// the cache), and 1.0–1.2x with two non-zeros a column or a single
