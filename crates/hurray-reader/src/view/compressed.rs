@@ -696,16 +696,14 @@ impl<'data> Compressed<'data> {
     /// every element, so threads beyond the cores only multiply that
     /// reading. One thread when `y` fits in the L2 cache (at most
     /// [`Blocking::DIRECT_MAX_Y_BYTES`]), where the product is bound by the
-    /// CPU and a split by rows would only add work; otherwise
-    /// [`scatter_threads`](Self::scatter_threads).
+    /// CPU and a split by rows would only add work. Runs
+    /// [`scatter_threads`](Self::scatter_threads), which takes one thread
+    /// as [`scatter`](Self::scatter).
     pub(crate) fn scatter_parallel<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
         let small = y.len().saturating_mul(std::mem::size_of::<T>()) <= Blocking::DIRECT_MAX_Y_BYTES;
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        if small || threads.min(cores) <= 1 {
-            self.scatter(values, x, y);
-        } else {
-            self.scatter_threads(values, x, y, threads.min(cores));
-        }
+        let threads = if small { 1 } else { threads.min(cores) };
+        self.scatter_threads(values, x, y, threads);
     }
 
     /// [`scatter`](Self::scatter) on `threads` threads (`std::thread::scope`,
