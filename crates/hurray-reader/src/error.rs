@@ -1250,21 +1250,29 @@ pub(crate) mod rule {
     pub const FILE_LAYOUT: &str = "file-format.md § File Layout";
     pub const FILE_FLAGS: &str = "file-format.md § File Flags";
     pub const INDEX_CRC: &str = "file-format.md § File Flags, HAS_INDEX_CRC32C";
-    pub const UNIQUE_NAMES: &str = "file-format.md § Index Section: names are unique";
-    pub const UNIQUE_KEYS: &str = "file-format.md § KV Metadata Section: a reader MUST reject duplicate keys";
-    pub const DESCRIPTOR_LENGTH: &str = "file-format.md § Index Section: they MUST agree";
-    pub const DATA_LENGTH: &str = "file-format.md § Index Section; NOTES.md 'data_length'";
+    pub const UNIQUE_NAMES: &str = "file-format.md § Index Section › Index Encoding: names are unique";
+    pub const UNIQUE_KEYS: &str =
+        "file-format.md § KV Metadata Section › KV Section Encoding: a reader MUST reject duplicate keys";
+    pub const DESCRIPTOR_LENGTH: &str = "file-format.md § Index Section › Index Encoding: they MUST agree";
+    pub const DATA_LENGTH: &str = "file-format.md § Index Section › Index Encoding; NOTES.md 'data_length'";
     pub const TORN_COMPOSITE: &str = "file-format.md § Composite Tensors";
     pub const DYNAMIC_DIMENSION: &str = "data-model.md § Dynamic Dimensions";
     pub const ALIGNMENT_DELIVERED: &str = "buffer-protocol.md § Alignment; NOTES.md 'Declared alignment vs delivered'";
     pub const KV_FLAG: &str = "file-format.md § File Flags; NOTES.md 'HAS_KV_METADATA'";
     pub const TRAILER: &str = "file-format.md § Trailer";
-    pub const INDEX: &str = "file-format.md § Index Section";
-    pub const KV: &str = "file-format.md § KV Metadata Section";
+    /// Where the index lies (its alignment); its fields are [`INDEX`].
+    pub const INDEX_SECTION: &str = "file-format.md § Index Section";
+    pub const INDEX: &str = "file-format.md § Index Section › Index Encoding";
+    /// Where the KV section lies (its alignment); its entries are [`KV`].
+    pub const KV_SECTION: &str = "file-format.md § KV Metadata Section";
+    pub const KV: &str = "file-format.md § KV Metadata Section › KV Section Encoding";
     pub const KV_TYPES: &str = "file-format.md § KV Value Types";
     pub const TENSOR_REGION: &str = "file-format.md § Tensor Region";
-    pub const DESCRIPTOR_PLACEMENT: &str = "file-format.md § Descriptor Placement";
-    pub const DATA_PLACEMENT: &str = "file-format.md § Data Buffer Placement";
+    pub const DESCRIPTOR_PLACEMENT: &str = "file-format.md § Tensor Region › Descriptor Placement";
+    pub const DATA_PLACEMENT: &str = "file-format.md § Tensor Region › Data Buffer Placement";
+    /// A buffer of the buffer table must lie in its tensor's data region.
+    pub const DATA_REGION: &str =
+        "file-format.md § Tensor Region › Data Buffer Placement; § Index Section › Index Encoding (data_length)";
     pub const LAYOUT_ORDER: &str =
         "file-format.md § File Layout; NOTES.md 'Padding after a tensor's last buffer' and 'Overlapping regions'";
     pub const FIXED_HEADER: &str = "metadata.md § Fixed Header";
@@ -1399,9 +1407,10 @@ mod tests {
             e.field().map(|f| f.to_string()).as_deref(),
             Some("index_entry[2].data_offset")
         );
-        assert_eq!(e.rule(), Some("file-format.md § Data Buffer Placement"));
+        assert_eq!(e.rule(), Some("file-format.md § Tensor Region › Data Buffer Placement"));
         assert!(
-            e.to_string().ends_with("(file-format.md § Data Buffer Placement)"),
+            e.to_string()
+                .ends_with("(file-format.md § Tensor Region › Data Buffer Placement)"),
             "{e}"
         );
         // Argument errors have no field, offset or rule.

@@ -570,7 +570,7 @@ impl<'data> HurrayFile<'data> {
                         "the descriptor to end by data_offset {data_start} (descriptor_offset {d} + descriptor_length <= data_offset)"
                     )
                     .into(),
-                    rule: rule::TENSOR_REGION,
+                    rule: rule::DATA_PLACEMENT,
                 });
             }
             if e.data_length() > 0 && data_start % dba != 0 {
@@ -865,7 +865,11 @@ fn section<'a>(
             length,
             lower: HEADER_LEN,
             upper: limit,
-            rule: if name == "index" { rule::TRAILER } else { rule::KV },
+            rule: if name == "index" {
+                rule::TRAILER
+            } else {
+                rule::KV_SECTION
+            },
         });
     }
     if !start.is_multiple_of(8) {
@@ -875,7 +879,11 @@ fn section<'a>(
             offset: field_offset,
             value: start,
             expected: "a multiple of 8",
-            rule: if name == "index" { rule::INDEX } else { rule::KV },
+            rule: if name == "index" {
+                rule::INDEX_SECTION
+            } else {
+                rule::KV_SECTION
+            },
         });
     }
     let range = usize::try_from(start)

@@ -370,7 +370,7 @@ fn place_buffers<'data>(
                 end: u128::from(at) + u128::from(size),
                 lower: data_start,
                 upper: data_end,
-                rule: "file-format.md § Data Buffer Placement; § Index Section (data_length)",
+                rule: rule::DATA_REGION,
             });
         };
         let alignment = u64::from(h.alignment.get());

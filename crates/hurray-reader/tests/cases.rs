@@ -6,7 +6,9 @@
 
 mod common;
 
-use common::{compare_container, compare_tensor, corpus, full_check, located, mentions, offset_agrees, read};
+use common::{
+    cites_section, compare_container, compare_tensor, corpus, full_check, located, mentions, offset_agrees, read,
+};
 use hurray_reader::{Error, Field, HurrayFile, Options};
 
 /// The error variant (and field, for generic variants) each rule maps to.
@@ -115,6 +117,9 @@ fn bug_cases_agree_with_the_manifest() {
                     problems.push(format!("{name}: {why}"));
                 }
                 if let Err(why) = offset_agrees(name, &e, entry) {
+                    problems.push(format!("{name}: {why}"));
+                }
+                if let Err(why) = cites_section(&e, entry) {
                     problems.push(format!("{name}: {why}"));
                 }
                 let message = e.to_string();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{compare_container, compare_tensor, corpus, full_check, located, offset_agrees, read};
+use common::{cites_section, compare_container, compare_tensor, corpus, full_check, located, offset_agrees, read};
 use hurray_reader::{Error, Field, HurrayFile, Number, Options};
 
 /// The error each invalid file must produce: its variant, and for generic
@@ -272,6 +272,9 @@ fn interop_corpus_agrees_with_the_manifest() {
                     problems.push(format!("{name}: {why}"));
                 }
                 if let Err(why) = offset_agrees(name, &e, entry) {
+                    problems.push(format!("{name}: {why}"));
+                }
+                if let Err(why) = cites_section(&e, entry) {
                     problems.push(format!("{name}: {why}"));
                 }
                 rejected += 1;

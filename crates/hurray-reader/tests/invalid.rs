@@ -83,6 +83,11 @@ fn cites_needs_the_whole_section_name() {
         "file-format.md § Index Section"
     ));
     assert!(!cites("metadata.md § Buffer Tables", "metadata.md § Buffer Table"));
+    // A subsection path cites its section too.
+    assert!(cites(
+        "file-format.md § Index Section › Index Encoding",
+        "file-format.md § Index Section"
+    ));
 }
 
 #[test]

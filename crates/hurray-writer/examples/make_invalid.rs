@@ -776,7 +776,7 @@ fn container(c: &mut Corpus) {
     c.add(
         "trailer_index_length_below_8",
         "index_length is smaller than the 8-byte entry count",
-        "file-format.md § Index Section",
+        "file-format.md § Index Section › Index Encoding",
         "open",
         "Invalid",
         "index_length",
@@ -799,8 +799,8 @@ fn container(c: &mut Corpus) {
 // Footer index and region placement.
 
 fn index(c: &mut Corpus) {
-    let idx = "file-format.md § Index Section";
-    let place = "file-format.md § Data Buffer Placement";
+    let idx = "file-format.md § Index Section › Index Encoding";
+    let place = "file-format.md § Tensor Region › Data Buffer Placement";
     let region = "file-format.md § Tensor Region";
     let b = write(
         raw_opts(RawFileFields {
@@ -902,7 +902,7 @@ fn index(c: &mut Corpus) {
     c.add(
         "index_descriptor_offset_misaligned",
         "descriptor_offset is not a multiple of 8",
-        "file-format.md § Descriptor Placement",
+        "file-format.md § Tensor Region › Descriptor Placement",
         "open",
         "Invalid",
         "index_entry[0].descriptor_offset",
@@ -937,7 +937,7 @@ fn index(c: &mut Corpus) {
     c.add(
         "index_descriptor_overlaps_data",
         "the descriptor (4088..4149) overlaps its own data region at 4096",
-        region,
+        place,
         "open",
         "Layout",
         "index_entry[0].descriptor_length",
@@ -1024,7 +1024,8 @@ fn str_payload(len: u32, bytes: &[u8]) -> Vec<u8> {
 }
 
 fn kv_cases(c: &mut Corpus) {
-    let sec = "file-format.md § KV Metadata Section";
+    let sec = "file-format.md § KV Metadata Section › KV Section Encoding";
+    let place = "file-format.md § KV Metadata Section";
     let types = "file-format.md § KV Value Types";
     let int = || 7i64.to_le_bytes().to_vec();
     let mut b = kv_file(&[kv("k", 0x02, int())]);
@@ -1163,7 +1164,7 @@ fn kv_cases(c: &mut Corpus) {
     c.add(
         "kv_offset_past_eof",
         "kv_offset lies past the end of the file",
-        sec,
+        place,
         "open",
         "SectionRange",
         "kv_offset",
@@ -1176,7 +1177,7 @@ fn kv_cases(c: &mut Corpus) {
     c.add(
         "kv_offset_misaligned",
         "kv_offset is not a multiple of 8",
-        sec,
+        place,
         "open",
         "Invalid",
         "kv_offset",
@@ -1225,7 +1226,7 @@ fn descriptor(c: &mut Corpus) {
     c.add(
         "descriptor_length_differs_from_index",
         "the index's descriptor_length (69) differs from the descriptor's (61)",
-        "file-format.md § Index Section",
+        "file-format.md § Index Section › Index Encoding",
         "tensor",
         "DescriptorLengthMismatch",
         "index_entry[0].descriptor_length",
@@ -1417,7 +1418,7 @@ fn handles(c: &mut Corpus) {
     c.add(
         "handle_buffer_past_data_region",
         "buffer[0] (16 bytes) runs past the tensor's data region (data_length 8)",
-        "file-format.md § Data Buffer Placement",
+        "file-format.md § Tensor Region › Data Buffer Placement",
         "tensor",
         "OutOfRange",
         "buffer[0].byte_size",
@@ -1436,7 +1437,7 @@ fn handles(c: &mut Corpus) {
     c.add(
         "handle_data_length_too_long",
         "the index's data_length (24) differs from the span of the buffer table (16)",
-        "file-format.md § Index Section; NOTES.md 'data_length'",
+        "file-format.md § Index Section › Index Encoding; NOTES.md 'data_length'",
         "tensor",
         "DataLengthMismatch",
         "index_entry[0].data_length",
@@ -1445,7 +1446,7 @@ fn handles(c: &mut Corpus) {
     c.add(
         "handle_data_length_too_short",
         "the index's data_length (8) is shorter than buffer[0] (16): the buffer runs past the data region",
-        "file-format.md § Data Buffer Placement; § Index Section (data_length)",
+        "file-format.md § Tensor Region › Data Buffer Placement; § Index Section › Index Encoding (data_length)",
         "tensor",
         "OutOfRange",
         "buffer[0].byte_size",

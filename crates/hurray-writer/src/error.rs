@@ -36,21 +36,21 @@ pub enum Error {
     },
 
     /// A tensor name is empty.
-    #[error("tensor {index} has an empty name (file-format.md § Index Section: name_length must be at least 1)")]
+    #[error("tensor {index} has an empty name (file-format.md § Index Section › Index Encoding: name_length must be at least 1)")]
     EmptyTensorName {
         /// Write position of the tensor.
         index: u64,
     },
 
     /// A KV key is empty.
-    #[error("kv entry {index} has an empty key (file-format.md § KV Metadata Section: key_length must be at least 1)")]
+    #[error("kv entry {index} has an empty key (file-format.md § KV Metadata Section › KV Section Encoding: key_length must be at least 1)")]
     EmptyKvKey {
         /// Position of the entry in the KV section.
         index: u64,
     },
 
     /// A name or key does not fit its `uint16` length prefix.
-    #[error("{what} {index} is {length} bytes long; the uint16 length prefix allows at most 65535 (file-format.md § Index Section, § KV Metadata Section)")]
+    #[error("{what} {index} is {length} bytes long; the uint16 length prefix allows at most 65535 (file-format.md § Index Encoding, § KV Section Encoding)")]
     NameTooLong {
         /// `"tensor name"` or `"kv key"`.
         what: &'static str,

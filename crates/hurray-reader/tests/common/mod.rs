@@ -532,6 +532,36 @@ pub fn offset_agrees(name: &str, e: &Error, entry: &Json) -> Result<(), String> 
     }
 }
 
+/// The error cites (in [`Error::rule`]) at least one of the sections the
+/// manifest entry names with `§` in its `spec`, or in one of its
+/// `also_breaks` (the rule a reader may meet first): `"file-format.md §
+/// Index Encoding; § Trailer"` names `Index Encoding` and `Trailer`, and
+/// `"file-format.md § Index Section › Index Encoding"` cites both.
+pub fn cites_section(e: &Error, entry: &Json) -> Result<(), String> {
+    let rule = e.rule().unwrap_or_default();
+    let also = entry["also_breaks"].as_array().into_iter().flatten();
+    let specs: Vec<&str> = std::iter::once(&entry["spec"])
+        .chain(also)
+        .filter_map(Json::as_str)
+        .collect();
+    let sections: Vec<&str> = specs
+        .iter()
+        .flat_map(|spec| spec.split('§').skip(1))
+        .map(|s| {
+            s.split([';', ',', '(', ':', '/', '›', '\''])
+                .next()
+                .unwrap_or_default()
+                .trim()
+        })
+        .filter(|s| !s.is_empty())
+        .collect();
+    if sections.iter().any(|s| rule.contains(s)) {
+        Ok(())
+    } else {
+        Err(format!("the error cites '{rule}', none of {sections:?}: {e}"))
+    }
+}
+
 /// Every number and every quoted or plain word of a manifest hint such as
 /// `"col_ptr[3] = 2 < col_ptr[2] = 3"` or `"KV entry 1"` appears in the
 /// message (words compared with `_`, `[`, `]`, `.` read as spaces).
