@@ -65,6 +65,7 @@ mod layout_rules;
 #[cfg(feature = "mmap")]
 mod mmap;
 mod packed;
+mod prefetch;
 mod quant;
 pub mod raw;
 mod tensor;

@@ -1,6 +1,7 @@
 //! Opening files: a memory map (the zero-copy path) or an aligned in-memory
 //! copy (the path without the mapping hazard). This module holds the crate's
-//! only `unsafe` block.
+//! one `unsafe` block that matters for soundness (the other, in `prefetch`,
+//! is a cache hint that touches no memory).
 #![allow(unsafe_code)]
 
 use std::fs::File;

@@ -261,15 +261,25 @@ fn spread(bits: u64) -> f64 {
     sign * mantissa * 2f64.powi(exponent)
 }
 
-/// A `y` larger than the L2 cache (4 MiB of f32, 8 MiB of f64) takes the
-/// propagation-blocked path of `CscView::mul_vec`; its result must equal the
-/// direct scatter's bit for bit, in f32 and f64. A third of the columns put
-/// their rows in the first 2^17 rows, so that block's bin fills up and is
-/// applied many times before the end; the values span 2^±20 so that any
-/// change in the order of the additions would show in the rounding.
+/// A `y` larger than 16 MiB takes the propagation-blocked path of
+/// `CscView::mul_vec` (when its bins fill densely enough); its result must
+/// equal the direct scatter's bit for bit, in f32 and f64. With 2^21 + 3
+/// rows the f64 product is blocked (16 MiB and 24 bytes of `y`) and the
+/// f32 one direct with prefetching (8 MiB); with 2^22 + 3 rows the f32
+/// product is blocked and the f64 one direct (its bins would be too
+/// sparse: `Blocking::plan`'s unit test checks both sizes). A third of the
+/// columns put their rows in the first 2^17 rows, so that block's bin fills
+/// up and is applied many times before the end; the values span 2^±20 so
+/// that any change in the order of the additions would show in the
+/// rounding.
 #[test]
 fn blocked_product_equals_the_direct_scatter_bit_for_bit() {
-    let nrows = (1usize << 20) + 3;
+    for nrows in [(1usize << 21) + 3, (1usize << 22) + 3] {
+        blocked_and_direct_agree(nrows);
+    }
+}
+
+fn blocked_and_direct_agree(nrows: usize) {
     let ncols = 1usize << 20;
     let mut h = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = move || {
@@ -292,7 +302,7 @@ fn blocked_product_equals_the_direct_scatter_bit_for_bit() {
         ptr.push(idx.len() as u64);
     }
     let nnz = idx.len();
-    assert!(nnz > 1 << 20, "{nnz}");
+    assert!(nnz > 2_000_000, "{nnz}");
     // The last row is used, and an empty last column.
     idx.push(nrows as u64 - 1);
     val.push(1.5);
@@ -322,8 +332,7 @@ fn blocked_product_equals_the_direct_scatter_bit_for_bit() {
         .unwrap();
     let bits = |v: &[f64]| v.iter().map(|a| a.to_bits()).collect::<Vec<u64>>();
     assert!(bits(&y) == bits(&expected), "f64: blocked and direct differ");
-    // On threads, each range of rows blocked on its own (a half, 4 MiB; a
-    // third, 2.7 MiB): the same bits.
+    // On threads, each range of rows planned on its own: the same bits.
     for threads in [2, 3] {
         let mut y = vec![f64::NAN; nrows];
         let a = file.tensor("f64").unwrap().csc::<f64>().unwrap();
@@ -341,13 +350,31 @@ fn blocked_product_equals_the_direct_scatter_bit_for_bit() {
         .unwrap();
     let bits = |v: &[f32]| v.iter().map(|a| a.to_bits()).collect::<Vec<u32>>();
     assert!(bits(&y) == bits(&expected), "f32: blocked and direct differ");
-    // Two threads: halves just over 2 MiB, blocked; three: direct.
+    // On threads, each range of rows planned on its own: the same bits.
     for threads in [2, 3] {
         let mut y = vec![f32::NAN; nrows];
         let a = file.tensor("f32").unwrap().csc::<f32>().unwrap();
         a.mul_vec_parallel(&x32, &mut y, threads).unwrap();
         assert!(bits(&y) == bits(&expected), "f32: {threads} threads");
     }
+
+    // Aᵀ·x through the CSR view of the same bytes: dot products gathering
+    // from an x of 16 MiB or more, which they prefetch from.
+    let xt: Vec<f64> = (0..nrows).map(|_| spread(next())).collect();
+    let dots: Vec<f64> = ptr
+        .windows(2)
+        .map(|w| (w[0] as usize..w[1] as usize).fold(0.0, |sum, k| sum + val[k] * xt[idx[k] as usize]))
+        .collect();
+    let at = file.tensor("f64").unwrap().csc::<f64>().unwrap().transpose();
+    let bits64 = |v: &[f64]| v.iter().map(|a| a.to_bits()).collect::<Vec<u64>>();
+    for threads in [1, 2, 3] {
+        let mut z = vec![f64::NAN; ncols];
+        at.mul_vec_parallel(&xt, &mut z, threads).unwrap();
+        assert!(bits64(&z) == bits64(&dots), "Aᵀ·x: {threads} threads");
+    }
+    let mut z = vec![f64::NAN; ncols];
+    at.mul_vec(&xt, &mut z).unwrap();
+    assert!(bits64(&z) == bits64(&dots), "Aᵀ·x");
 
     // The order matters for these values: summing each row's products in
     // reverse changes some results (so the check above can fail).

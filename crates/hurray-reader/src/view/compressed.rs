@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::cursor::{to_u64, to_usize};
 use crate::error::{Error, Field, Result};
+use crate::prefetch;
 
 /// Names and rules of one orientation, for errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,10 +92,13 @@ pub(crate) struct Blocking {
 }
 
 impl Blocking {
-    /// `y` up to this size (bytes) is scattered into directly: it stays in
-    /// an L2 cache of 2 MiB (the Intel host of `docs/performance.md`), or
-    /// mostly in L2 and L3 (1 MiB of L2 on the AMD host).
-    pub(crate) const DIRECT_MAX_Y_BYTES: usize = 2 << 20;
+    /// `y` up to this size (bytes) is scattered into directly, with
+    /// prefetching above [`CACHED_BYTES`]. Measured on the AMD host
+    /// (`docs/performance.md` § Run G), the direct scatter took about
+    /// 0.35x, 0.65x and 0.9x of the blocked one's time with 4, 8 and 16 MiB
+    /// of `y` (`random10`), the blocked one about 0.8x and 0.7x of the
+    /// direct one's with 20 MiB (`short2`) and 40 MiB (`random10`).
+    pub(crate) const DIRECT_MAX_Y_BYTES: usize = 16 << 20;
     /// Below this many non-zeros the direct scatter's cache misses cost
     /// less than setting up the bins.
     pub(crate) const MIN_NNZ: u64 = 1 << 16;
@@ -128,7 +132,8 @@ impl Blocking {
 
     /// The blocking for `y = M·x` with `rows` entries in `y`, `nnz` stored
     /// elements and `T` of `width` bytes, or `None` for the direct scatter
-    /// (`y` fits in L2, few non-zeros, or `y` too large for bins within
+    /// (`y` within [`DIRECT_MAX_Y_BYTES`](Self::DIRECT_MAX_Y_BYTES), few
+    /// non-zeros, or `y` too large for bins within
     /// [`SCRATCH_BYTES`](Self::SCRATCH_BYTES) to hold one contribution per
     /// [`BLOCK_BYTES_PER_ENTRY`](Self::BLOCK_BYTES_PER_ENTRY) bytes of the
     /// blocks they cover). Blocks are [`BLOCK_BYTES`](Self::BLOCK_BYTES);
@@ -661,8 +666,9 @@ impl<'data> Compressed<'data> {
     }
 
     /// `y = M·x` for this structure read as CSC (`y[idx[k]] += v[k] · x[j]`
-    /// over slice `j`), `y` overwritten. When `y` is larger than the L2
-    /// cache (see [`Blocking::plan`]) the contributions go through
+    /// over slice `j`), `y` overwritten. When `y` is larger than
+    /// [`Blocking::DIRECT_MAX_Y_BYTES`] (see [`Blocking::plan`]) the
+    /// contributions go through
     /// [`scatter_blocked`](Self::scatter_blocked), otherwise (or when its
     /// scratch cannot be allocated) straight into `y`
     /// ([`scatter_direct`](Self::scatter_direct)). Both add the same
@@ -694,13 +700,13 @@ impl<'data> Compressed<'data> {
     /// [`scatter`](Self::scatter) on up to `threads` threads, and no more
     /// than [`std::thread::available_parallelism`]: every thread reads
     /// every element, so threads beyond the cores only multiply that
-    /// reading. One thread when `y` fits in the L2 cache (at most
-    /// [`Blocking::DIRECT_MAX_Y_BYTES`]), where the product is bound by the
+    /// reading. One thread when `y` fits in the cache (at most
+    /// [`CACHED_BYTES`]), where the product is bound by the
     /// CPU and a split by rows would only add work. Runs
     /// [`scatter_threads`](Self::scatter_threads), which takes one thread
     /// as [`scatter`](Self::scatter).
     pub(crate) fn scatter_parallel<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
-        let small = y.len().saturating_mul(std::mem::size_of::<T>()) <= Blocking::DIRECT_MAX_Y_BYTES;
+        let small = y.len().saturating_mul(std::mem::size_of::<T>()) <= CACHED_BYTES;
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let threads = if small { 1 } else { threads.min(cores) };
         self.scatter_threads(values, x, y, threads);
@@ -740,15 +746,45 @@ impl<'data> Compressed<'data> {
 
     /// The direct scatter into rows `first..first + y.len()`: one pass over
     /// `ptr`, `idx` and `values`, `y[idx[k] - first] += v[k] · x[j]` at
-    /// random positions of `y`.
+    /// random positions of `y`, prefetching when `y` is larger than
+    /// [`CACHED_BYTES`].
     pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
+        if prefetch_worth(y) {
+            self.scatter_direct_with::<T, true>(values, x, y, first);
+        } else {
+            self.scatter_direct_with::<T, false>(values, x, y, first);
+        }
+    }
+
+    /// [`scatter_direct`](Self::scatter_direct); with `PREFETCH`, the `y`
+    /// entry of the row [`prefetch::DISTANCE`] elements on is requested
+    /// while each element is added.
+    #[inline(never)] // its own registers: inlined beside its twin, the loop reloads `y` from the stack
+    fn scatter_direct_with<T: Float, const PREFETCH: bool>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
         y.fill(T::default());
+        let slot = |r: u64| usize::try_from(r.wrapping_sub(first)).unwrap_or(usize::MAX);
+        // A row outside the window requests the window's last entry: a
+        // branch on the window would be mispredicted for every other
+        // element on two threads.
+        let last = y.len().saturating_sub(1);
+        let start = to_usize(self.ptr.first().copied().unwrap_or(0));
+        let mut ahead = self
+            .idx
+            .get(start.saturating_add(prefetch::DISTANCE)..)
+            .unwrap_or_default();
         for ((rows, vals), &xj) in self.slices(values).zip(x) {
-            for (&r, &v) in rows.iter().zip(vals) {
-                let i = r.wrapping_sub(first);
-                if let Some(yr) = y.get_mut(usize::try_from(i).unwrap_or(usize::MAX)) {
+            for (k, (&r, &v)) in rows.iter().zip(vals).enumerate() {
+                if PREFETCH {
+                    if let Some(later) = ahead.get(k).and_then(|&a| y.get(slot(a).min(last))) {
+                        prefetch::prefetch(later);
+                    }
+                }
+                if let Some(yr) = y.get_mut(slot(r)) {
                     *yr = *yr + v * xj;
                 }
+            }
+            if PREFETCH {
+                ahead = ahead.get(rows.len()..).unwrap_or_default();
             }
         }
     }
@@ -1196,12 +1232,39 @@ impl<T> DoubleEndedIterator for Contiguous<'_, T> {
 /// pointer window `ptr` (`ptr.len() - 1` slices, positions absolute in
 /// `idx` and `values`), summed in storage order; an index past `x` reads 0.
 /// Slices that [`pairs`] does not yield (data never validated) leave 0.
+/// Prefetches when `x` is larger than [`CACHED_BYTES`].
 fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[T], y: &mut [T]) {
+    if prefetch_worth(x) {
+        dot_slices_with::<T, true>(ptr, idx, values, x, y);
+    } else {
+        dot_slices_with::<T, false>(ptr, idx, values, x, y);
+    }
+}
+
+/// [`dot_slices`]; with `PREFETCH`, the `x` entry of the index
+/// [`prefetch::DISTANCE`] elements on is requested while each element is
+/// read.
+#[inline(never)] // its own registers, as `scatter_direct_with`
+fn dot_slices_with<T: Float, const PREFETCH: bool>(ptr: &[u64], idx: &[u64], values: &[T], x: &[T], y: &mut [T]) {
     let mut written = 0usize;
+    let first = to_usize(ptr.first().copied().unwrap_or(0));
+    let mut ahead = idx.get(first.saturating_add(prefetch::DISTANCE)..).unwrap_or_default();
     for ((cols, vals), yi) in pairs(ptr, idx, values).zip(y.iter_mut()) {
-        *yi = cols.iter().zip(vals).fold(T::default(), |acc, (&c, &v)| {
-            acc + v * x.get(to_usize(c)).copied().unwrap_or_default()
-        });
+        *yi = cols
+            .iter()
+            .zip(vals)
+            .enumerate()
+            .fold(T::default(), |acc, (k, (&c, &v))| {
+                if PREFETCH {
+                    if let Some(later) = ahead.get(k).and_then(|&a| x.get(to_usize(a))) {
+                        prefetch::prefetch(later);
+                    }
+                }
+                acc + v * x.get(to_usize(c)).copied().unwrap_or_default()
+            });
+        if PREFETCH {
+            ahead = ahead.get(cols.len()..).unwrap_or_default();
+        }
         written = written.wrapping_add(1);
     }
     y.get_mut(written..).unwrap_or_default().fill(T::default());
@@ -1234,6 +1297,20 @@ impl<T> DoubleEndedIterator for Slices<'_, T> {
 impl<T> ExactSizeIterator for Slices<'_, T> {}
 
 impl<T> std::iter::FusedIterator for Slices<'_, T> {}
+
+/// A vector up to this size (bytes) stays in an L2 cache of 2 MiB (the
+/// Intel host of `docs/performance.md`), or mostly in L2 and L3 (1 MiB of
+/// L2 on the AMD host). Products whose random accesses go to it are bound
+/// by the CPU: they do not prefetch (measured on the AMD host, § Run G:
+/// with the hint, 0.7–0.86x with 80 KB and 2 MB vectors, 1.1–1.4x from 4
+/// MB), and `CscView::mul_vec_parallel` runs them on one thread.
+pub(crate) const CACHED_BYTES: usize = 2 << 20;
+
+/// Whether a product should prefetch from `target`, the vector its random
+/// accesses go to ([`prefetch`]).
+fn prefetch_worth<T>(target: &[T]) -> bool {
+    std::mem::size_of_val(target) > CACHED_BYTES
+}
 
 /// Threads a scan may use; more are clamped.
 pub(crate) const MAX_THREADS: usize = 64;
@@ -1709,8 +1786,8 @@ mod tests {
             proptest::prop_assert!(r.is_ok(), "f32: {:?}", r);
         }
 
-        /// The plan: direct for a `y` that fits in L2 or few non-zeros;
-        /// otherwise blocks of `BLOCK_BYTES`, at most `MAX_BINS` bins
+        /// The plan: direct for a `y` within `DIRECT_MAX_Y_BYTES` or few
+        /// non-zeros; otherwise blocks of `BLOCK_BYTES`, at most `MAX_BINS` bins
         /// unless that takes more than `2^MAX_GROUP` blocks per bin,
         /// offsets that fit in `u32`, bins within `SCRATCH_BYTES` whatever
         /// `nnz` (parts within two bins' worth), and at least one
@@ -1801,14 +1878,24 @@ mod tests {
         // f64: 20 bins of 8 blocks of 512 KiB would need 2^18 entries of
         // 16 bytes each (80 MiB) for 16 bytes of y per entry: direct.
         assert_eq!(Blocking::plan(9_998_917, 100_000_000, 8), None);
-        // 1 M rows of f64 (8 MiB): 16 blocks of 512 KiB, one bin each,
-        // 2^17 entries (the bound; the even share is 625 000): 32 MiB.
-        let b = Blocking::plan(1 << 20, 10_000_000, 8).unwrap();
-        assert_eq!((b.block_shift, b.group, b.bin_shift), (16, 0, 17));
-        assert_eq!(b.scratch_bytes(1 << 20, 8), (32 << 20, 0));
-        // 3 M rows of f32: 24 blocks, two to a bin (12 bins).
-        let b = Blocking::plan(3 << 20, 1 << 26, 4).unwrap();
-        assert_eq!((b.block_shift, b.group), (17, 1));
+        // 1 M rows of f64 and 3 M of f32 (8 and 12 MiB): direct.
+        assert_eq!(Blocking::plan(1 << 20, 10_000_000, 8), None);
+        assert_eq!(Blocking::plan(3 << 20, 1 << 26, 4), None);
+        // tests/spmv.rs: 2^21 + 3 rows of f64 (16 MiB and 24 bytes), 2 M
+        // non-zeros: 33 blocks of 512 KiB, four to a bin (9 bins of 2^17
+        // entries: 18 MiB); 2^22 + 3 rows of f32 likewise (2^18 entries),
+        // but of f64 direct (its bins would be too sparse), and 2^21 + 3
+        // of f32 (8 MiB) direct.
+        let b = Blocking::plan((1 << 21) + 3, 2_000_000, 8).unwrap();
+        assert_eq!((b.block_shift, b.group, b.bin_shift), (16, 2, 17));
+        assert_eq!(b.scratch_bytes((1 << 21) + 3, 8), (18 << 20, 4 << 20));
+        let b = Blocking::plan((1 << 22) + 3, 2_000_000, 4).unwrap();
+        assert_eq!((b.block_shift, b.group, b.bin_shift), (17, 2, 18));
+        assert_eq!(Blocking::plan((1 << 22) + 3, 2_000_000, 8), None);
+        assert_eq!(Blocking::plan((1 << 21) + 3, 2_000_000, 4), None);
+        // 5 M rows of f32: 40 blocks, four to a bin (10 bins).
+        let b = Blocking::plan(5 << 20, 1 << 26, 4).unwrap();
+        assert_eq!((b.block_shift, b.group), (17, 2));
         // 16 M rows of f32 (64 MiB): 16 bins of 8 blocks, 2^18 entries
         // each (the most the bound allows): 32 MiB; 17 M rows: direct.
         let b = Blocking::plan(1 << 24, 1 << 30, 4).unwrap();
@@ -1821,11 +1908,14 @@ mod tests {
         assert_eq!((b.block_shift, b.group, b.bin_shift), (16, 2, 17));
         assert_eq!(Blocking::plan((4 << 20) + 1, 1 << 30, 8), None);
         // Fewer non-zeros than a quarter of the rows: direct.
-        assert!(Blocking::plan(1 << 22, 1 << 20, 4).is_some());
-        assert_eq!(Blocking::plan(1 << 22, (1 << 20) - 1, 4), None);
-        // y of exactly 2 MiB: direct; one more row: blocked.
-        assert_eq!(Blocking::plan(1 << 19, 1 << 20, 4), None);
-        assert!(Blocking::plan((1 << 19) + 1, 1 << 20, 4).is_some());
+        assert!(Blocking::plan(1 << 23, 1 << 21, 4).is_some());
+        assert_eq!(Blocking::plan(1 << 23, (1 << 21) - 1, 4), None);
+        // y of exactly 16 MiB: direct; one more row: blocked. f64 from 2 M
+        // rows and one.
+        assert_eq!(Blocking::plan(1 << 22, 1 << 24, 4), None);
+        assert!(Blocking::plan((1 << 22) + 1, 1 << 24, 4).is_some());
+        assert_eq!(Blocking::plan(1 << 21, 1 << 30, 8), None);
+        assert!(Blocking::plan((1 << 21) + 1, 1 << 30, 8).is_some());
         assert_eq!(Blocking::plan(1 << 30, Blocking::MIN_NNZ - 1, 4), None);
         // A y far too large for the bound: direct.
         assert_eq!(Blocking::plan(usize::MAX / 8, u64::MAX, 4), None);

@@ -426,7 +426,10 @@ impl<T: Float> CscView<'_, T> {
     /// [`validated`](Self::validated) once to skip it.
     ///
     /// When `y` is larger than 2 MiB (`nrows × size_of::<T>()`, about what
-    /// an L2 cache holds), the scatter into `y` uses *propagation
+    /// an L2 cache holds), the scatter asks the CPU to prefetch the entry
+    /// of `y` that the element 32 positions on will update (a cache hint,
+    /// x86-64 only; it changes no result). When `y` is larger than 16 MiB,
+    /// the scatter into `y` uses *propagation
     /// blocking* (Beamer, Asanović, Patterson, IPDPS 2017): `y` is cut
     /// into blocks of 512 KiB, and each contribution `value · x[col]` is
     /// first appended, with its row's offset, to a bin that collects the
@@ -440,11 +443,11 @@ impl<T: Float> CscView<'_, T> {
     /// part, whatever `nnz`, freed before returning (24 MiB for `f32` with
     /// 10 M rows). The blocked path is taken only where the bins, within
     /// that bound, can hold at least one contribution per 16 bytes of the
-    /// blocks they cover: for `f32` up to 16 M rows and at least about
-    /// `nrows / 4` non-zeros, for `f64` up to 4 M rows and `nrows / 2`
-    /// non-zeros. Otherwise, or if the allocation fails, it runs the plain
-    /// scatter (`y[row] += value · x[col]` straight into `y`, no
-    /// allocation).
+    /// blocks they cover: for `f32` from 4 M to 16 M rows with at least
+    /// about `nrows / 4` non-zeros, for `f64` from 2 M to 4 M rows with
+    /// `nrows / 2` non-zeros. Otherwise, or if the allocation fails, it
+    /// runs the plain scatter (`y[row] += value · x[col]` straight into
+    /// `y`, no allocation).
     ///
     /// Aᵀ·x is [`transpose()`](Self::transpose)`.mul_vec(x, y)` (row dot
     /// products over the same arrays).
@@ -488,7 +491,8 @@ impl<T: Float> CscView<'_, T> {
     /// cache) the product is bound by the CPU rather than by cache misses,
     /// and the split would only add work: this runs `mul_vec` on the
     /// calling thread. Otherwise each thread plans its own range as
-    /// `mul_vec` plans a `y` of that length (plain or blocked scatter), and
+    /// `mul_vec` plans a `y` of that length (plain scatter, prefetching or
+    /// not, or blocked), and
     /// a thread whose range is blocked allocates its own bins and parts:
     /// up to 32 MiB of bins plus parts of at most two bins' size, per
     /// thread, freed before returning. That can happen where `mul_vec`

@@ -1,0 +1,35 @@
+//! A cache hint for the sparse products: start loading an element that a
+//! loop will read or update a few iterations later. The products read `x`
+//! (`CsrView::mul_vec`, Aᵀ·x) or update `y` (the direct scatter of
+//! `CscView::mul_vec`) at the positions the index array gives, one random
+//! access per stored element. Without the hint the core keeps only as many
+//! of those misses in flight as its out-of-order window reaches; with it
+//! they start [`DISTANCE`] elements earlier (`docs/performance.md` § Run G).
+//! The products prefetch only from vectors larger than the caches.
+//! This module holds the crate's second `unsafe` block, the hint itself.
+#![allow(unsafe_code)]
+
+/// How many stored elements ahead the products prefetch. Measured on the
+/// AMD host of `docs/performance.md` (§ Run G) with 16, 32, 48, 64, 128 and
+/// 256: 32 to 64 were best, within noise of each other.
+pub(crate) const DISTANCE: usize = 32;
+
+/// Asks the CPU to bring the cache line holding `value` into its caches.
+/// Changes nothing the program can observe but timing; a no-op on targets
+/// other than x86-64.
+#[inline(always)]
+pub(crate) fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let address = std::ptr::from_ref(value).cast::<i8>();
+        // SAFETY: `_mm_prefetch` is a hint: it reads and writes nothing the
+        // program can observe and never faults, whatever the address (here
+        // that of a live reference anyway). Its only requirement is the SSE
+        // instruction set, which every x86-64 CPU has (the target's
+        // baseline).
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(address) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
