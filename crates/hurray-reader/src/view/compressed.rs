@@ -707,8 +707,7 @@ impl<'data> Compressed<'data> {
     /// as [`scatter`](Self::scatter).
     pub(crate) fn scatter_parallel<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
         let small = y.len().saturating_mul(std::mem::size_of::<T>()) <= CACHED_BYTES;
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        let threads = if small { 1 } else { threads.min(cores) };
+        let threads = if small { 1 } else { threads.min(cores()) };
         self.scatter_threads(values, x, y, threads);
     }
 
@@ -886,13 +885,13 @@ impl<'data> Compressed<'data> {
     }
 
     /// [`dots`](Self::dots) on `threads` threads (`std::thread::scope`,
-    /// clamped to `1..=`[`MAX_THREADS`]): the outer slices are cut into
+    /// clamped to `1..=`[`MAX_THREADS`] and to [`cores`]): the outer slices are cut into
     /// `threads` consecutive ranges holding about `nnz / threads` elements
     /// each, `y` split with them, and each thread computes the dot products
     /// of its range; the calling thread takes the last one. Every `y[i]`
     /// is computed as by `dots`: the same result bit for bit.
     pub(crate) fn dots_parallel<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
-        let threads = threads.clamp(1, MAX_THREADS);
+        let threads = threads.clamp(1, MAX_THREADS).min(cores());
         let nnz = to_usize(self.ptr.last().copied().unwrap_or(0));
         std::thread::scope(|scope| {
             let (mut rest, mut from) = (y, 0usize);
@@ -1310,6 +1309,12 @@ pub(crate) const CACHED_BYTES: usize = 2 << 20;
 /// accesses go to ([`prefetch`]).
 fn prefetch_worth<T>(target: &[T]) -> bool {
     std::mem::size_of_val(target) > CACHED_BYTES
+}
+
+/// The cores [`std::thread::available_parallelism`] reports (1 when it
+/// cannot tell): the products start no more threads than that.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// Threads a scan may use; more are clamped.

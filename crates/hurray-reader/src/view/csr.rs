@@ -354,7 +354,9 @@ impl<T: Float> CsrView<'_, T> {
     }
 
     /// [`mul_vec`](Self::mul_vec) on `threads` threads
-    /// (`std::thread::scope`, clamped to 1..=64): the rows are cut into
+    /// (`std::thread::scope`; 0 counts as 1, and no more than 64 or the
+    /// cores that [`std::thread::available_parallelism`] reports, as in
+    /// [`CscView::mul_vec_parallel`]): the rows are cut into
     /// `threads` consecutive ranges holding about `nnz / threads` stored
     /// elements each (a cut never splits a row), `y` is split with them,
     /// and each thread computes the dot products of its rows; the calling
