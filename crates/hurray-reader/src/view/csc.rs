@@ -501,14 +501,14 @@ impl<T: Float> CscView<'_, T> {
     ///
     /// Every thread streams the whole matrix: the reading grows with the
     /// number of threads (`threads × nnz` elements), and the gain depends
-    /// on where `mul_vec`'s time goes. Measured on two threads
-    /// (`docs/performance.md`, run F): 1.6x for 100 M non-zeros in 10 M
-    /// rows (`f32`), 2.3x for 10 M in 1 M rows (each half of `y` fits in
-    /// the cache), and 1.0–1.2x with two non-zeros a column or a single
-    /// column, where reading the matrix twice costs about what the split
-    /// saves. Equal ranges of rows balance the work only when the
-    /// non-zeros are spread evenly over the rows. On an unvalidated view
-    /// the invariants are verified first, on every call.
+    /// on where `mul_vec`'s time goes. Measured on two threads against
+    /// `mul_vec` (`docs/performance.md`, run G): 1.7x for 100 M non-zeros
+    /// in 10 M rows (`f32`), 1.6x with two non-zeros a column in 50 M
+    /// rows, 1.1–1.3x for 10 M non-zeros in 1 M or 5 M rows, and (run F)
+    /// 1.0x for a single column, where reading the matrix twice costs
+    /// about what the split saves. Equal ranges of rows balance the work
+    /// only when the non-zeros are spread evenly over the rows. On an
+    /// unvalidated view the invariants are verified first, on every call.
     ///
     /// ```
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
