@@ -758,7 +758,9 @@ impl<'data> Compressed<'data> {
     /// [`scatter_direct`](Self::scatter_direct); with `PREFETCH`, the `y`
     /// entry of the row [`prefetch::DISTANCE`] elements on is requested
     /// while each element is added.
-    #[inline(never)] // its own registers: inlined beside its twin, the loop reloads `y` from the stack
+    // Its own registers: inlined beside its twin, the loop reloaded `y`
+    // from the stack.
+    #[inline(never)]
     fn scatter_direct_with<T: Float, const PREFETCH: bool>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
         y.fill(T::default());
         let slot = |r: u64| usize::try_from(r.wrapping_sub(first)).unwrap_or(usize::MAX);
@@ -885,11 +887,12 @@ impl<'data> Compressed<'data> {
     }
 
     /// [`dots`](Self::dots) on `threads` threads (`std::thread::scope`,
-    /// clamped to `1..=`[`MAX_THREADS`] and to [`cores`]): the outer slices are cut into
-    /// `threads` consecutive ranges holding about `nnz / threads` elements
-    /// each, `y` split with them, and each thread computes the dot products
-    /// of its range; the calling thread takes the last one. Every `y[i]`
-    /// is computed as by `dots`: the same result bit for bit.
+    /// clamped to `1..=`[`MAX_THREADS`] and to [`cores`]): the outer
+    /// slices are cut into `threads` consecutive ranges holding about
+    /// `nnz / threads` elements each, `y` split with them, and each thread
+    /// computes the dot products of its range; the calling thread takes
+    /// the last one. Every `y[i]` is computed as by `dots`: the same
+    /// result bit for bit.
     pub(crate) fn dots_parallel<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
         let threads = threads.clamp(1, MAX_THREADS).min(cores());
         let nnz = to_usize(self.ptr.last().copied().unwrap_or(0));
@@ -1312,9 +1315,12 @@ fn prefetch_worth<T>(target: &[T]) -> bool {
 }
 
 /// The cores [`std::thread::available_parallelism`] reports (1 when it
-/// cannot tell): the products start no more threads than that.
+/// cannot tell): the products start no more threads than that. Asked once
+/// per process: on Linux the call reads cgroup files, about 50 µs a call
+/// on the benchmark VM, as long as a small product itself.
 fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, usize::from)
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
 /// Threads a scan may use; more are clamped.
@@ -1792,8 +1798,8 @@ mod tests {
         }
 
         /// The plan: direct for a `y` within `DIRECT_MAX_Y_BYTES` or few
-        /// non-zeros; otherwise blocks of `BLOCK_BYTES`, at most `MAX_BINS` bins
-        /// unless that takes more than `2^MAX_GROUP` blocks per bin,
+        /// non-zeros; otherwise blocks of `BLOCK_BYTES`, at most `MAX_BINS`
+        /// bins unless that takes more than `2^MAX_GROUP` blocks per bin,
         /// offsets that fit in `u32`, bins within `SCRATCH_BYTES` whatever
         /// `nnz` (parts within two bins' worth), and at least one
         /// contribution per `BLOCK_BYTES_PER_ENTRY` bytes of a bin's blocks.
