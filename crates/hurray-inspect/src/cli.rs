@@ -167,10 +167,11 @@ pub struct Cli {
     ///
     /// Each CSC, CSR or sorted-COO scan is cut into equal ranges checked in
     /// parallel (small arrays use fewer threads). Verdicts and error messages do
-    /// not depend on it; --threads 1 checks on the main thread only.
+    /// not depend on it; --threads 1 checks on the main thread only. Without
+    /// --validate nothing is scanned, and --threads is a usage error.
     ///
     /// Example: hurray-inspect --validate --threads 1 weights.hry
-    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = thread_count)]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = thread_count, requires = "validate")]
     pub threads: Option<u16>,
 
     /// Print nothing on stdout: only the exit status and, on failure, the error line.
@@ -369,9 +370,19 @@ mod tests {
         let cli = Cli::try_parse_from(["hurray-inspect", "--validate", "--threads", "3", "a.hry"]).unwrap();
         assert_eq!(cli.threads(), 3);
         for bad in ["0", "-1", "x", "70000"] {
-            let e = Cli::try_parse_from(["hurray-inspect", "--threads", bad, "a.hry"]).unwrap_err();
-            assert_eq!(e.exit_code(), 2, "--threads {bad}");
+            let e = Cli::try_parse_from(["hurray-inspect", "--validate", "--threads", bad, "a.hry"]).unwrap_err();
+            assert_eq!(
+                (e.exit_code(), e.kind()),
+                (2, clap::error::ErrorKind::ValueValidation),
+                "--threads {bad}"
+            );
         }
+        // Only --validate scans: --threads without it would be ignored.
+        let e = Cli::try_parse_from(["hurray-inspect", "--threads", "2", "a.hry"]).unwrap_err();
+        assert_eq!(
+            (e.exit_code(), e.kind()),
+            (2, clap::error::ErrorKind::MissingRequiredArgument)
+        );
     }
 
     #[test]

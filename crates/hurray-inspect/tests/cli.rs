@@ -884,6 +884,8 @@ fn usage_errors_exit_2() {
         (&[], true),
         (&["x.hry", "--head", "x"], false),
         (&["x.hry", "--threads", "0"], false),
+        // --threads without --validate, which alone uses it.
+        (&["x.hry", "--threads", "2"], true),
     ] {
         let out = bin().args(args).output().unwrap();
         let err = stderr(&out);

@@ -137,6 +137,16 @@ pub fn shown_name(name: &str) -> String {
     }
 }
 
+/// A byte count as [`Error::AllocationFailed`] shows it: `u64::MAX` stands
+/// for a size that overflowed.
+fn shown_bytes(bytes: u64) -> String {
+    if bytes == u64::MAX {
+        "2^64 bytes or more".to_owned()
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
 /// A path as messages show it: as [`Path::display`](std::path::Path::display)
 /// gives it, with control characters escaped (`\u{1b}`), so that a file
 /// name cannot send escape sequences to a terminal.
@@ -962,7 +972,9 @@ pub enum Error {
         what: &'static str,
         /// Its length.
         len: u64,
-        /// What its length must equal: `nrows`, `ncols` or `rank`.
+        /// What its length must equal: `nrows`, `ncols` or `rank`; on a
+        /// transposed view (`CscView::transpose`), `nrows of the transpose`
+        /// or `ncols of the transpose`.
         expected_name: &'static str,
         /// That length.
         expected: u64,
@@ -970,13 +982,14 @@ pub enum Error {
 
     /// An explicitly requested owned copy (e.g. [`CscView::to_csr`](crate::CscView::to_csr))
     /// is larger than the allocator can provide.
-    #[error("tensor '{}': {what}: cannot allocate {bytes} bytes for the copy", shown_name(.tensor))]
+    #[error("tensor '{}': {what}: cannot allocate {} for the copy", shown_name(.tensor), shown_bytes(*.bytes))]
     AllocationFailed {
         /// The tensor.
         tensor: Box<str>,
         /// What was being built.
         what: &'static str,
-        /// Bytes requested.
+        /// Bytes requested; `u64::MAX` when the size does not fit in a
+        /// `u64` (shown as "2^64 bytes or more").
         bytes: u64,
     },
 

@@ -176,6 +176,40 @@ fn worked_example_to_csr_matches_the_csr_example() {
     assert_eq!(v.get(3, 0).unwrap(), None);
 }
 
+/// `to_csr` allocates `row_ptr` by `nrows`, which the file size does not
+/// bound: a shape too large for memory is an error naming the size, never
+/// an abort, and a size past `u64` reads as such.
+#[test]
+fn to_csr_too_large_for_memory_is_an_error() {
+    for (nrows, bytes, shown) in [
+        // 2^50 + 1 pointers of 8 bytes: a size, but more than the address
+        // space (even where the kernel overcommits).
+        (1u64 << 50, (1u64 << 53) + 8, "9007199254741000 bytes"),
+        // (nrows + 1) × 8 overflows (u64::MAX itself is a dynamic dimension).
+        (u64::MAX - 1, u64::MAX, "2^64 bytes or more"),
+        (1u64 << 62, u64::MAX, "2^64 bytes or more"),
+    ] {
+        let bytes_in_file = build(matrix(nrows, 1, &[1.0], &[nrows - 1], &[0, 1]));
+        let file = HurrayFile::parse(&bytes_in_file, Options::default()).unwrap();
+        let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
+        assert_eq!(a.get(nrows - 1, 0).unwrap(), Some(&1.0));
+        let e = a.to_csr().unwrap_err();
+        assert_eq!(
+            e,
+            Error::AllocationFailed {
+                tensor: "A".into(),
+                what: "row_ptr",
+                bytes
+            },
+            "nrows {nrows}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!("tensor 'A': row_ptr: cannot allocate {shown} for the copy")
+        );
+    }
+}
+
 #[test]
 fn lookups_out_of_range_are_errors() {
     let bytes = worked_example();

@@ -84,11 +84,16 @@ fn wrong_lengths_are_errors_and_write_nothing() {
         Error::LengthMismatch {
             what: "y",
             len: 4,
-            expected_name: "nrows",
+            expected_name: "nrows of the transpose",
             expected: 5,
             ..
         }
     ));
+    // A is 4 × 5: its transpose's 5 rows, not A's 4, are named.
+    assert_eq!(
+        e.to_string(),
+        "tensor 'A': y has length 4, expected nrows of the transpose = 5"
+    );
     assert_eq!(z, [7.0; 4]);
     assert_eq!(y, [7.0; 4]);
 }
@@ -477,6 +482,7 @@ fn parallel_dot_products_equal_one_thread_bit_for_bit() {
             Error::LengthMismatch {
                 what: "x",
                 len: 3,
+                expected_name: "ncols of the transpose",
                 expected: 4,
                 ..
             }

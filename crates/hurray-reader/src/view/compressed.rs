@@ -915,7 +915,9 @@ impl<'data> Compressed<'data> {
     }
 
     /// Checks `x.len() = expected_x` and `y.len() = expected_y` for a
-    /// product `y = M·x`.
+    /// product `y = M·x`. On a transposed view the error names the
+    /// transpose's dimension (`nrows of the transpose`): the tensor it
+    /// names has the other shape.
     pub(crate) fn check_lengths(
         &self,
         (x, x_name, expected_x): (usize, &'static str, u64),
@@ -923,6 +925,11 @@ impl<'data> Compressed<'data> {
     ) -> Result<()> {
         for (what, len, expected_name, expected) in [("x", x, x_name, expected_x), ("y", y, y_name, expected_y)] {
             if to_u64(len) != expected {
+                let expected_name = match (self.transposed, expected_name) {
+                    (true, "nrows") => "nrows of the transpose",
+                    (true, "ncols") => "ncols of the transpose",
+                    (_, name) => name,
+                };
                 return Err(Error::LengthMismatch {
                     tensor: self.tensor.into(),
                     what,
