@@ -1261,8 +1261,8 @@ impl Error {
 pub(crate) mod rule {
     pub const FILE_HEADER: &str = "file-format.md § File Header";
     pub const FILE_LAYOUT: &str = "file-format.md § File Layout";
-    pub const FILE_FLAGS: &str = "file-format.md § File Flags";
-    pub const INDEX_CRC: &str = "file-format.md § File Flags, HAS_INDEX_CRC32C";
+    pub const FILE_FLAGS: &str = "file-format.md § File Header › File Flags";
+    pub const INDEX_CRC: &str = "file-format.md § File Header › File Flags, HAS_INDEX_CRC32C";
     pub const UNIQUE_NAMES: &str = "file-format.md § Index Section › Index Encoding: names are unique";
     pub const UNIQUE_KEYS: &str =
         "file-format.md § KV Metadata Section › KV Section Encoding: a reader MUST reject duplicate keys";
@@ -1271,7 +1271,7 @@ pub(crate) mod rule {
     pub const TORN_COMPOSITE: &str = "file-format.md § Composite Tensors";
     pub const DYNAMIC_DIMENSION: &str = "data-model.md § Dynamic Dimensions";
     pub const ALIGNMENT_DELIVERED: &str = "buffer-protocol.md § Alignment; NOTES.md 'Declared alignment vs delivered'";
-    pub const KV_FLAG: &str = "file-format.md § File Flags; NOTES.md 'HAS_KV_METADATA'";
+    pub const KV_FLAG: &str = "file-format.md § File Header › File Flags; NOTES.md 'HAS_KV_METADATA'";
     pub const TRAILER: &str = "file-format.md § Trailer";
     /// Where the index lies (its alignment); its fields are [`INDEX`].
     pub const INDEX_SECTION: &str = "file-format.md § Index Section";
@@ -1279,7 +1279,7 @@ pub(crate) mod rule {
     /// Where the KV section lies (its alignment); its entries are [`KV`].
     pub const KV_SECTION: &str = "file-format.md § KV Metadata Section";
     pub const KV: &str = "file-format.md § KV Metadata Section › KV Section Encoding";
-    pub const KV_TYPES: &str = "file-format.md § KV Value Types";
+    pub const KV_TYPES: &str = "file-format.md § KV Metadata Section › KV Value Types";
     pub const TENSOR_REGION: &str = "file-format.md § Tensor Region";
     pub const DESCRIPTOR_PLACEMENT: &str = "file-format.md § Tensor Region › Descriptor Placement";
     pub const DATA_PLACEMENT: &str = "file-format.md § Tensor Region › Data Buffer Placement";
@@ -1289,14 +1289,14 @@ pub(crate) mod rule {
     pub const LAYOUT_ORDER: &str =
         "file-format.md § File Layout; NOTES.md 'Padding after a tensor's last buffer' and 'Overlapping regions'";
     pub const FIXED_HEADER: &str = "metadata.md § Fixed Header";
-    pub const FLAGS: &str = "metadata.md § Flags";
-    pub const BYTE_OFFSET: &str = "memory-layout.md § byte_offset";
+    pub const FLAGS: &str = "metadata.md § Fixed Header › Flags";
+    pub const BYTE_OFFSET: &str = "memory-layout.md § Common Fields › byte_offset";
     pub const BUFFER_TABLE: &str = "metadata.md § Buffer Table; memory-layout.md § Buffer Table";
     pub const HANDLE: &str = "buffer-protocol.md § Buffer Handle";
     pub const DEVICE_TAGS: &str = "buffer-protocol.md § Device Tags";
     pub const SYNC_MODE: &str = "buffer-protocol.md § Stream and Event Synchronisation";
     pub const MEMORY_CLASS: &str = "buffer-protocol.md § Memory Class";
-    pub const COLOCATION: &str = "buffer-protocol.md § Device Colocation";
+    pub const COLOCATION: &str = "buffer-protocol.md § Device Tags › Device Colocation";
     pub const TYPE_TAGS: &str = "element-types.md § Type Identifier Encoding";
     pub const LAYOUT_TAGS: &str = "memory-layout.md § Layout Taxonomy";
     pub const DESCRIPTOR_VERSION: &str = "metadata.md § Version Compatibility; versioning.md § Compatibility Matrix";
@@ -1475,7 +1475,7 @@ mod tests {
         assert_eq!((e.offset(), e.tensor()), (Some(12), None));
         assert_eq!(Error::NotFound { name: "x".into() }.offset(), None);
         assert_eq!(Error::NotFound { name: "x".into() }.tensor(), Some("x"));
-        assert_eq!(e.to_string(), "file_flags at offset 12: reserved bits/bytes are set (0x08); they must be zero (file-format.md § File Flags)");
+        assert_eq!(e.to_string(), "file_flags at offset 12: reserved bits/bytes are set (0x08); they must be zero (file-format.md § File Header › File Flags)");
         // A field of reserved bytes: its offset, and which byte is set.
         let e = Error::Reserved {
             scope: Scope::File,

@@ -348,7 +348,7 @@ impl Axis {
                             offset: o + at,
                             value,
                             expected,
-                            rule: "layouts/block-paged.md § Per-scheme composition",
+                            rule: "layouts/block-paged.md § Quantization Compatibility › Per-scheme composition",
                         });
                     }
                     bp.num_pages.get().checked_mul(bs).ok_or_else(over)?
@@ -368,9 +368,11 @@ impl Axis {
         // arrays share a buffer (quantization.md § Buffer Table Placement Rules).
         let base = base_len(t);
         // Block-paged tensors size their per-block parameters by page slots,
-        // not by the scheme's formula (layouts/block-paged.md § Scale-buffer size).
+        // not by the scheme's formula (layouts/block-paged.md § Quantization Compatibility › Scale-buffer size).
         let sizes_rule = match d.layout_fields() {
-            LayoutFields::BlockPaged(_) if self.block_size.is_some() => "layouts/block-paged.md § Scale-buffer size",
+            LayoutFields::BlockPaged(_) if self.block_size.is_some() => {
+                "layouts/block-paged.md § Quantization Compatibility › Scale-buffer size"
+            }
             _ => referenced_buffers(self.rule),
         };
         let shared = self.zero_index == Some(self.scale_index);

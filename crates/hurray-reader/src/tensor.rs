@@ -168,7 +168,9 @@ impl<'data> HurrayFile<'data> {
         ) {
             tensor.not_viewable = Some("its quantization scheme is not recognised (accepted in permissive mode); its data must not be dequantized (quantization.md § Descriptor Header)");
         } else if matches!(tensor.descriptor.layout, Layout::Extension(_)) {
-            tensor.not_viewable = Some("it uses an implementation-private layout (metadata.md § Extension Layouts)");
+            tensor.not_viewable = Some(
+                "it uses an implementation-private layout (metadata.md § Layout-Specific Fields › Extension Layouts)",
+            );
         } else if tensor.descriptor.layout == Layout::Composite {
             tensor.not_viewable = Some("it is a composite head, which owns no data: read its members");
             (tensor.members, tensor.subtree_len) = self.composite_members(&tensor, depth)?;
@@ -278,7 +280,7 @@ fn check_handles(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<()
             });
         }
         let class = h.memory_class;
-        // buffer-protocol.md § Per-Device Validity: PEER is not valid on CPU,
+        // buffer-protocol.md § Memory Class › Per-Device Validity: PEER is not valid on CPU,
         // Metal, Hexagon, OpenCL; WebGPU allows STANDARD only.
         let valid = match class {
             0x00 => true,

@@ -212,7 +212,7 @@ impl<'data> Tensor<'data> {
                         .saturating_add(to_u64(k)),
                     value: u64::from(buffer.element_bytes().get(k).copied().unwrap_or(0)),
                     expected: "a float8_e8m0 pattern other than 0x00 and 0xFF (reserved NaN)",
-                    rule: "element-types.md § Float8 Variants",
+                    rule: "element-types.md § Tier 2 -- Extended Types › Float8 Variants",
                 });
             }
         }
@@ -332,14 +332,14 @@ impl<'data> Tensor<'data> {
 /// bits after its last element to be 0.
 fn packing_rule(t: ElementType) -> &'static str {
     match t {
-        ElementType::Bool => "element-types.md § Boolean Type (the remaining high-order bits MUST be 0)",
+        ElementType::Bool => "element-types.md § Tier 1 -- Core Types › Boolean Type (the remaining high-order bits MUST be 0)",
         ElementType::Float4E2m1 => {
-            "element-types.md § Sub-Byte Floating-Point Types (the high nibble of the final byte MUST be 0)"
+            "element-types.md § Tier 2 -- Extended Types › Sub-Byte Floating-Point Types (the high nibble of the final byte MUST be 0)"
         }
         _ if t.bit_width() == 6 => {
-            "element-types.md § Sub-Byte Floating-Point Types § 6-bit packing (unused bits MUST be 0)"
+            "element-types.md § Tier 2 -- Extended Types › Sub-Byte Floating-Point Types › 6-bit packing (unused bits MUST be 0)"
         }
-        _ => "element-types.md § Sub-Byte Integer Types (unused bits MUST be 0)",
+        _ => "element-types.md § Tier 2 -- Extended Types › Sub-Byte Integer Types (unused bits MUST be 0)",
     }
 }
 

@@ -1434,7 +1434,7 @@ fn every_csc_error_names_field_offset_and_section() {
             |p| p.descriptor.byte_offset = 4,
             "byte_offset",
             At::Field("byte_offset"),
-            "memory-layout.md § byte_offset",
+            "memory-layout.md § Common Fields › byte_offset",
         ),
         (
             |p| {

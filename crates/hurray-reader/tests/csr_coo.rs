@@ -475,7 +475,7 @@ fn csr_rule_byte_offset_must_be_zero() {
                 &e,
                 "byte_offset",
                 field_offset(&bytes, "byte_offset"),
-                "memory-layout.md § byte_offset",
+                "memory-layout.md § Common Fields › byte_offset",
             );
         }
     }
@@ -957,7 +957,7 @@ fn every_csr_error_names_field_offset_and_section() {
             |p| p.descriptor.byte_offset = 4,
             "byte_offset",
             At::Field("byte_offset"),
-            "memory-layout.md § byte_offset",
+            "memory-layout.md § Common Fields › byte_offset",
         ),
         (
             |p| {
@@ -1293,7 +1293,7 @@ fn coo_rule_byte_offset_must_be_zero() {
             &e,
             "byte_offset",
             field_offset(&bytes, "byte_offset"),
-            "memory-layout.md § byte_offset",
+            "memory-layout.md § Common Fields › byte_offset",
         );
     }
 }

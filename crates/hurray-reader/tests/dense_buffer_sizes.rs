@@ -185,7 +185,10 @@ fn negative_tile_grid_strides_need_a_byte_offset() {
         .unwrap_err();
     assert_eq!(
         (e.field().map(|f| f.to_string()), e.rule()),
-        (Some("byte_offset".to_owned()), Some("memory-layout.md § byte_offset")),
+        (
+            Some("byte_offset".to_owned()),
+            Some("memory-layout.md § Common Fields › byte_offset")
+        ),
         "{e}"
     );
 }

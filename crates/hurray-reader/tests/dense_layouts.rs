@@ -1057,7 +1057,7 @@ fn model_packs_as_the_spec_examples() {
         }
         buf
     };
-    // element-types.md § Boolean Type, § 4-bit packing (uint4 there; int4
+    // element-types.md § Tier 1 -- Core Types › Boolean Type, § 4-bit packing (uint4 there; int4
     // packs the same), § 2-bit packing and the 6-bit worked example.
     assert_eq!(packed(Ty::Bool, &[1, 0, 1, 1, 0]), [0x0D]);
     assert_eq!(packed(Ty::Int4, &[5, 12, 3]), [0xC5, 0x03]);

@@ -855,7 +855,11 @@ fn float8_e8m0_reserved_patterns_are_rejected() {
         let (d, buf) = dense_of(Ty::Float8E8m0, &[0x7F, reserved, 0x80]);
         let bytes = write_checked(vec![("t", &d, vec![BufferData::Bytes(&buf)])]).unwrap();
         let e = strict_error(&bytes).expect("reserved float8_e8m0 accepted");
-        assert_eq!(e.rule(), Some("element-types.md § Float8 Variants"), "{e}");
+        assert_eq!(
+            e.rule(),
+            Some("element-types.md § Tier 2 -- Extended Types › Float8 Variants"),
+            "{e}"
+        );
         assert_eq!(e.field().map(|f| f.to_string()).as_deref(), Some("data[1]"), "{e}");
     }
 }
@@ -2536,7 +2540,7 @@ fn mutations() -> Vec<(&'static str, Raw, &'static str, &'static str)> {
         "an unused extra parameter buffer": Raw { buffers: [nf().buffers, vec![vec![0; 4]]].concat(), ..nf() }
             => "metadata.md § Buffer Table; memory-layout.md § Buffer Table", "buffer_count";
         "scales on another device": Raw { device_tags: vec![(1, 0x01)], ..nf() }
-            => "buffer-protocol.md § Device Colocation", "buffer[1].device_tag";
+            => "buffer-protocol.md § Device Tags › Device Colocation", "buffer[1].device_tag";
         // Parameter values (read by validate).
         "per-channel scale NaN": pc().buffer(1, f32s(&[1.0, f32::NAN, 1.0]))
             => PC_VALID, "scales[1]";
@@ -2563,14 +2567,14 @@ fn mutations() -> Vec<(&'static str, Raw, &'static str, &'static str)> {
         "nf4 scale +inf": nf().buffer(1, f32s(&[1.0, 1.0, 1.0, f32::INFINITY]))
             => NF4_VALID, "scales[3]";
         "mxfp scale 0x00": mx().buffer(1, vec![0x7F, 0x00, 0x7F, 0x7F])
-            => "element-types.md § Float8 Variants", "scales[1]";
+            => "element-types.md § Tier 2 -- Extended Types › Float8 Variants", "scales[1]";
         "mxfp scale 0xFF": mx().buffer(1, vec![0x7F, 0x7F, 0x7F, 0xFF])
-            => "element-types.md § Float8 Variants", "scales[3]";
+            => "element-types.md § Tier 2 -- Extended Types › Float8 Variants", "scales[3]";
         // Packed storage: the bits after the last stored element.
         "per-tensor uint4 [3], the unused high nibble set": pt().storage(W::UInt4).shape(vec![3]).buffer(0, vec![0x00, 0x10])
-            => "element-types.md § Sub-Byte Integer Types (unused bits MUST be 0)", "buffer[0].padding bits";
+            => "element-types.md § Tier 2 -- Extended Types › Sub-Byte Integer Types (unused bits MUST be 0)", "buffer[0].padding bits";
         "per-block int2 [1, 2] in one block of 2, unused bits set": pb().storage(W::Int2).shape(vec![1, 2]).payload_at(8, &u32le(2)).buffer(0, vec![0x40]).buffer(1, f32s(&[1.0])).buffer(2, i32s(&[0]))
-            => "element-types.md § Sub-Byte Integer Types (unused bits MUST be 0)", "buffer[0].padding bits";
+            => "element-types.md § Tier 2 -- Extended Types › Sub-Byte Integer Types (unused bits MUST be 0)", "buffer[0].padding bits";
     }
 }
 
@@ -2672,11 +2676,14 @@ fn padding_elements_of_a_partial_block_are_zero() {
 #[test]
 fn packing_padding_bits_cite_their_section() {
     for (ty, section) in [
-        (Ty::Bool, "element-types.md § Boolean Type"),
-        (Ty::Float4E2m1, "element-types.md § Sub-Byte Floating-Point Types"),
+        (Ty::Bool, "element-types.md § Tier 1 -- Core Types › Boolean Type"),
+        (
+            Ty::Float4E2m1,
+            "element-types.md § Tier 2 -- Extended Types › Sub-Byte Floating-Point Types",
+        ),
         (
             Ty::Float6E2m3,
-            "element-types.md § Sub-Byte Floating-Point Types § 6-bit packing",
+            "element-types.md § Tier 2 -- Extended Types › Sub-Byte Floating-Point Types › 6-bit packing",
         ),
     ] {
         let n = ty.packing().group() + 1;
@@ -2714,7 +2721,7 @@ fn spec_readings() {
     .with_buffer(BufferHandle::new(4))
     .with_quantization(padded.payload.clone());
     assert!(write_checked(vec![("t", &d, vec![BufferData::Bytes(&[0; 4])])]).is_err());
-    // element-types.md § Float8 Variants: a reserved float8_e8m0 pattern
+    // element-types.md § Tier 2 -- Extended Types › Float8 Variants: a reserved float8_e8m0 pattern
     // makes "the containing descriptor" invalid; the reader resolves the
     // descriptor (it reads no data then) and rejects in validate.
     let (d, buf) = dense_of(Ty::Float8E8m0, &[0x7F, 0xFF]);

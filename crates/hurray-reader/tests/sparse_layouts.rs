@@ -1551,7 +1551,7 @@ const CSF_TABLE: &str = "layouts/csf.md § Buffer Table";
 const BP_INV: &str = "layouts/block-paged.md § Storage Invariants";
 const BP_TABLE: &str = "layouts/block-paged.md § Buffer Table";
 const BP_FIELDS: &str = "layouts/block-paged.md § Additional Descriptor Fields";
-const BYTE_OFFSET: &str = "memory-layout.md § byte_offset";
+const BYTE_OFFSET: &str = "memory-layout.md § Common Fields › byte_offset";
 
 /// One CSF storage rule to break; selectors pick the level and position
 /// among those where the damage is possible.
@@ -1897,7 +1897,10 @@ fn break_csf(c: &CsfCase, m: &CsfModel, b: &CsfBreak) -> (AlignedBytes, Expect, 
             raw_edit = Some(Box::new(move |r: &mut RawDescriptor| r.buffers[i].memory_class = 1));
             (
                 format!("buffer {i} memory_class 0x01"),
-                expect(&["buffer-protocol.md § Device Colocation"], named("buffer")),
+                expect(
+                    &["buffer-protocol.md § Device Tags › Device Colocation"],
+                    named("buffer"),
+                ),
             )
         }
         CsfBreak::QuantIndex { pick } if matches!(c.quant, Some(Quant::Channel { .. })) => {
@@ -2134,7 +2137,7 @@ fn break_bp(c: &BpCase, m: &BpModel, b: &BpBreak) -> (AlignedBytes, Expect, Stri
     let per_page = u64::from(c.page_size) * c.num_heads * c.head_dim;
     let per_block = matches!(c.quant, Some(Quant::Block { .. }));
     let quant_rules: &[&'static str] = &[
-        "layouts/block-paged.md § Per-scheme composition",
+        "layouts/block-paged.md § Quantization Compatibility › Per-scheme composition",
         "layouts/block-paged.md § Quantization Compatibility",
         "quantization/per-block-affine.md § Validity Constraints",
     ];
@@ -2334,7 +2337,7 @@ fn break_bp(c: &BpCase, m: &BpModel, b: &BpBreak) -> (AlignedBytes, Expect, Stri
                 ),
                 expect(
                     &[
-                        "layouts/block-paged.md § Scale-buffer size",
+                        "layouts/block-paged.md § Quantization Compatibility › Scale-buffer size",
                         "layouts/block-paged.md § Quantization Compatibility",
                         // What the reader cites (the size it expects is
                         // right): block_paged_scale_count_names_its_section.
@@ -2376,7 +2379,7 @@ fn break_bp(c: &BpCase, m: &BpModel, b: &BpBreak) -> (AlignedBytes, Expect, Stri
                 format!("buffer {i} memory_class 0x01"),
                 expect(
                     &[
-                        "buffer-protocol.md § Device Colocation",
+                        "buffer-protocol.md § Device Tags › Device Colocation",
                         "layouts/block-paged.md § Alignment",
                     ],
                     named("buffer"),
@@ -2785,7 +2788,7 @@ fn block_paged_scale_count_names_its_section() {
     let err = file.validate().unwrap_err();
     assert!(
         err.rule()
-            .is_some_and(|r| r.starts_with("layouts/block-paged.md § Scale-buffer size")),
+            .is_some_and(|r| r.starts_with("layouts/block-paged.md § Quantization Compatibility › Scale-buffer size")),
         "{err}"
     );
 }
@@ -2802,7 +2805,7 @@ fn block_paged_per_block_axis_names_the_axis() {
     let err = file.validate().unwrap_err();
     assert_eq!(
         err.rule(),
-        Some("layouts/block-paged.md § Per-scheme composition"),
+        Some("layouts/block-paged.md § Quantization Compatibility › Per-scheme composition"),
         "{err}"
     );
     let field = err.field().unwrap();

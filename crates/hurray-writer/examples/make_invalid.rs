@@ -607,7 +607,7 @@ fn container(c: &mut Corpus) {
     c.add(
         "header_file_flags_reserved_bit",
         "reserved file_flags bit 3 is set",
-        "file-format.md § File Flags",
+        "file-format.md § File Header › File Flags",
         "open",
         "Reserved",
         "file_flags",
@@ -690,7 +690,7 @@ fn container(c: &mut Corpus) {
     c.add(
         "trailer_index_crc_mismatch",
         "HAS_INDEX_CRC32C is set and index_crc32c does not match the index bytes",
-        "file-format.md § File Flags",
+        "file-format.md § File Header › File Flags",
         "open",
         "IndexCrcMismatch",
         "index_crc32c",
@@ -708,7 +708,7 @@ fn container(c: &mut Corpus) {
     c.add(
         "trailer_index_crc_without_flag",
         "index_crc32c is non-zero although HAS_INDEX_CRC32C is clear",
-        "file-format.md § File Flags",
+        "file-format.md § File Header › File Flags",
         "open",
         "Invalid",
         "index_crc32c",
@@ -725,7 +725,7 @@ fn container(c: &mut Corpus) {
     c.add(
         "trailer_kv_flag_without_section",
         "HAS_KV_METADATA is set but the trailer locates no KV section",
-        "file-format.md § File Flags; NOTES.md 'HAS_KV_METADATA'",
+        "file-format.md § File Header › File Flags; NOTES.md 'HAS_KV_METADATA'",
         "open",
         "Invalid",
         "kv_offset",
@@ -879,7 +879,7 @@ fn index(c: &mut Corpus) {
     c.add(
         "index_sorted_flag_on_unsorted_index",
         "SORTED_INDEX is set but the names are not in byte order",
-        "file-format.md § File Flags",
+        "file-format.md § File Header › File Flags",
         "open",
         "IndexNotSorted",
         "index_entry[1].name",
@@ -1026,7 +1026,7 @@ fn str_payload(len: u32, bytes: &[u8]) -> Vec<u8> {
 fn kv_cases(c: &mut Corpus) {
     let sec = "file-format.md § KV Metadata Section › KV Section Encoding";
     let place = "file-format.md § KV Metadata Section";
-    let types = "file-format.md § KV Value Types";
+    let types = "file-format.md § KV Metadata Section › KV Value Types";
     let int = || 7i64.to_le_bytes().to_vec();
     let mut b = kv_file(&[kv("k", 0x02, int())]);
     let at = kv_start(&b);
@@ -1190,7 +1190,7 @@ fn kv_cases(c: &mut Corpus) {
 
 fn descriptor(c: &mut Corpus) {
     let fixed = "metadata.md § Fixed Header";
-    let flags = "metadata.md § Flags";
+    let flags = "metadata.md § Fixed Header › Flags";
     c.add(
         "descriptor_magic",
         "descriptor magic is not HRRY",
@@ -1409,7 +1409,7 @@ fn handles(c: &mut Corpus) {
     c.add(
         "handle_colocation",
         "buffer[1] is on device 0x01 while buffer[0] is on the CPU (one tensor, one device)",
-        "buffer-protocol.md § Device Colocation",
+        "buffer-protocol.md § Device Tags › Device Colocation",
         "tensor",
         "Invalid",
         "buffer[1].device_tag",
@@ -1537,7 +1537,7 @@ fn dense_layouts(c: &mut Corpus) {
     c.add(
         "dense_byte_offset_past_buffer",
         "byte_offset 32 is past the end of the 16-byte buffer",
-        "memory-layout.md § byte_offset",
+        "memory-layout.md § Common Fields › byte_offset",
         "tensor",
         "Invalid",
         "byte_offset",
@@ -1751,7 +1751,7 @@ fn compressed(c: &mut Corpus, fmt: &str, base: fn(&[u64], &[u64]) -> Tn, good: (
     add(
         "byte_offset_4",
         "byte_offset 4 (must be 0 for sparse layouts)",
-        "memory-layout.md § byte_offset".into(),
+        "memory-layout.md § Common Fields › byte_offset".into(),
         "tensor",
         "Invalid",
         "byte_offset",
@@ -2094,7 +2094,7 @@ fn block_paged(c: &mut Corpus) {
     c.add(
         "paged_byte_offset",
         "byte_offset 4 (must be 0)",
-        "memory-layout.md § byte_offset",
+        "memory-layout.md § Common Fields › byte_offset",
         "tensor",
         "Invalid",
         "byte_offset",
@@ -2184,7 +2184,7 @@ fn composite(c: &mut Corpus) {
     add(
         "composite_head_byte_offset",
         "a composite head has byte_offset 8 (must be 0)",
-        "memory-layout.md § byte_offset",
+        "memory-layout.md § Common Fields › byte_offset",
         "Invalid",
         "byte_offset",
         files((h.d(|d| d.byte_offset = 8), m0, m1)),
@@ -2616,7 +2616,7 @@ fn quantization(c: &mut Corpus) {
     c.add(
         "quant_mxfp_scale_ff",
         "an MXFP scale byte is 0xFF (NaN, reserved)",
-        "element-types.md § Float8 Variants",
+        "element-types.md § Tier 2 -- Extended Types › Float8 Variants",
         "data",
         "Invalid",
         "scales[0]",
@@ -2836,7 +2836,7 @@ fn sections(c: &mut Corpus) {
     c.add(
         "data_float8_e8m0_ff",
         "a float8_e8m0 element is 0xFF (NaN, reserved)",
-        "element-types.md § Float8 Variants",
+        "element-types.md § Tier 2 -- Extended Types › Float8 Variants",
         "data",
         "Invalid",
         "data[2]",
@@ -2845,7 +2845,7 @@ fn sections(c: &mut Corpus) {
     c.add(
         "data_bool_padding_bits",
         "bool [3]: padding bit 7 of the packed byte is set",
-        "element-types.md § Boolean Type (the remaining high-order bits MUST be 0)",
+        "element-types.md § Tier 1 -- Core Types › Boolean Type (the remaining high-order bits MUST be 0)",
         "data",
         "Reserved",
         "buffer[0].padding bits",

@@ -137,7 +137,7 @@ impl BufferHandle {
             return bad(
                 "alignment",
                 u64::from(self.alignment),
-                "buffer-protocol.md § Minimum Alignment: at least 64 for a non-empty buffer",
+                "buffer-protocol.md § Alignment › Minimum Alignment: at least 64 for a non-empty buffer",
             );
         }
         let device = self.device_tag;

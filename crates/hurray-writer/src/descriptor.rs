@@ -490,7 +490,7 @@ impl TensorDescriptor {
             return Err(Error::NonZeroByteOffset {
                 layout: name,
                 byte_offset: self.byte_offset,
-                rule: "memory-layout.md § byte_offset",
+                rule: "memory-layout.md § Common Fields › byte_offset",
             });
         }
         if dense {
@@ -1040,7 +1040,7 @@ fn tiled_storage(shape: &[u64], t: &Tiled, before: Option<(u64, Packing)>) -> Re
             return Err(Error::InvalidField {
                 what: "byte_offset",
                 value: byte_offset,
-                rule: "memory-layout.md § byte_offset: negative outer_strides must leave every tile at or after byte 0",
+                rule: "memory-layout.md § Common Fields › byte_offset: negative outer_strides must leave every tile at or after byte 0",
             });
         }
     }

@@ -50,7 +50,7 @@ pub enum Error {
     },
 
     /// A name or key does not fit its `uint16` length prefix.
-    #[error("{what} {index} is {length} bytes long; the uint16 length prefix allows at most 65535 (file-format.md § Index Encoding, § KV Section Encoding)")]
+    #[error("{what} {index} is {length} bytes long; the uint16 length prefix allows at most 65535 (file-format.md § Index Section › Index Encoding, § KV Section Encoding)")]
     NameTooLong {
         /// `"tensor name"` or `"kv key"`.
         what: &'static str,
@@ -87,11 +87,11 @@ pub enum Error {
 
     /// A KV entry was added after the file header had been written without
     /// the `HAS_KV_METADATA` flag.
-    #[error("kv entry added after the header was written without HAS_KV_METADATA; declare it with WriterOptions::kv_metadata(true) or add kv entries before the first tensor (file-format.md § File Flags)")]
+    #[error("kv entry added after the header was written without HAS_KV_METADATA; declare it with WriterOptions::kv_metadata(true) or add kv entries before the first tensor (file-format.md § File Header › File Flags)")]
     KvMetadataNotDeclared,
 
     /// A KV array element type tag outside `0x01`–`0x06`.
-    #[error("kv array element type tag {tag:#04x} is not one of 0x01-0x06 (file-format.md § KV Value Types)")]
+    #[error("kv array element type tag {tag:#04x} is not one of 0x01-0x06 (file-format.md § KV Metadata Section › KV Value Types)")]
     InvalidKvArrayElementType {
         /// The refused tag.
         tag: u8,
@@ -190,7 +190,7 @@ pub enum Error {
 
     /// A shape carries the dynamic-dimension sentinel `u64::MAX`, so no buffer
     /// size can be computed.
-    #[error("shape[{dimension}] is the dynamic dimension sentinel; a written tensor needs concrete sizes (metadata.md § shape)")]
+    #[error("shape[{dimension}] is the dynamic dimension sentinel; a written tensor needs concrete sizes (metadata.md § Core Variable Fields › shape)")]
     DynamicDimension {
         /// Index of the dimension.
         dimension: u64,
@@ -332,7 +332,7 @@ pub enum Error {
     },
 
     /// Buffers of one tensor on different devices or memory classes.
-    #[error("buffer {buffer} has a different device_tag or memory_class than buffer 0 (buffer-protocol.md § Device Colocation)")]
+    #[error("buffer {buffer} has a different device_tag or memory_class than buffer 0 (buffer-protocol.md § Device Tags › Device Colocation)")]
     MixedDevices {
         /// Buffer table index of the first differing buffer.
         buffer: u64,
@@ -350,7 +350,7 @@ pub enum Error {
     },
 
     /// `byte_offset` lies beyond buffer 0.
-    #[error("byte_offset {byte_offset} exceeds the {buffer_size}-byte buffer 0 (metadata.md § byte_offset)")]
+    #[error("byte_offset {byte_offset} exceeds the {buffer_size}-byte buffer 0 (metadata.md § Core Variable Fields › byte_offset)")]
     ByteOffsetOutOfRange {
         /// Offset in bytes.
         byte_offset: u64,
@@ -436,7 +436,7 @@ pub enum Error {
     },
 
     /// Unused bits after the last packed sub-byte element are not zero.
-    #[error("packed values: unused bits in byte {byte} are not zero (element-types.md § Sub-Byte Integer Types, § Boolean Type)")]
+    #[error("packed values: unused bits in byte {byte} are not zero (element-types.md § Tier 2 -- Extended Types › Sub-Byte Integer Types, § Boolean Type)")]
     NonZeroPaddingBits {
         /// Index of the offending byte within the values.
         byte: u64,

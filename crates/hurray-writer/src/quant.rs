@@ -301,7 +301,7 @@ pub(crate) fn check(payload: &[u8], ctx: &QuantContext<'_>) -> Result<QuantFacts
                 return Err(bad(
                     "axis",
                     0,
-                    "layouts/block-paged.md § Per-scheme composition: no per-channel quantization of the paged axis",
+                    "layouts/block-paged.md § Quantization Compatibility › Per-scheme composition: no per-channel quantization of the paged axis",
                 ));
             }
         }
@@ -370,7 +370,7 @@ pub(crate) fn check(payload: &[u8], ctx: &QuantContext<'_>) -> Result<QuantFacts
                 return Err(bad(
                     "block_size",
                     k,
-                    "layouts/block-paged.md § Per-scheme composition: per-block needs axis 0 and block_size = page_size",
+                    "layouts/block-paged.md § Quantization Compatibility › Per-scheme composition: per-block needs axis 0 and block_size = page_size",
                 ));
             }
             mul(num_pages, u64::from(page_size), "scale count")?

@@ -627,7 +627,7 @@ impl<S: Sink> FileWriter<S> {
                     buffer: len64(i)?,
                     what: "alignment",
                     value: u64::from(handle.alignment),
-                    rule: "buffer-protocol.md § Minimum Alignment: the declared alignment must be one the file delivers (at most data_buffer_alignment)",
+                    rule: "buffer-protocol.md § Alignment › Minimum Alignment: the declared alignment must be one the file delivers (at most data_buffer_alignment)",
                 });
             }
         }

@@ -305,7 +305,7 @@ impl<'data> Tensor<'data> {
         // Some for every dense tensor that resolved (its plan computed it).
         let origin = element_origin(et, self.descriptor().byte_offset()).ok_or_else(|| Error::NotViewable {
             tensor: self.name().into(),
-            why: "byte_offset does not locate element [0, ..., 0] in elements of this type (memory-layout.md § byte_offset)",
+            why: "byte_offset does not locate element [0, ..., 0] in elements of this type (memory-layout.md § Common Fields › byte_offset)",
         })?;
         let shape = self.static_shape()?;
         // Quantized blocks are stored whole along their axis
