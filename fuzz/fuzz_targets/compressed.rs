@@ -229,8 +229,8 @@ fn check_views(a: &CscView<'_, f32>, col_ptr: &[u64], row_indices: &[u64]) {
         let csr = a.to_csr().unwrap();
         let mut by_row = entries.clone();
         by_row.sort_by_key(|&(r, c, _)| (r, c));
-        assert_eq!(csr.col_indices, by_row.iter().map(|e| e.1).collect::<Vec<_>>());
-        assert_eq!(csr.values, by_row.iter().map(|e| e.2).collect::<Vec<_>>());
+        assert_eq!(csr.col_indices(), by_row.iter().map(|e| e.1).collect::<Vec<_>>());
+        assert_eq!(csr.values(), by_row.iter().map(|e| e.2).collect::<Vec<_>>());
         let mut row_ptr = vec![0u64; nrows as usize + 1];
         for &(r, _, _) in &entries {
             row_ptr[r as usize + 1] += 1;
@@ -238,7 +238,7 @@ fn check_views(a: &CscView<'_, f32>, col_ptr: &[u64], row_indices: &[u64]) {
         for i in 0..nrows as usize {
             row_ptr[i + 1] += row_ptr[i];
         }
-        assert_eq!(csr.row_ptr, row_ptr);
+        assert_eq!(csr.row_ptr(), row_ptr);
     }
 }
 

@@ -940,7 +940,8 @@ pub enum Error {
     IndexArgument {
         /// The tensor.
         tensor: Box<str>,
-        /// `row`, `column`, `element`, `buffer`, ...
+        /// `row`, `column`, `element`, `buffer`, ...; on a transposed view
+        /// (`CscView::transpose`), `transpose's row` or `transpose's column`.
         what: &'static str,
         /// The index passed.
         index: u64,

@@ -9,11 +9,14 @@
 //!
 //! - [`HurrayFile::parse`] works on any byte slice; [`MappedFile`] maps a
 //!   file (read its hazard section); [`AlignedBytes`] reads one into memory.
+//! - [`HurrayFile::entries`] lists the tensors (the footer index: name,
+//!   descriptor and data ranges) and [`HurrayFile::kv`] the KV metadata,
+//!   both read when the file is opened.
 //! - [`HurrayFile::tensor`] reads and checks one descriptor and locates its
 //!   buffers: cost independent of the data size.
 //! - Views: [`Tensor::csc`] ([`CscView`]: `get`, `column`, `columns`, `iter`,
-//!   `transpose`, `to_csr`, `mul_vec`), [`Tensor::csr`] ([`CsrView`]: the
-//!   same by rows, and `mul_vec_parallel`), [`Tensor::coo`],
+//!   `transpose`, `to_csr`, `mul_vec`, `mul_vec_parallel`), [`Tensor::csr`]
+//!   ([`CsrView`]: the same by rows), [`Tensor::coo`],
 //!   [`Tensor::csf`], [`Tensor::dense`]; [`Buffer::as_slice`] and
 //!   [`Buffer::packed`] for raw buffers.
 //! - Strict by default ([`Options`]): a sparse view runs its storage
@@ -32,6 +35,8 @@
 //! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry");
 //! let mapped = MappedFile::open(path, Options::default())?;
 //! let file = mapped.file()?;
+//! let names: Vec<&str> = file.entries().iter().map(|e| e.name()).collect();
+//! assert_eq!(names, ["A"]);
 //! let a = file.tensor("A")?.csc::<f32>()?;
 //! assert_eq!(a.get(0, 3)?, Some(&2.0));
 //! assert_eq!(a.transpose().get(3, 0)?, Some(&2.0));

@@ -322,7 +322,7 @@ fn lookups_do_not_allocate() {
     let window = Window::open();
     let owned = a.to_csr().expect("to_csr");
     let to_csr = window.close();
-    assert_eq!(owned.values.len() as u64, NNZ);
+    assert_eq!(owned.values().len() as u64, NNZ);
     assert!(to_csr.bytes >= NNZ * (8 + 4) + (NROWS + 1) * 8, "to_csr: {to_csr:?}");
     drop(owned);
 

@@ -168,12 +168,21 @@ fn worked_example_to_csr_matches_the_csr_example() {
     let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
     let csr = file.tensor("A").unwrap().csc::<f32>().unwrap().to_csr().unwrap();
     // layouts/csr.md § Example: the same matrix in CSR.
-    assert_eq!(csr.row_ptr, [0, 2, 3, 5, 5]);
-    assert_eq!(csr.col_indices, [0, 3, 2, 1, 4]);
-    assert_eq!(csr.values, [1.0, 2.0, 3.0, 4.0, 5.0]);
+    assert_eq!((csr.tensor(), csr.nrows(), csr.ncols()), ("A", 4, 5));
+    assert_eq!(csr.row_ptr(), [0, 2, 3, 5, 5]);
+    assert_eq!(csr.col_indices(), [0, 3, 2, 1, 4]);
+    assert_eq!(csr.values(), [1.0, 2.0, 3.0, 4.0, 5.0]);
     let v = csr.view();
     assert_eq!(v.get(2, 4).unwrap(), Some(&5.0));
     assert_eq!(v.get(3, 0).unwrap(), None);
+    // The copy's errors name the tensor it was copied from.
+    let e = v.get(9, 0).unwrap_err();
+    assert_eq!(
+        (e.tensor(), e.to_string().as_str()),
+        (Some("A"), "tensor 'A': row 9 is out of range, the row count is 4")
+    );
+    let (row_ptr, col_indices, values) = csr.into_parts();
+    assert_eq!((row_ptr.len(), col_indices.len(), values.len()), (5, 5, 5));
 }
 
 /// `to_csr` allocates `row_ptr` by `nrows`, which the file size does not
@@ -774,21 +783,27 @@ fn a_transposed_view_names_the_files_csc_fields() {
         a.structure().transpose().validate().unwrap_err(),
         a.structure().validate().unwrap_err()
     );
-    // Aᵀ is 5 x 4: row 5 does not exist, nor does column 4.
+    // Aᵀ is 5 x 4: row 5 does not exist, nor does column 4. The error
+    // names tensor A (4 x 5), so it says whose row and column these are.
     let at = a.transpose();
+    let e = at.row(5).map(|_| ()).unwrap_err();
     assert!(matches!(
-        at.row(5),
-        Err(Error::IndexArgument {
-            what: "row",
+        e,
+        Error::IndexArgument {
+            what: "transpose's row",
             index: 5,
             bound: 5,
             ..
-        })
+        }
     ));
+    assert_eq!(
+        e.to_string(),
+        "tensor 'A': transpose's row 5 is out of range, the transpose's row count is 5"
+    );
     assert!(matches!(
         at.get(0, 4),
         Err(Error::IndexArgument {
-            what: "column",
+            what: "transpose's column",
             index: 4,
             bound: 4,
             ..
@@ -1215,7 +1230,7 @@ fn empty_matrices_and_nnz_zero_are_valid() {
                 Err(Error::IndexArgument { what: "column", .. })
             ));
             let csr = a.to_csr().unwrap();
-            assert_eq!(csr.row_ptr, vec![0u64; nrows as usize + 1]);
+            assert_eq!(csr.row_ptr(), vec![0u64; nrows as usize + 1]);
             let at = a.transpose();
             assert_eq!((at.nrows(), at.ncols(), at.nnz()), (ncols, nrows, 0));
             let mut y = vec![1f32; nrows as usize];

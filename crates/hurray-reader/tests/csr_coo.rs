@@ -291,10 +291,10 @@ fn csr_worked_example_transpose_is_csc_of_the_transpose() {
     assert_eq!(a.structure().transpose().col_ptr(), [0, 2, 3, 5, 5]);
     // CSR of Aᵀ = CSC of A: layouts/csc.md § Example.
     let owned = at.to_csr().unwrap();
-    assert_eq!((owned.nrows, owned.ncols), (5, 4));
-    assert_eq!(owned.row_ptr, [0, 1, 2, 3, 4, 5]);
-    assert_eq!(owned.col_indices, [0, 2, 1, 0, 2]);
-    assert_eq!(owned.values, [1.0, 4.0, 3.0, 2.0, 5.0]);
+    assert_eq!((owned.nrows(), owned.ncols()), (5, 4));
+    assert_eq!(owned.row_ptr(), [0, 1, 2, 3, 4, 5]);
+    assert_eq!(owned.col_indices(), [0, 2, 1, 0, 2]);
+    assert_eq!(owned.values(), [1.0, 4.0, 3.0, 2.0, 5.0]);
     // And back: the transpose of the transpose is A.
     assert_eq!(at.transpose().get(2, 4).unwrap(), Some(&5.0));
     assert_eq!(at.transpose().row_ptr(), a.row_ptr());
@@ -320,7 +320,7 @@ fn csr_and_csc_worked_examples_are_the_same_matrix() {
     }
     let owned = c.to_csr().unwrap();
     assert_eq!(
-        (&owned.row_ptr[..], &owned.col_indices[..], &owned.values[..]),
+        (owned.row_ptr(), owned.col_indices(), owned.values()),
         (r.row_ptr(), r.col_indices(), r.values())
     );
     let ct = c.transpose();

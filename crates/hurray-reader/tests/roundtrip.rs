@@ -533,19 +533,19 @@ fn check_csc<T: Val>(file: &HurrayFile<'_>, m: &Matrix<T>) -> Result<(), TestCas
 
     // to_csr(): the same matrix A in CSR, equal to the CSR written directly.
     let owned = a.to_csr().ctx("to_csr")?;
-    prop_assert_eq!((owned.nrows, owned.ncols), (m.nrows, m.ncols));
-    prop_assert_eq!(&owned.row_ptr, &csr.ptr);
-    prop_assert_eq!(&owned.col_indices, &csr.idx);
-    prop_assert_eq!(bits(&owned.values), bits(&csr.values));
+    prop_assert_eq!((owned.nrows(), owned.ncols()), (m.nrows, m.ncols));
+    prop_assert_eq!(owned.row_ptr(), &csr.ptr[..]);
+    prop_assert_eq!(owned.col_indices(), &csr.idx[..]);
+    prop_assert_eq!(bits(owned.values()), bits(&csr.values));
     let v = owned.view();
     prop_assert!(v.is_validated());
     for (r, c) in m.cells() {
         prop_assert_eq!(opt_bits(v.get(r, c).ctx("to_csr get")?), m.stored(r, c));
     }
     let direct = file.tensor("csr").ctx("tensor csr")?.csr::<T>().ctx("csr view")?;
-    prop_assert_eq!(&owned.row_ptr[..], direct.row_ptr());
-    prop_assert_eq!(&owned.col_indices[..], direct.col_indices());
-    prop_assert_eq!(bits(&owned.values), bits(direct.values()));
+    prop_assert_eq!(owned.row_ptr(), direct.row_ptr());
+    prop_assert_eq!(owned.col_indices(), direct.col_indices());
+    prop_assert_eq!(bits(owned.values()), bits(direct.values()));
     Ok(())
 }
 
@@ -673,9 +673,9 @@ fn check_permissive<T: Val>(bytes: &[u8], m: &Matrix<T>) -> Result<(), TestCaseE
     }
     let owned = a.to_csr().ctx("unscanned to_csr")?;
     let csr = m.csr();
-    prop_assert_eq!(&owned.row_ptr, &csr.ptr);
-    prop_assert_eq!(&owned.col_indices, &csr.idx);
-    prop_assert_eq!(bits(&owned.values), bits(&csr.values));
+    prop_assert_eq!(owned.row_ptr(), &csr.ptr[..]);
+    prop_assert_eq!(owned.col_indices(), &csr.idx[..]);
+    prop_assert_eq!(bits(owned.values()), bits(&csr.values));
     Ok(())
 }
 

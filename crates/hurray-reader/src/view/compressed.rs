@@ -367,10 +367,17 @@ impl<'data> Compressed<'data> {
     }
 
     /// What the caller's outer and inner arguments are called: the file's
-    /// slice and index words, swapped on a transposed view.
+    /// slice and index words; on a transposed view swapped and said to be
+    /// the transpose's (`transpose's column`), since the tensor an error
+    /// names has the other shape.
     fn argument_names(&self) -> (&'static str, &'static str) {
+        let of_transpose = |word: &'static str| match word {
+            "row" => "transpose's row",
+            "column" => "transpose's column",
+            other => other,
+        };
         if self.transposed {
-            (self.names.inner, self.names.outer)
+            (of_transpose(self.names.inner), of_transpose(self.names.outer))
         } else {
             (self.names.outer, self.names.inner)
         }

@@ -406,13 +406,13 @@ impl<'data, T: Element> CscView<'data, T> {
         for p in &mut row_ptr {
             std::mem::swap(p, &mut start);
         }
-        Ok(CsrMatrix {
-            nrows: view.nrows(),
-            ncols: view.ncols(),
+        Ok(CsrMatrix::from_validated(
+            tensor,
+            (view.nrows(), view.ncols()),
             row_ptr,
             col_indices,
             values,
-        })
+        ))
     }
 }
 

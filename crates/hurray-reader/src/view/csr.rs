@@ -390,28 +390,86 @@ impl<T: Float> CsrView<'_, T> {
     }
 }
 
-/// An owned CSR matrix, built by [`CscView::to_csr`].
+/// An owned CSR matrix, built by [`CscView::to_csr`]: the same matrix as
+/// the CSC view it came from, `nrows × ncols`, with `row_ptr` (`nrows + 1`
+/// entries), `col_indices` and `values` (`nnz` each). Read-only, so that
+/// [`view`](Self::view) can hand out a view that needs no scan: the
+/// arrays are those `to_csr` built from validated data;
+/// [`into_parts`](Self::into_parts) gives the vectors away.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CsrMatrix<T> {
+    tensor: Box<str>,
+    nrows: u64,
+    ncols: u64,
+    row_ptr: Vec<u64>,
+    col_indices: Vec<u64>,
+    values: Vec<T>,
+}
+
+impl<T> CsrMatrix<T> {
+    /// Built by `to_csr` from the validated view of `tensor`.
+    pub(crate) fn from_validated(
+        tensor: &str,
+        (nrows, ncols): (u64, u64),
+        row_ptr: Vec<u64>,
+        col_indices: Vec<u64>,
+        values: Vec<T>,
+    ) -> Self {
+        CsrMatrix {
+            tensor: tensor.into(),
+            nrows,
+            ncols,
+            row_ptr,
+            col_indices,
+            values,
+        }
+    }
+
+    /// The name of the tensor this is a copy of; errors from
+    /// [`view`](Self::view) name it too.
+    pub fn tensor(&self) -> &str {
+        &self.tensor
+    }
+
     /// Number of rows.
-    pub nrows: u64,
+    pub fn nrows(&self) -> u64 {
+        self.nrows
+    }
+
     /// Number of columns.
-    pub ncols: u64,
-    /// Row pointers, `nrows + 1` entries.
-    pub row_ptr: Vec<u64>,
+    pub fn ncols(&self) -> u64 {
+        self.ncols
+    }
+
+    /// Row pointers, `nrows + 1` entries (element positions).
+    pub fn row_ptr(&self) -> &[u64] {
+        &self.row_ptr
+    }
+
     /// Column index of each value, `nnz` entries.
-    pub col_indices: Vec<u64>,
+    pub fn col_indices(&self) -> &[u64] {
+        &self.col_indices
+    }
+
     /// Values in row order, `nnz` entries.
-    pub values: Vec<T>,
+    pub fn values(&self) -> &[T] {
+        &self.values
+    }
+
+    /// The three arrays, `(row_ptr, col_indices, values)`, without a copy.
+    pub fn into_parts(self) -> (Vec<u64>, Vec<u64>, Vec<T>) {
+        (self.row_ptr, self.col_indices, self.values)
+    }
 }
 
 impl<T: Element> CsrMatrix<T> {
-    /// A validated view of this matrix.
+    /// A validated view of this matrix (no scan: `to_csr` built it from a
+    /// validated view). Its errors name the tensor it was copied from.
     pub fn view(&self) -> CsrView<'_, T> {
         CsrView {
             structure: CsrStructure {
                 inner: Compressed {
-                    tensor: "to_csr",
+                    tensor: &self.tensor,
                     names: CSR,
                     outer_len: self.nrows,
                     inner_len: self.ncols,

@@ -54,7 +54,7 @@ pub fn touch(t: &Tensor<'_>) -> usize {
                 // to_csr allocates 8 x (nrows + 1) bytes: a caller checks
                 // nrows first on files it does not trust, and so do we.
                 if a.nrows() <= 1 << 20 {
-                    n += a.to_csr().map(|m| m.values.len()).unwrap_or(0);
+                    n += a.to_csr().map(|m| m.values().len()).unwrap_or(0);
                 }
                 n += usize::from(a.transpose().get(0, 0).is_ok());
             }
