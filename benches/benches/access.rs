@@ -37,7 +37,7 @@ use std::time::Duration;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use hurray_benches::data::{Format, MatrixSpec, Pattern, Values, TENSOR};
 use hurray_benches::kernels::{
-    column_sum, columns_sum, spmv_csc_columns, spmv_csc_direct, values_sum, x_vector, HugeVec, Real,
+    column_sum, columns_sum, gather_sum, spmv_csc_columns, spmv_csc_direct, values_sum, x_vector, HugeVec, Real,
 };
 use hurray_benches::{mix, Ctx};
 use hurray_reader::{CscView, MappedFile, Options};
@@ -183,6 +183,10 @@ fn bench_spmv<T: Real>(c: &mut Criterion, ctx: &Ctx, a: &CscView<'_, T>, name: &
             at.mul_vec_parallel(black_box(xt.as_slice()), z.as_mut_slice(), 2)
                 .expect("mul_vec_parallel")
         })
+    });
+    // The ceiling of Aᵀ·x: its random reads of x alone.
+    group.bench_function("gather_x_at_row_indices_ceiling", |b| {
+        b.iter(|| gather_sum(a.row_indices(), black_box(xt.as_slice())))
     });
     if name == "f32" {
         // The same product with x and y in plain Vecs (4 KiB pages).

@@ -349,9 +349,30 @@ pub fn values_sum<T: Real>(values: &[T]) -> f64 {
     values.iter().copied().sum::<T>().to_f64()
 }
 
+/// Sum of `x[idx[k]]` over every `k`: the reads of `x` that `y = Aᵀ·x`
+/// (`CsrView::mul_vec` on `A.transpose()`) makes, in the same order, and
+/// nothing else (no values, no per-row sums or stores, no pointer array):
+/// the ceiling of that product, as the plain sum is the scan's. Indices
+/// past `x` count as zero.
+#[inline(never)]
+pub fn gather_sum<T: Real>(idx: &[u64], x: &[T]) -> T {
+    idx.iter()
+        .map(|&i| {
+            x.get(usize::try_from(i).unwrap_or(usize::MAX))
+                .copied()
+                .unwrap_or_default()
+        })
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gather_sum_reads_x_at_each_index() {
+        assert_eq!(gather_sum(&[2, 0, 2, 9], &[1.0f32, 10.0, 100.0]), 201.0);
+    }
 
     #[test]
     fn checks_agree() {
