@@ -184,9 +184,13 @@ fn bench_spmv<T: Real>(c: &mut Criterion, ctx: &Ctx, a: &CscView<'_, T>, name: &
                 .expect("mul_vec_parallel")
         })
     });
-    // The ceiling of Aᵀ·x: its random reads of x alone.
+    // Aᵀ·x's random reads of x alone: prefetched as the library's loop
+    // (its ceiling), and in a plain loop (scipy's, less its arithmetic).
     group.bench_function("gather_x_at_row_indices_ceiling", |b| {
-        b.iter(|| gather_sum(a.row_indices(), black_box(xt.as_slice())))
+        b.iter(|| gather_sum::<T, true>(a.row_indices(), black_box(xt.as_slice())))
+    });
+    group.bench_function("gather_x_at_row_indices_plain", |b| {
+        b.iter(|| gather_sum::<T, false>(a.row_indices(), black_box(xt.as_slice())))
     });
     if name == "f32" {
         // The same product with x and y in plain Vecs (4 KiB pages).

@@ -11,8 +11,10 @@
 //! - [`timing`]: medians over repeated runs for the bins that print JSON.
 //!
 //! Run everything with `benches/report.sh`; see `docs/performance.md`.
+//! One `unsafe` block: the cache hint of [`kernels::gather_sum`]'s
+//! prefetching ceiling, as in the library.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod data;
 pub mod kernels;
