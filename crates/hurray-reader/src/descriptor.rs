@@ -25,7 +25,7 @@ pub const MAX_TILED_DEPTH: usize = 8;
 /// The dynamic-dimension sentinel.
 pub const DYNAMIC: u64 = u64::MAX;
 
-/// Descriptor flag bits (`metadata.md` § Flags).
+/// Descriptor flag bits (`metadata.md` § Fixed Header › Flags).
 pub mod flags {
     /// A quantization section is present.
     pub const HAS_QUANTIZATION: u32 = 1 << 0;
@@ -49,7 +49,7 @@ pub mod flags {
     ];
 }
 
-/// Statistics `computed_mask` bits (`metadata.md` § computed_mask).
+/// Statistics `computed_mask` bits (`metadata.md` § Statistics Section › computed_mask).
 pub mod statistics_mask {
     /// `nnz` is valid.
     pub const NNZ_VALID: u32 = 1 << 0;

@@ -941,7 +941,8 @@ pub enum Error {
         /// The tensor.
         tensor: Box<str>,
         /// `row`, `column`, `element`, `buffer`, ...; on a transposed view
-        /// (`CscView::transpose`), `transpose's row` or `transpose's column`.
+        /// (`transpose()` of a CSC or CSR view), `transpose's row` or
+        /// `transpose's column`.
         what: &'static str,
         /// The index passed.
         index: u64,
@@ -974,8 +975,8 @@ pub enum Error {
         /// Its length.
         len: u64,
         /// What its length must equal: `nrows`, `ncols` or `rank`; on a
-        /// transposed view (`CscView::transpose`), `nrows of the transpose`
-        /// or `ncols of the transpose`.
+        /// transposed view (`transpose()` of a CSC or CSR view), `nrows of
+        /// the transpose` or `ncols of the transpose`.
         expected_name: &'static str,
         /// That length.
         expected: u64,

@@ -115,7 +115,7 @@ impl Options {
     }
 }
 
-/// File flag bits (`file-format.md` § File Flags).
+/// File flag bits (`file-format.md` § File Header › File Flags).
 pub mod file_flags {
     /// A KV metadata section is present.
     pub const HAS_KV_METADATA: u32 = 1 << 0;

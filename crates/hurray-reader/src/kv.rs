@@ -8,7 +8,7 @@ use zerocopy::little_endian::{F64, I64, U64};
 use crate::cursor::{to_u64, Cursor};
 use crate::error::{rule, Error, Field, Result, Scope};
 
-/// The type of a KV value (`file-format.md` § KV Value Types).
+/// The type of a KV value (`file-format.md` § KV Metadata Section › KV Value Types).
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum KvType {

@@ -7,7 +7,7 @@ use zerocopy::little_endian::{I64, U32, U64};
 
 use crate::raw;
 
-/// A memory layout tag, decoded (`memory-layout.md` § Named Layout Tags).
+/// A memory layout tag, decoded (`memory-layout.md` § Layout Taxonomy › Named Layout Tags).
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Layout {

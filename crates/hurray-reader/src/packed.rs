@@ -1,5 +1,6 @@
 //! Packed sub-byte elements and narrow float formats
-//! (`element-types.md` § Boolean Type, § Sub-Byte Integer Types, § 6-bit packing).
+//! (`element-types.md` § Tier 1 -- Core Types › Boolean Type, § Tier 2 -- Extended
+//! Types › Sub-Byte Integer Types and › Sub-Byte Floating-Point Types › 6-bit packing).
 
 use crate::element_type::ElementType;
 

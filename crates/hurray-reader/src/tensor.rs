@@ -450,7 +450,7 @@ impl<'data> Tensor<'data> {
 
     /// For a dense tensor, the position of element `[0, …, 0]` in buffer 0,
     /// in elements counted from the buffer's first element, which starts at
-    /// byte [`Buffer::element_start`] (`memory-layout.md` § byte_offset,
+    /// byte [`Buffer::element_start`] (`memory-layout.md` § Common Fields › byte_offset,
     /// § Element Address Computation): `byte_offset = element_start +
     /// element_origin × w` for elements of `w` bytes; for 6-bit types
     /// `element_origin` counts 4 per 3-byte group, for 1-, 2- and 4-bit

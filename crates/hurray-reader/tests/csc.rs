@@ -181,8 +181,19 @@ fn worked_example_to_csr_matches_the_csr_example() {
         (e.tensor(), e.to_string().as_str()),
         (Some("A"), "tensor 'A': row 9 is out of range, the row count is 4")
     );
-    let (row_ptr, col_indices, values) = csr.into_parts();
-    assert_eq!((row_ptr.len(), col_indices.len(), values.len()), (5, 5, 5));
+    // The same matrix copied from a tensor named B is equal: == compares
+    // shapes and arrays, not names. Values may change, the structure not.
+    let bytes_b = build_named(parts(), "B");
+    let file_b = HurrayFile::parse(&bytes_b, Options::default()).unwrap();
+    let mut b = file_b.tensor("B").unwrap().csc::<f32>().unwrap().to_csr().unwrap();
+    assert_eq!((b.tensor(), b == csr), ("B", true));
+    b.values_mut()[4] *= 2.0;
+    assert_eq!(b.view().get(2, 4).unwrap(), Some(&10.0));
+    assert_ne!(b, csr);
+    let ((nrows, ncols), row_ptr, col_indices, values) = csr.into_parts();
+    assert_eq!((nrows, ncols), (4, 5));
+    assert_eq!((row_ptr, col_indices), (vec![0, 2, 3, 5, 5], vec![0, 3, 2, 1, 4]));
+    assert_eq!(values, [1.0, 2.0, 3.0, 4.0, 5.0]);
 }
 
 /// `to_csr` allocates `row_ptr` by `nrows`, which the file size does not
@@ -282,6 +293,10 @@ fn parts() -> Parts {
 }
 
 fn build(p: Parts) -> AlignedBytes {
+    build_named(p, "A")
+}
+
+fn build_named(p: Parts, name: &str) -> AlignedBytes {
     let mut w = FileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
     let rows: Vec<u8> = p.row_indices.iter().flat_map(|v| v.to_le_bytes()).collect();
     let ptr: Vec<u8> = p.col_ptr.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -291,7 +306,7 @@ fn build(p: Parts) -> AlignedBytes {
         BufferData::Bytes(&ptr),
     ];
     buffers.truncate(p.descriptor.buffers.len());
-    w.write_tensor_unchecked(RawTensor::new("A", p.descriptor.encode().unwrap(), buffers))
+    w.write_tensor_unchecked(RawTensor::new(name, p.descriptor.encode().unwrap(), buffers))
         .unwrap();
     AlignedBytes::from_slice(&w.finish().unwrap())
 }

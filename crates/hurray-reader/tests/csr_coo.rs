@@ -295,6 +295,17 @@ fn csr_worked_example_transpose_is_csc_of_the_transpose() {
     assert_eq!(owned.row_ptr(), [0, 1, 2, 3, 4, 5]);
     assert_eq!(owned.col_indices(), [0, 2, 1, 0, 2]);
     assert_eq!(owned.values(), [1.0, 4.0, 3.0, 2.0, 5.0]);
+    // Errors on Aᵀ (5 x 4) name tensor A (4 x 5): they say the transpose's.
+    let e = at.get(0, 4).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "tensor 'A': transpose's column 4 is out of range, the transpose's column count is 4"
+    );
+    let e = at.mul_vec(&[1.0; 5], &mut [0.0; 5]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "tensor 'A': x has length 5, expected ncols of the transpose = 4"
+    );
     // And back: the transpose of the transpose is A.
     assert_eq!(at.transpose().get(2, 4).unwrap(), Some(&5.0));
     assert_eq!(at.transpose().row_ptr(), a.row_ptr());

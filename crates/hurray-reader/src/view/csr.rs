@@ -395,8 +395,11 @@ impl<T: Float> CsrView<'_, T> {
 /// entries), `col_indices` and `values` (`nnz` each). Read-only, so that
 /// [`view`](Self::view) can hand out a view that needs no scan: the
 /// arrays are those `to_csr` built from validated data;
-/// [`into_parts`](Self::into_parts) gives the vectors away.
-#[derive(Debug, Clone, PartialEq)]
+/// [`into_parts`](Self::into_parts) gives the vectors away, and
+/// [`values_mut`](Self::values_mut) lets the values change (the structure
+/// cannot). Two copies are equal (`==`) when their shapes and arrays are,
+/// whatever tensors they came from.
+#[derive(Debug, Clone)]
 pub struct CsrMatrix<T> {
     tensor: Box<str>,
     nrows: u64,
@@ -456,9 +459,26 @@ impl<T> CsrMatrix<T> {
         &self.values
     }
 
-    /// The three arrays, `(row_ptr, col_indices, values)`, without a copy.
-    pub fn into_parts(self) -> (Vec<u64>, Vec<u64>, Vec<T>) {
-        (self.row_ptr, self.col_indices, self.values)
+    /// The values, to change in place (scaling them, say); the structure
+    /// that [`view`](Self::view) relies on stays as `to_csr` built it.
+    pub fn values_mut(&mut self) -> &mut [T] {
+        &mut self.values
+    }
+
+    /// The shape and the three arrays, `((nrows, ncols), row_ptr,
+    /// col_indices, values)`, without a copy.
+    pub fn into_parts(self) -> ((u64, u64), Vec<u64>, Vec<u64>, Vec<T>) {
+        ((self.nrows, self.ncols), self.row_ptr, self.col_indices, self.values)
+    }
+}
+
+/// Shapes and arrays, not the source tensor's name.
+impl<T: PartialEq> PartialEq for CsrMatrix<T> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.nrows, self.ncols) == (other.nrows, other.ncols)
+            && self.row_ptr == other.row_ptr
+            && self.col_indices == other.col_indices
+            && self.values == other.values
     }
 }
 

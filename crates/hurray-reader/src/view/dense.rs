@@ -61,7 +61,7 @@ impl<'data> Addressing<'data> {
 }
 
 /// Where element `[0, ..., 0]` of a dense tensor lies in buffer 0
-/// (`memory-layout.md` § byte_offset, § Element Address Computation).
+/// (`memory-layout.md` § Common Fields › byte_offset, § Element Address Computation).
 ///
 /// Positions are counted in elements from byte `phase` of the buffer:
 /// element `p` of a whole-byte type starts at byte `phase + p × width`, and
