@@ -392,13 +392,14 @@ impl<T: Float> CsrView<'_, T> {
 
 /// An owned CSR matrix, built by [`CscView::to_csr`]: the same matrix as
 /// the CSC view it came from, `nrows × ncols`, with `row_ptr` (`nrows + 1`
-/// entries), `col_indices` and `values` (`nnz` each). Read-only, so that
-/// [`view`](Self::view) can hand out a view that needs no scan: the
-/// arrays are those `to_csr` built from validated data;
-/// [`into_parts`](Self::into_parts) gives the vectors away, and
-/// [`values_mut`](Self::values_mut) lets the values change (the structure
-/// cannot). Two copies are equal (`==`) when their shapes and arrays are,
-/// whatever tensors they came from.
+/// entries), `col_indices` and `values` (`nnz` each). Its structure
+/// (shape, `row_ptr`, `col_indices`) is read-only, so that
+/// [`view`](Self::view) can hand out a view that needs no scan: those
+/// arrays are the ones `to_csr` built from validated data.
+/// [`values_mut`](Self::values_mut) lets the values change, and
+/// [`into_parts`](Self::into_parts) gives the vectors away. Two copies are
+/// equal (`==`) when their shapes and arrays are, whatever tensors they
+/// came from.
 #[derive(Debug, Clone)]
 pub struct CsrMatrix<T> {
     tensor: Box<str>,
