@@ -371,11 +371,6 @@ impl<'data> Compressed<'data> {
     /// the transpose's (`transpose's column`), since the tensor an error
     /// names has the other shape.
     fn argument_names(&self) -> (&'static str, &'static str) {
-        let of_transpose = |word: &'static str| match word {
-            "row" => "transpose's row",
-            "column" => "transpose's column",
-            other => other,
-        };
         if self.transposed {
             (of_transpose(self.names.inner), of_transpose(self.names.outer))
         } else {
@@ -713,8 +708,7 @@ impl<'data> Compressed<'data> {
     /// [`scatter_threads`](Self::scatter_threads), which takes one thread
     /// as [`scatter`](Self::scatter).
     pub(crate) fn scatter_parallel<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
-        let small = y.len().saturating_mul(std::mem::size_of::<T>()) <= CACHED_BYTES;
-        let threads = if small { 1 } else { threads.min(cores()) };
+        let threads = if cached(y) { 1 } else { threads.min(cores()) };
         self.scatter_threads(values, x, y, threads);
     }
 
@@ -755,7 +749,7 @@ impl<'data> Compressed<'data> {
     /// random positions of `y`, prefetching when `y` is larger than
     /// [`CACHED_BYTES`].
     pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
-        if prefetch_worth(y) {
+        if !cached(y) {
             self.scatter_direct_with::<T, true>(values, x, y, first);
         } else {
             self.scatter_direct_with::<T, false>(values, x, y, first);
@@ -932,10 +926,10 @@ impl<'data> Compressed<'data> {
     ) -> Result<()> {
         for (what, len, expected_name, expected) in [("x", x, x_name, expected_x), ("y", y, y_name, expected_y)] {
             if to_u64(len) != expected {
-                let expected_name = match (self.transposed, expected_name) {
-                    (true, "nrows") => "nrows of the transpose",
-                    (true, "ncols") => "ncols of the transpose",
-                    (_, name) => name,
+                let expected_name = if self.transposed {
+                    of_transpose(expected_name)
+                } else {
+                    expected_name
                 };
                 return Err(Error::LengthMismatch {
                     tensor: self.tensor.into(),
@@ -1250,7 +1244,7 @@ impl<T> DoubleEndedIterator for Contiguous<'_, T> {
 /// Slices that [`pairs`] does not yield (data never validated) leave 0.
 /// Prefetches when `x` is larger than [`CACHED_BYTES`].
 fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[T], y: &mut [T]) {
-    if prefetch_worth(x) {
+    if !cached(x) {
         dot_slices_with::<T, true>(ptr, idx, values, x, y);
     } else {
         dot_slices_with::<T, false>(ptr, idx, values, x, y);
@@ -1322,10 +1316,11 @@ impl<T> std::iter::FusedIterator for Slices<'_, T> {}
 /// MB), and `CscView::mul_vec_parallel` runs them on one thread.
 pub(crate) const CACHED_BYTES: usize = 2 << 20;
 
-/// Whether a product should prefetch from `target`, the vector its random
-/// accesses go to ([`prefetch`]).
-fn prefetch_worth<T>(target: &[T]) -> bool {
-    std::mem::size_of_val(target) > CACHED_BYTES
+/// Whether `v`, the vector a product's random accesses go to, is within
+/// [`CACHED_BYTES`]: then the product neither prefetches ([`prefetch`])
+/// nor splits `y` over threads.
+fn cached<T>(v: &[T]) -> bool {
+    std::mem::size_of_val(v) <= CACHED_BYTES
 }
 
 /// The cores [`std::thread::available_parallelism`] reports (1 when it
@@ -1335,6 +1330,19 @@ fn prefetch_worth<T>(target: &[T]) -> bool {
 fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
+/// How errors about a transposed view name its rows, columns and their
+/// counts (`transpose's row`, `nrows of the transpose`): the tensor they
+/// name has the other shape. Other words are returned as they are.
+fn of_transpose(word: &'static str) -> &'static str {
+    match word {
+        "row" => "transpose's row",
+        "column" => "transpose's column",
+        "nrows" => "nrows of the transpose",
+        "ncols" => "ncols of the transpose",
+        other => other,
+    }
 }
 
 /// Threads a scan may use; more are clamped.
