@@ -87,7 +87,7 @@ impl Options {
     #[must_use]
     pub fn with_threads(self, threads: usize) -> Self {
         Options {
-            threads: threads.clamp(1, crate::view::compressed::MAX_THREADS),
+            threads: threads.clamp(1, crate::view::threads::MAX_THREADS),
             ..self
         }
     }
@@ -104,7 +104,9 @@ impl Options {
     /// failure is named by a sequential exact pass. With one thread the
     /// scans allocate nothing; with more, starting the threads allocates a
     /// constant amount (their handles and stacks), never anything
-    /// proportional to the data.
+    /// proportional to the data. A thread the OS refuses to start (a limit
+    /// on threads, no memory for its stack) fails nothing: its range is
+    /// scanned on the calling thread.
     pub fn threads(&self) -> usize {
         self.threads.max(1)
     }

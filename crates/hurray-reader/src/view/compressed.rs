@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::cursor::{to_u64, to_usize};
 use crate::error::{Error, Field, Result};
 use crate::prefetch;
+use crate::view::threads::{cores, share, spawn_or_run, MAX_THREADS};
 
 /// Names and rules of one orientation, for errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -515,7 +516,7 @@ impl<'data> Compressed<'data> {
                 .iter()
                 .take(threads.saturating_sub(1))
                 .map(|&part| {
-                    scope.spawn(move || {
+                    spawn_or_run(scope, move || {
                         self.scan(part, &mut |d| {
                             others.fetch_add(d, Ordering::Relaxed);
                         })
@@ -529,8 +530,8 @@ impl<'data> Compressed<'data> {
             });
             for worker in workers {
                 match worker.join() {
-                    Ok(part) => all.add(part),
-                    Err(_) => all.failed = true,
+                    Some(part) => all.add(part),
+                    None => all.failed = true,
                 }
             }
             all
@@ -731,7 +732,7 @@ impl<'data> Compressed<'data> {
                 let to = share(rows, t, threads).clamp(from, from.saturating_add(rest.len()));
                 let (part, tail) = rest.split_at_mut(to.saturating_sub(from));
                 let first = to_u64(from);
-                scope.spawn(move || self.scatter_rows(values, x, part, first));
+                spawn_or_run(scope, move || self.scatter_rows(values, x, part, first));
                 (rest, from) = (tail, to);
             }
             self.scatter_rows(values, x, rest, to_u64(from));
@@ -908,7 +909,7 @@ impl<'data> Compressed<'data> {
                     .clamp(from, from.saturating_add(rest.len()));
                 let (part, tail) = rest.split_at_mut(to.saturating_sub(from));
                 let ptr = self.ptr.get(from..=to).unwrap_or_default();
-                scope.spawn(move || dot_slices(ptr, self.idx, values, x, part));
+                spawn_or_run(scope, move || dot_slices(ptr, self.idx, values, x, part));
                 (rest, from) = (tail, to);
             }
             dot_slices(self.ptr.get(from..).unwrap_or_default(), self.idx, values, x, rest);
@@ -1323,15 +1324,6 @@ fn cached<T>(v: &[T]) -> bool {
     std::mem::size_of_val(v) <= CACHED_BYTES
 }
 
-/// The cores [`std::thread::available_parallelism`] reports (1 when it
-/// cannot tell): the products start no more threads than that. Asked once
-/// per process: on Linux the call reads cgroup files, about 50 µs a call
-/// on the benchmark VM, as long as a small product itself.
-fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
-}
-
 /// How errors about a transposed view name its rows, columns and their
 /// counts (`transpose's row`, `nrows of the transpose`): the tensor they
 /// name has the other shape. Other words are returned as they are.
@@ -1343,18 +1335,6 @@ fn of_transpose(word: &'static str) -> &'static str {
         "ncols" => "ncols of the transpose",
         other => other,
     }
-}
-
-/// Threads a scan may use; more are clamped.
-pub(crate) const MAX_THREADS: usize = 64;
-
-/// Where part `t` of `n` items cut into `threads` (at least 1) equal parts
-/// starts: `n·t/threads`, without overflow for `t <= threads`.
-pub(crate) fn share(n: usize, t: usize, threads: usize) -> usize {
-    let threads = threads.max(1);
-    (n / threads)
-        .saturating_mul(t)
-        .saturating_add((n % threads).saturating_mul(t) / threads)
 }
 
 /// Block sizes of the fast pass.
@@ -1524,6 +1504,7 @@ pub(crate) fn slice_ok(slice: &[u64], bound: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::view::threads::tests::refusing;
 
     fn csc<'a>(ptr: &'a [u64], idx: &'a [u64], nrows: u64) -> Compressed<'a> {
         Compressed {
@@ -1639,7 +1620,35 @@ mod tests {
             for threads in [2, 3, 5, 64] {
                 proptest::prop_assert_eq!(&c.validate_parallel(threads), &one);
             }
+            // Threads the OS refuses: their parts run on this thread.
+            proptest::prop_assert_eq!(&refusing(|| c.validate_parallel(3)), &one);
         }
+    }
+
+    /// The products on threads the OS refuses: every part runs on the
+    /// calling thread, and `y` is the one-thread result bit for bit.
+    #[test]
+    fn refused_threads_still_compute_every_part() {
+        let ptr: Vec<u64> = (0..=300).map(|j| j * 3).collect();
+        let idx: Vec<u64> = (0..900).map(|k| (k * 7) % 200).collect();
+        let c = csc(&ptr, &idx, 200);
+        let values: Vec<f64> = (0..900).map(|k| f64::from(k) * 0.25 - 7.0).collect();
+        let x: Vec<f64> = (0..300).map(|j| 1.0 + f64::from(j) / 3.0).collect();
+        let mut one = vec![0.0; 200];
+        c.scatter(&values, &x, &mut one);
+        // Row 7 holds k = 1, 201, 401, 601, 801 (7k = 7 mod 200), in columns k / 3.
+        assert_eq!(one[7], 32315.5);
+        let mut refused = vec![0.0; 200];
+        refusing(|| c.scatter_threads(&values, &x, &mut refused, 4));
+        assert_eq!(refused, one);
+
+        let xt: Vec<f64> = (0..200).map(|i| f64::from(i) - 50.0).collect();
+        let mut dots = vec![0.0; 300];
+        c.dots(&values, &xt, &mut dots);
+        let mut refused = vec![0.0; 300];
+        refusing(|| c.dots_parallel(&values, &xt, &mut refused, 4));
+        assert_eq!(refused, dots);
+        assert_eq!(dots[0], -7.0 * -50.0 + -6.75 * -43.0 + -6.5 * -36.0);
     }
 
     /// A decreasing pointer that nothing but the pointer check sees (the

@@ -7,6 +7,7 @@ use crate::element_type::Element;
 use crate::error::{rule, Error, Field, Result};
 use crate::layout::{Layout, LayoutFields};
 use crate::tensor::Tensor;
+use crate::view::threads::{share, spawn_or_run, MAX_THREADS};
 
 /// The coordinates of a COO tensor, without values: `nnz` tuples of `rank`
 /// coordinates, stored row-major in `indices` (`nnz × rank` entries).
@@ -107,7 +108,8 @@ impl<'data> CooStructure<'data> {
     /// `threads` threads (`std::thread::scope`, clamped to 1..=64), each
     /// taking an equal range of entries (and the pair across its start).
     /// Same verdict and same error as one thread; the duplicate search of
-    /// an unsorted tensor stays on one thread.
+    /// an unsorted tensor stays on one thread. A range whose thread the OS
+    /// refuses is checked on the calling thread.
     ///
     /// # Errors
     /// As [`validate`](Self::validate).
@@ -214,20 +216,20 @@ impl<'data> CooStructure<'data> {
             return false;
         }
         let n = self.indices.len() / rank;
-        let threads = threads.clamp(1, crate::view::compressed::MAX_THREADS).min(n.max(1));
-        let share = |t: usize| crate::view::compressed::share(n, t, threads);
+        let threads = threads.clamp(1, MAX_THREADS).min(n.max(1));
+        let share = |t: usize| share(n, t, threads);
         let flags = if threads == 1 {
             self.fast_range(0, n)
         } else {
             std::thread::scope(|scope| {
                 let workers: Vec<_> = (1..threads)
-                    .map(|t| scope.spawn(move || self.fast_range(share(t), share(t.saturating_add(1)))))
+                    .map(|t| spawn_or_run(scope, move || self.fast_range(share(t), share(t.saturating_add(1)))))
                     .collect();
                 let mut all = self.fast_range(0, share(1));
                 for worker in workers {
                     match worker.join() {
-                        Ok(part) => all.add(part),
-                        Err(_) => all.high = u64::MAX,
+                        Some(part) => all.add(part),
+                        None => all.high = u64::MAX,
                     }
                 }
                 all
@@ -806,6 +808,9 @@ mod tests {
                 proptest::prop_assert_eq!(c.fast_check(t), order && !huge);
                 proptest::prop_assert_eq!(unsorted.fast_check(t), bounds && !huge);
             }
+            // Threads the OS refuses: their ranges are checked on this thread.
+            let refused = crate::view::threads::tests::refusing(|| (c.fast_check(3), unsorted.fast_check(3)));
+            proptest::prop_assert_eq!(refused, (order && !huge, bounds && !huge));
             // The error does not depend on the threads, and is the exact pass's.
             let exact = c.exact(c.nnz);
             proptest::prop_assert_eq!(exact.is_ok(), order);

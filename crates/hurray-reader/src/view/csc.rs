@@ -82,6 +82,7 @@ impl<'data> CscStructure<'data> {
     /// its range and the pointers of the columns starting in it. Same
     /// verdict and same error as the one-thread scan (a failure is named by
     /// the sequential exact pass); worth it from a few million elements.
+    /// A range whose thread the OS refuses is scanned on the calling thread.
     /// [`Options::with_threads`](crate::Options::with_threads) applies it
     /// to strict views and `validate_data`.
     ///
@@ -483,8 +484,9 @@ impl<T: Float> CscView<'_, T> {
     /// is split with them; each thread reads all of `col_ptr`,
     /// `row_indices` and `values` and adds the elements whose rows fall in
     /// its range, skipping the others. The calling thread takes the last
-    /// range. Every `y[row]` receives the same products in the same order
-    /// as from `mul_vec`, so the result is the same bit for bit, whatever
+    /// range, and any range whose thread the OS refuses to start. Every
+    /// `y[row]` receives the same products in the same order as from
+    /// `mul_vec`, so the result is the same bit for bit, whatever
     /// `threads`.
     ///
     /// When `y` is at most 2 MiB (`nrows × size_of::<T>()`, about an L2

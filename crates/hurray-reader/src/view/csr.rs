@@ -84,6 +84,7 @@ impl<'data> CsrStructure<'data> {
     /// its range and the pointers of the rows starting in it. Same
     /// verdict and same error as the one-thread scan (a failure is named by
     /// the sequential exact pass); worth it from a few million elements.
+    /// A range whose thread the OS refuses is scanned on the calling thread.
     /// [`Options::with_threads`](crate::Options::with_threads) applies it
     /// to strict views and `validate_data`.
     ///
@@ -360,9 +361,11 @@ impl<T: Float> CsrView<'_, T> {
     /// `threads` consecutive ranges holding about `nnz / threads` stored
     /// elements each (a cut never splits a row), `y` is split with them,
     /// and each thread computes the dot products of its rows; the calling
-    /// thread takes the last range. Every `y[i]` is summed exactly as by
+    /// thread takes the last range, and any range whose thread the OS
+    /// refuses to start. Every `y[i]` is summed exactly as by
     /// `mul_vec`, so the result is the same bit for bit, whatever
-    /// `threads`. No allocation. Worth it from about 10^5 stored elements
+    /// `threads`. No allocation but the threads' own (a constant amount
+    /// per thread). Worth it from about 10^5 stored elements
     /// (each call starts `threads - 1` threads); two threads ran the
     /// 100 M-element Aᵀ·x of `docs/performance.md` (section 5) about 2x as
     /// fast as one. On an unvalidated view the invariants are verified
