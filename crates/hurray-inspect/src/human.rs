@@ -124,10 +124,13 @@ fn validation(report: &Report<'_>, padding: &PaddingCheck, out: &mut impl Write)
     let mut table = Table::new(&[], &[]);
     for t in &report.tensors {
         let name = display_name(t.name);
-        match (&t.error, t.info.as_ref().and_then(|i| i.not_viewable)) {
-            (Some(e), _) => table.row(vec![name.clone(), "INVALID".into(), e.to_string()]),
-            (None, Some(why)) => table.row(vec![name.clone(), "OK".into(), format!("(data not checked: {why})")]),
-            (None, None) => table.row(vec![name.clone(), "OK".into()]),
+        let not_viewable = t.info.as_ref().and_then(|i| i.not_viewable);
+        let verdict = crate::model::verdict(t.error.is_some(), t.info.as_ref().map(|i| i.layout), not_viewable);
+        let word = crate::model::verdict_word(verdict).into();
+        match (&t.error, not_viewable) {
+            (Some(e), _) => table.row(vec![name.clone(), word, e.to_string()]),
+            (None, Some(why)) => table.row(vec![name.clone(), word, format!("(data not checked: {why})")]),
+            (None, None) => table.row(vec![name.clone(), word]),
         }
         for w in &t.warnings {
             table.row(vec![name.clone(), "WARNING".into(), w.clone()]);
@@ -325,10 +328,13 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
         let mode = if d.strict { "strict" } else { "permissive" };
         writeln!(out, "\nValidation ({mode} mode):")?;
         let mut table = Table::new(&[], &[]);
+        let layout = d.header.as_ref().map(|h| h.layout);
+        let word =
+            crate::model::verdict_word(crate::model::verdict(d.first_error().is_some(), layout, d.not_viewable)).into();
         match (d.first_error(), d.not_viewable) {
-            (Some(e), _) => table.row(vec![name, "INVALID".into(), e.to_string()]),
-            (None, Some(why)) => table.row(vec![name, "OK".into(), format!("(data not checked: {why})")]),
-            (None, None) => table.row(vec![name, "OK".into()]),
+            (Some(e), _) => table.row(vec![name, word, e.to_string()]),
+            (None, Some(why)) => table.row(vec![name, word, format!("(data not checked: {why})")]),
+            (None, None) => table.row(vec![name, word]),
         }
         table.write(out)?;
     }

@@ -45,9 +45,10 @@ struct JsonTensor<'a> {
     nnz: Option<u64>,
     /// `None` when the buffers were not located.
     buffers: Option<Vec<JsonBuffer>>,
-    /// With `--validate` only.
+    /// With `--validate` only; `null` when the data could not be checked
+    /// ([`verdict`](crate::model::verdict)).
     #[serde(skip_serializing_if = "Option::is_none")]
-    valid: Option<bool>,
+    valid: Option<Option<bool>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -122,7 +123,13 @@ impl<'a> JsonTensor<'a> {
             buffers: info
                 .and_then(|i| i.buffers.as_ref())
                 .map(|b| b.iter().map(JsonBuffer::new).collect()),
-            valid: t.validated.then_some(t.error.is_none()),
+            valid: t.validated.then(|| {
+                crate::model::verdict(
+                    t.error.is_some(),
+                    info.map(|i| i.layout),
+                    info.and_then(|i| i.not_viewable),
+                )
+            }),
             error: t.error.as_ref().map(ToString::to_string),
             error_at: t.error.as_ref().and_then(JsonErrorAt::new),
             warnings: &t.warnings,
@@ -252,9 +259,10 @@ struct JsonDetail<'a> {
     members: Option<Option<&'a [&'a str]>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     not_viewable: Option<&'static str>,
-    /// With `--validate` only.
+    /// With `--validate` only; `null` when the data could not be checked
+    /// ([`verdict`](crate::model::verdict)).
     #[serde(skip_serializing_if = "Option::is_none")]
-    valid: Option<bool>,
+    valid: Option<Option<bool>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -387,7 +395,10 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
             .is_some_and(|h| h.layout == Layout::Composite)
             .then(|| d.resolved.then_some(&d.members[..])),
         not_viewable: d.not_viewable,
-        valid: d.validated.then_some(d.first_error().is_none()),
+        valid: d.validated.then(|| {
+            let layout = d.header.as_ref().map(|h| h.layout);
+            crate::model::verdict(d.first_error().is_some(), layout, d.not_viewable)
+        }),
         error: d.first_error().map(ToString::to_string),
         error_at: d.first_error().and_then(JsonErrorAt::new),
     };

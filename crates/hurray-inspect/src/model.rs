@@ -44,6 +44,30 @@ pub struct TensorReport<'data> {
     pub warnings: Vec<String>,
 }
 
+/// A `--validate` verdict: `Some(false)` with an error; `None` when the
+/// tensor's data could not be checked (`not_viewable`: an unknown type,
+/// layout or quantization scheme kept in permissive mode, an extension
+/// layout); `Some(true)` otherwise, also for a composite head, which owns
+/// no data and whose members are checked on their own.
+pub fn verdict(error: bool, layout: Option<Layout>, not_viewable: Option<&str>) -> Option<bool> {
+    if error {
+        Some(false)
+    } else if not_viewable.is_some() && layout != Some(Layout::Composite) {
+        None
+    } else {
+        Some(true)
+    }
+}
+
+/// A verdict's word in the text output's validation table.
+pub fn verdict_word(verdict: Option<bool>) -> &'static str {
+    match verdict {
+        Some(true) => "OK",
+        Some(false) => "INVALID",
+        None => "SKIPPED",
+    }
+}
+
 /// The name shown for an element type: the spec's (`float32`), or
 /// `unknown(0x05)` for a type tag the reader does not know (permissive
 /// mode), as an unknown layout reads `unknown(0x0c)`.

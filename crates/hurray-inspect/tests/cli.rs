@@ -431,7 +431,8 @@ fn permissive_keeps_an_unknown_layout() {
         .find(|t| t["name"] == "tensor_b")
         .unwrap();
     assert_eq!(b["layout"], "unknown(0x0c)");
-    assert_eq!(b["valid"], true);
+    // Its data was not checked: no verdict (the text reads SKIPPED).
+    assert_eq!(b["valid"], Value::Null);
     // The unknown layout hides its buffer table: not located, not "none".
     assert_eq!(b["buffers"], Value::Null);
     assert_eq!(v["padding"], json!({"valid": null, "skipped": "permissive mode"}));
@@ -442,7 +443,7 @@ fn permissive_keeps_an_unknown_layout() {
         stdout(&human)
     );
     assert!(
-        stdout(&human).contains("Validation (permissive mode):"),
+        stdout(&human).contains("Validation (permissive mode):\n  tensor_a   OK\n  tensor_b   SKIPPED  (data not checked: its layout tag is not recognised"),
         "{}",
         stdout(&human)
     );
@@ -463,13 +464,34 @@ fn permissive_names_an_unknown_type_tag() {
     let v = json_of(&inspect(&["--permissive", "--json"], &file));
     assert_eq!(v["tensors"][0]["dtype"], "unknown(0x05)");
     assert_eq!(v["tensors"][0]["not_viewable"], Value::Null); // only with --validate
+
+    // --validate: its data is not checked, so no verdict (null, SKIPPED),
+    // and the exit status is 0.
     let v = json_of(&inspect(&["--permissive", "--validate", "--json"], &file));
-    assert_eq!(v["tensors"][0]["valid"], true);
+    assert_eq!(v["tensors"][0]["valid"], Value::Null, "{v}");
     assert!(
         v["tensors"][0]["not_viewable"]
             .as_str()
             .is_some_and(|w| w.starts_with("its type tag is not recognised")),
         "{v}"
+    );
+    let out = inspect(&["--permissive", "--validate"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("\n  t          SKIPPED  (data not checked: its type tag is not recognised"),
+        "{}",
+        stdout(&out)
+    );
+    let v = json_of(&inspect(
+        &["--permissive", "--validate", "--json", "--tensor", "t"],
+        &file,
+    ));
+    assert_eq!(v["valid"], Value::Null, "{v}");
+    let out = inspect(&["--permissive", "--validate", "--tensor", "t"], &file);
+    assert!(
+        stdout(&out).contains("\n  t  SKIPPED  (data not checked: its type tag"),
+        "{}",
+        stdout(&out)
     );
     // --tensor: the same name; the element count of a buffer of unknown
     // type is unknown, not 0.
@@ -1032,6 +1054,10 @@ fn json_errors_carry_field_offset_and_rule() {
     assert_eq!(v["padding"]["valid"], json!(false));
     assert_eq!(v["padding"]["error_at"]["field"], json!("padding"));
     assert_eq!(v["padding"]["error_at"]["offset"], json!(4196));
+    assert_eq!(
+        v["padding"]["error"],
+        json!("padding at offset 4196: a padding byte is 0x01; padding must be 0x00 (file-format.md § Alignment and Padding Summary (padding bytes are 0x00))")
+    );
 }
 
 /// `- < file.hry`: standard input redirected from a regular file is mapped

@@ -334,11 +334,8 @@ pub enum Error {
         rule: &'static str,
     },
 
-    /// Reserved bytes or flag bits are not zero.
-    #[error(
-        "{scope}{field} at offset {offset}: reserved bits/bytes are set ({}); they must be zero ({rule})",
-        set_bits(*.value, *.byte, *.offset)
-    )]
+    /// Reserved bytes or flag bits, or padding, are not zero.
+    #[error("{scope}{field} at offset {offset}: {} ({rule})", not_zero(field, *.value, *.byte, *.offset))]
     Reserved {
         /// The tensor or KV key concerned, if any.
         scope: Scope,
@@ -753,9 +750,9 @@ pub enum Error {
     /// `col_ptr`, CSR `row_ptr`). When the last entry is not the count
     /// either, that is [`Error::PtrLast`].
     #[error(
-        "tensor '{}': {array}[{position}] at offset {offset}: {value} is greater than nnz = {nnz}, which {array}[{last}] must equal{} (must be non-decreasing) ({rule})",
+        "tensor '{}': {array}[{position}] at offset {offset}: {value} is greater than {} ({rule})",
         shown_name(.tensor),
-        next_smaller(.array, *.position, *.next)
+        too_large(.array, *.position, *.nnz, *.last, *.next)
     )]
     PtrTooLarge {
         /// The tensor.
@@ -1351,23 +1348,32 @@ pub(crate) mod rule {
     pub const BLOCK_PAGED_INV: &str = "layouts/block-paged.md § Storage Invariants";
 }
 
-/// [`Error::PtrTooLarge`]'s smaller entry right after it, if any:
-/// `, and col_ptr[3] = 3 after it is smaller`.
-fn next_smaller(array: &str, position: u64, next: Option<u64>) -> String {
-    next.map_or_else(String::new, |v| {
-        format!(
-            ", and {array}[{}] = {v} after it is smaller",
+/// What [`Error::PtrTooLarge`]'s entry is greater than: the smaller entry
+/// right after it, if any, and `nnz`, which the last entry must equal
+/// (`col_ptr[3] = 3 after it (must be non-decreasing) and than nnz = 5, ...`).
+fn too_large(array: &str, position: u64, nnz: u64, last: u64, next: Option<u64>) -> String {
+    let nnz = format!("nnz = {nnz}, which {array}[{last}] must equal");
+    match next {
+        Some(v) => format!(
+            "{array}[{}] = {v} after it (must be non-decreasing) and than {nnz}",
             position.saturating_add(1)
-        )
-    })
+        ),
+        None => format!("{nnz}, so the array decreases after it (must be non-decreasing)"),
+    }
 }
 
-/// What [`Error::Reserved`] found set: the bits of a flags field, or the
-/// first non-zero byte of a field of reserved bytes and its position.
-fn set_bits(value: u64, byte: Option<u64>, offset: u64) -> String {
-    match byte {
+/// What [`Error::Reserved`] found: a padding byte (`padding`), padding
+/// bits (`buffer[0].padding bits`), or reserved bits or bytes, with the
+/// value and, in a field of several reserved bytes, which byte.
+fn not_zero(field: &Field, value: u64, byte: Option<u64>, offset: u64) -> String {
+    let set = match byte {
         Some(i) => format!("its byte {i}, at offset {}, is 0x{value:02x}", offset.saturating_add(i)),
         None => format!("0x{value:02x}"),
+    };
+    match (field.name, field.member) {
+        ("padding", None) => format!("a padding byte is {set}; padding must be 0x00"),
+        (_, Some("padding bits")) => format!("padding bits are set ({set}); they must be zero"),
+        _ => format!("reserved bits/bytes are set ({set}); they must be zero"),
     }
 }
 

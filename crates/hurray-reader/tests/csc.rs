@@ -863,7 +863,29 @@ fn unscanned_lookups_name_the_pointer_they_read() {
     assert_eq!(
         e.to_string(),
         format!(
-            "tensor 'A': col_ptr[2] at offset {}: 18446744073709551615 is greater than nnz = 5, which col_ptr[5] must equal, and col_ptr[3] = 3 after it is smaller (must be non-decreasing) (layouts/csc.md § Storage Invariants (2))",
+            "tensor 'A': col_ptr[2] at offset {}: 18446744073709551615 is greater than col_ptr[3] = 3 after it (must be non-decreasing) and than nnz = 5, which col_ptr[5] must equal (layouts/csc.md § Storage Invariants (2))",
+            e.offset().unwrap()
+        )
+    );
+    // The entry after it is not smaller (equal here): the message says the
+    // array decreases later.
+    let e = pointer_error(vec![0, 9, 9, 3, 4, 5], &[0, 1]);
+    assert!(
+        matches!(
+            e,
+            Error::PtrTooLarge {
+                position: 1,
+                value: 9,
+                next: None,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "tensor 'A': col_ptr[1] at offset {}: 9 is greater than nnz = 5, which col_ptr[5] must equal, so the array decreases after it (must be non-decreasing) (layouts/csc.md § Storage Invariants (2))",
             e.offset().unwrap()
         )
     );

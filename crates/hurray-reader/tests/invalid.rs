@@ -343,7 +343,11 @@ fn padding_bits_error_gives_only_the_padding_bits() {
         ),
         "{e:?}"
     );
-    assert!(e.to_string().contains("reserved bits/bytes are set (0x80)"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("buffer[0].padding bits at offset 4096: padding bits are set (0x80); they must be zero"),
+        "{e}"
+    );
 }
 
 /// The index and the descriptor disagree on `descriptor_length`: the error

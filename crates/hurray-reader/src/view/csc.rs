@@ -333,8 +333,11 @@ impl<'data, T: Element> CscView<'data, T> {
     }
 
     /// An owned CSR copy of the same matrix A (the pointer and index
-    /// transposition of `layouts/csc.md` § Relationship to CSR): the one
-    /// documented allocation of the crate, `8 × (nrows + 1)` bytes for
+    /// transposition of `layouts/csc.md` § Relationship to CSR), and the
+    /// one allocation of the crate that grows with the matrix (the
+    /// products' scratch has a bound whatever the matrix: [`mul_vec`](Self::mul_vec);
+    /// [`AlignedBytes::read`](crate::AlignedBytes::read) holds a whole
+    /// file, at the caller's choice): `8 × (nrows + 1)` bytes for
     /// `row_ptr` plus `(8 + size_of::<T>()) × nnz`. `nrows` comes from the
     /// file's shape, which the file size does not bound: check
     /// [`nrows`](Self::nrows) before converting a file you do not trust.
