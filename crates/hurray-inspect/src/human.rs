@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use hurray_reader::{EntryField, KvValue};
+use hurray_reader::{EntryField, Error, KvValue, Layout};
 use unicode_width::UnicodeWidthStr;
 
 use crate::detail::{shape_text, Entries, Header, Lookup, Order, TensorDetail};
@@ -117,6 +117,18 @@ fn tensor_row(t: &TensorReport<'_>) -> Vec<String> {
     ]
 }
 
+/// A tensor's row of the validation table: its name, its verdict
+/// ([`verdict_word`](crate::model::verdict_word)), and the error or why the
+/// data was not checked.
+fn verdict_row(name: String, error: Option<&Error>, layout: Option<Layout>, not_viewable: Option<&str>) -> Vec<String> {
+    let word = crate::model::verdict_word(crate::model::verdict(error.is_some(), layout, not_viewable)).into();
+    match (error, not_viewable) {
+        (Some(e), _) => vec![name, word, e.to_string()],
+        (None, Some(why)) => vec![name, word, format!("(data not checked: {why})")],
+        (None, None) => vec![name, word],
+    }
+}
+
 /// With `--validate`: one line per tensor, warnings, then the padding check.
 fn validation(report: &Report<'_>, padding: &PaddingCheck, out: &mut impl Write) -> io::Result<()> {
     let mode = if report.strict { "strict" } else { "permissive" };
@@ -124,14 +136,13 @@ fn validation(report: &Report<'_>, padding: &PaddingCheck, out: &mut impl Write)
     let mut table = Table::new(&[], &[]);
     for t in &report.tensors {
         let name = display_name(t.name);
-        let not_viewable = t.info.as_ref().and_then(|i| i.not_viewable);
-        let verdict = crate::model::verdict(t.error.is_some(), t.info.as_ref().map(|i| i.layout), not_viewable);
-        let word = crate::model::verdict_word(verdict).into();
-        match (&t.error, not_viewable) {
-            (Some(e), _) => table.row(vec![name.clone(), word, e.to_string()]),
-            (None, Some(why)) => table.row(vec![name.clone(), word, format!("(data not checked: {why})")]),
-            (None, None) => table.row(vec![name.clone(), word]),
-        }
+        let info = t.info.as_ref();
+        table.row(verdict_row(
+            name.clone(),
+            t.error.as_ref(),
+            info.map(|i| i.layout),
+            info.and_then(|i| i.not_viewable),
+        ));
         for w in &t.warnings {
             table.row(vec![name.clone(), "WARNING".into(), w.clone()]);
         }
@@ -329,13 +340,7 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
         writeln!(out, "\nValidation ({mode} mode):")?;
         let mut table = Table::new(&[], &[]);
         let layout = d.header.as_ref().map(|h| h.layout);
-        let word =
-            crate::model::verdict_word(crate::model::verdict(d.first_error().is_some(), layout, d.not_viewable)).into();
-        match (d.first_error(), d.not_viewable) {
-            (Some(e), _) => table.row(vec![name, word, e.to_string()]),
-            (None, Some(why)) => table.row(vec![name, word, format!("(data not checked: {why})")]),
-            (None, None) => table.row(vec![name, word]),
-        }
+        table.row(verdict_row(name, d.first_error(), layout, d.not_viewable));
         table.write(out)?;
     }
     Ok(())
