@@ -632,6 +632,39 @@ fn extension_types_print_their_bits_or_bytes() {
     assert_eq!(v["buffers"][0]["bytes"], hex.as_str());
 }
 
+/// An implementation-private layout is valid in strict mode, but its data
+/// cannot be checked: --validate says SKIPPED (`valid: null`) and exits 0,
+/// where a composite head, which owns no data, is OK.
+#[test]
+fn an_extension_layout_is_skipped_not_ok() {
+    use hurray_writer::{BufferData, BufferHandle, ElementType, Layout, TensorDescriptor};
+    let private = Layout::Extension {
+        tag: 0xF0,
+        extension_layout_id: 7,
+        extension_data: vec![1, 2, 3],
+    };
+    let (_dir, file) = written(|writer| {
+        let t = TensorDescriptor::new(ElementType::Float32, private, vec![2]).with_buffer(BufferHandle::new(8));
+        writer
+            .write_tensor("private", &t, [BufferData::Bytes(&[0; 8])])
+            .unwrap();
+    });
+    let out = inspect(&["--validate"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(
+            "\n  private    SKIPPED  (data not checked: it uses an implementation-private layout (metadata.md § Layout-Specific Fields › Extension Layouts))\n"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    let v = ok_json(&["--validate", "--json"], &file);
+    assert_eq!(v["tensors"][0]["valid"], Value::Null, "{v}");
+    assert_eq!(v["tensors"][0]["layout"], "extension(0xf0)", "{v}");
+    let v = ok_json(&["--validate", "--json", "--tensor", "private"], &file);
+    assert_eq!(v["valid"], Value::Null, "{v}");
+}
+
 /// A name with control characters is chosen as the tool prints it
 /// (`a\0b`): a command line cannot carry a NUL. The exact name wins.
 #[test]

@@ -470,7 +470,10 @@ impl<'data> Tensor<'data> {
         self.descriptor.rank()
     }
 
-    /// The shape, `rank` entries.
+    /// The shape, `rank` entries, read from the descriptor as they are
+    /// needed: the file stores them as little-endian `u64`s at any
+    /// alignment, so no `&[u64]` can borrow them. `shape().collect::<Vec<_>>()`
+    /// makes a copy; CSC and CSR views also have `nrows()` and `ncols()`.
     pub fn shape(&self) -> impl ExactSizeIterator<Item = u64> + 'data {
         self.descriptor.shape()
     }
