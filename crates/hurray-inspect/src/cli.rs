@@ -35,8 +35,9 @@ Examples:
 --head, --get, --column, --row and --dump need --tensor NAME unless the file holds
 exactly one tensor. They read only what they show: use --validate for the full check.
 
-Exit status: 0 the file is readable (and valid, with --validate); 1 it is not,
-with one `error: FILE: ...` line on stderr; 2 usage error.";
+Exit status: 0 the file is readable (with --validate: no check failed; a tensor
+whose data cannot be checked is SKIPPED, not failed); 1 it is not, with one
+`error: FILE: ...` line on stderr; 2 usage error.";
 
 /// Inspect a Hurray tensor file: header, KV metadata, tensors, descriptors, values.
 #[derive(Debug, Parser)]

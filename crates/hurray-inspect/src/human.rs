@@ -118,14 +118,16 @@ fn tensor_row(t: &TensorReport<'_>) -> Vec<String> {
 }
 
 /// A tensor's row of the validation table: its name, its verdict
-/// ([`verdict_word`](crate::model::verdict_word)), and the error or why the
-/// data was not checked.
+/// ([`verdict_word`](crate::model::verdict_word)), and the error, why the
+/// data was not checked (SKIPPED), or why there is none (a composite head).
 fn verdict_row(name: String, error: Option<&Error>, layout: Option<Layout>, not_viewable: Option<&str>) -> Vec<String> {
-    let word = crate::model::verdict_word(crate::model::verdict(error.is_some(), layout, not_viewable)).into();
-    match (error, not_viewable) {
-        (Some(e), _) => vec![name, word, e.to_string()],
-        (None, Some(why)) => vec![name, word, format!("(data not checked: {why})")],
-        (None, None) => vec![name, word],
+    let verdict = crate::model::verdict(error.is_some(), layout, not_viewable);
+    let word = crate::model::verdict_word(verdict).into();
+    match (error, not_viewable, verdict) {
+        (Some(e), _, _) => vec![name, word, e.to_string()],
+        (None, Some(why), None) => vec![name, word, format!("(data not checked: {why})")],
+        (None, Some(why), _) => vec![name, word, format!("({why})")],
+        (None, None, _) => vec![name, word],
     }
 }
 
@@ -733,7 +735,7 @@ Tensors (2):
         };
         let mut r = report(vec![csc_tensor("A"), bad, unreadable], Vec::new());
         r.padding = Some(PaddingCheck::Skipped(
-            "a tensor's descriptor or buffers could not be read",
+            "a tensor's descriptor or buffers could not be located",
         ));
         let text = render_to_string(&r);
         let tail = text.split("Validation (strict mode):\n").nth(1).unwrap();
@@ -743,7 +745,7 @@ Tensors (2):
   B          INVALID  no tensor named 'B' in the index
   B          WARNING  advisory
   C          INVALID  no tensor named 'C' in the index
-  (padding)  SKIPPED  (a tensor's descriptor or buffers could not be read)
+  (padding)  SKIPPED  (a tensor's descriptor or buffers could not be located)
 "
         );
         assert!(

@@ -379,7 +379,7 @@ fn unresolved_tensor_row_shows_its_descriptor() {
     );
     let out = inspect(&["--validate"], &file);
     assert!(
-        stdout(&out).contains("  (padding)  SKIPPED  (a tensor's descriptor or buffers could not be read)\n"),
+        stdout(&out).contains("  (padding)  SKIPPED  (a tensor's descriptor or buffers could not be located)\n"),
         "{}",
         stdout(&out)
     );
@@ -630,6 +630,36 @@ fn extension_types_print_their_bits_or_bytes() {
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(v["buffers"][0]["values"], Value::Null);
     assert_eq!(v["buffers"][0]["bytes"], hex.as_str());
+}
+
+/// A composite head whose members break a rule is invalid, but its one
+/// region (its descriptor) is known, so strict --validate still checks the
+/// padding: it used to be skipped as if a descriptor could not be read.
+#[test]
+fn padding_is_checked_beside_a_broken_composite() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/invalid");
+    for name in ["composite_partition_gap.hry", "composite_member_type.hry"] {
+        let file = dir.join(name);
+        let out = inspect(&["--validate", "--json"], &file);
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", stderr(&out));
+        let v = json_of(&out);
+        assert_eq!(v["tensors"][0]["valid"], false, "{name}: {v}");
+        assert_eq!(v["padding"], json!({"valid": true}), "{name}: {v}");
+    }
+    // The same file with a padding byte set after the head's descriptor.
+    let mut bytes = std::fs::read(dir.join("composite_partition_gap.hry")).unwrap();
+    let file = hurray_reader::AlignedBytes::read(dir.join("composite_partition_gap.hry")).unwrap();
+    let parsed = hurray_reader::HurrayFile::parse(&file, hurray_reader::Options::permissive()).unwrap();
+    let head = &parsed.entries()[0];
+    let gap = usize::try_from(head.descriptor_offset() + head.descriptor_length()).unwrap();
+    assert_eq!(bytes[gap], 0);
+    bytes[gap] = 0x5a;
+    let damaged = std::env::temp_dir().join(format!("hurray-padding-composite-{}.hry", std::process::id()));
+    std::fs::write(&damaged, &bytes).unwrap();
+    let v = json_of(&inspect(&["--validate", "--json"], &damaged));
+    std::fs::remove_file(&damaged).unwrap();
+    assert_eq!(v["padding"]["valid"], false, "{v}");
+    assert_eq!(v["padding"]["error_at"]["offset"], json!(gap), "{v}");
 }
 
 /// An implementation-private layout is valid in strict mode, but its data

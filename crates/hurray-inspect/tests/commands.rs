@@ -919,8 +919,20 @@ fn composite_members_json() {
     let d = ok_json(&["--json", "--tensor", "A"], &worked_example());
     assert_eq!(d.get("members"), None);
     let Some(dir) = corpus(INTEROP) else { return };
-    let d = ok_json(&["--json", "--tensor", "fixed"], &path(&dir, "composite_overlay.hry"));
+    let file = path(&dir, "composite_overlay.hry");
+    let d = ok_json(&["--json", "--tensor", "fixed"], &file);
     assert_eq!(d["members"], json!(["fixed.base", "fixed.correction"]));
+    // --validate: a head owns no data, so nothing went unchecked: OK, with
+    // the reason there is no data, not SKIPPED.
+    let d = ok_json(&["--json", "--validate", "--tensor", "fixed"], &file);
+    assert_eq!(d["valid"], true, "{d}");
+    let out = inspect(&["--validate"], &file);
+    assert!(
+        stdout(&out)
+            .contains("\n  fixed             OK  (it is a composite head, which owns no data: read its members)\n"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 // ---------------------------------------------------------------------------

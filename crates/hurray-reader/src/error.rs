@@ -1350,12 +1350,12 @@ pub(crate) mod rule {
 
 /// What [`Error::PtrTooLarge`]'s entry is greater than: the smaller entry
 /// right after it, if any, and `nnz`, which the last entry must equal
-/// (`col_ptr[3] = 3 after it (must be non-decreasing) and than nnz = 5, ...`).
+/// (`the entry after it, col_ptr[3] = 3 (must be non-decreasing), and than nnz = 5, ...`).
 fn too_large(array: &str, position: u64, nnz: u64, last: u64, next: Option<u64>) -> String {
     let nnz = format!("nnz = {nnz}, which {array}[{last}] must equal");
     match next {
         Some(v) => format!(
-            "{array}[{}] = {v} after it (must be non-decreasing) and than {nnz}",
+            "the entry after it, {array}[{}] = {v} (must be non-decreasing), and than {nnz}",
             position.saturating_add(1)
         ),
         None => format!("{nnz}, so the array decreases after it (must be non-decreasing)"),

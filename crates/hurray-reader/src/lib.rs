@@ -21,7 +21,14 @@
 //!   [`Buffer::packed`] for raw buffers.
 //! - Strict by default ([`Options`]): a sparse view runs its storage
 //!   invariant scan (one pass, no allocation) before it is returned.
-//!   Permissive mode is an explicit option.
+//!   Permissive mode is an explicit option; [`Options::with_threads`]
+//!   splits the scans over threads.
+//! - [`HurrayFile::validate`] checks the whole file, as `hurray-inspect
+//!   --validate` does: every tensor's data checks ([`Tensor::validate_data`]:
+//!   storage invariants, quantization parameters, packing padding bits) and
+//!   the padding between regions. A strict view checks only its own
+//!   tensor's storage invariants. Each call scans again: after `validate`,
+//!   [`Tensor::csc_unscanned`] and [`Tensor::csr_unscanned`] skip a second scan.
 //! - Errors: one [`Error`] enum. An error about the file's bytes names the
 //!   tensor (when there is one), the field, the absolute byte offset and the
 //!   spec rule, in its message and through [`Error::tensor`],

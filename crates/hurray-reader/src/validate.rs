@@ -371,6 +371,9 @@ impl<'data> HurrayFile<'data> {
     /// Validates the whole file: every tensor's descriptor and buffers,
     /// every data check of [`Tensor::validate_data`], and (strict mode) that
     /// every padding byte between regions and between buffers is zero.
+    /// Data this reader does not interpret passes unchecked:
+    /// [`Tensor::not_viewable`] says which and why (an extension layout; in
+    /// permissive mode, an unknown type, layout or quantization tag).
     ///
     /// # Errors
     /// The first problem found, in file order.
@@ -389,16 +392,31 @@ impl<'data> HurrayFile<'data> {
     /// after each region up to the next — are zero
     /// (`file-format.md` § Alignment and Padding Summary).
     ///
+    /// A composite head whose members break a rule still has its one
+    /// region, its descriptor (it owns no buffers), so the check runs.
+    ///
     /// # Errors
-    /// [`Error::Reserved`] naming the first non-zero padding byte.
+    /// [`Error::Reserved`] naming the first non-zero padding byte; the
+    /// error of a tensor whose buffers cannot be located (then its padding
+    /// is unknown).
     pub fn check_padding(&self) -> Result<()> {
         let mut claimed: Vec<(u64, u64)> = vec![(0, 64)];
-        for position in 0..self.len() {
-            let t = self.tensor_at(position)?;
-            let e = t.entry();
+        for (position, e) in self.entries().iter().enumerate() {
             claimed.push((e.descriptor_offset(), e.descriptor_end()));
-            for b in t.buffers() {
-                claimed.push((b.file_offset(), b.file_offset().saturating_add(b.byte_size())));
+            match self.tensor_at(position) {
+                Ok(t) => {
+                    for b in t.buffers() {
+                        claimed.push((b.file_offset(), b.file_offset().saturating_add(b.byte_size())));
+                    }
+                }
+                Err(error) => {
+                    let head = self.descriptor_at(position).is_ok_and(|d| {
+                        d.layout() == Layout::Composite && d.buffer_handles().is_some_and(<[_]>::is_empty)
+                    });
+                    if !head {
+                        return Err(error);
+                    }
+                }
             }
         }
         let trailer = self.trailer();

@@ -863,7 +863,7 @@ fn unscanned_lookups_name_the_pointer_they_read() {
     assert_eq!(
         e.to_string(),
         format!(
-            "tensor 'A': col_ptr[2] at offset {}: 18446744073709551615 is greater than col_ptr[3] = 3 after it (must be non-decreasing) and than nnz = 5, which col_ptr[5] must equal (layouts/csc.md § Storage Invariants (2))",
+            "tensor 'A': col_ptr[2] at offset {}: 18446744073709551615 is greater than the entry after it, col_ptr[3] = 3 (must be non-decreasing), and than nnz = 5, which col_ptr[5] must equal (layouts/csc.md § Storage Invariants (2))",
             e.offset().unwrap()
         )
     );
