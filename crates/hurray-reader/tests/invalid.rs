@@ -324,6 +324,35 @@ fn data_errors_point_at_the_element_they_name() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// A non-zero padding byte anywhere in a gap is named at its own offset:
+/// the check ORs the gap in chunks of 256 bytes, then finds the byte in
+/// the first chunk that has one. The worked example's gap after `values`
+/// is [4116, 8192).
+#[test]
+fn padding_error_names_the_first_nonzero_byte_of_the_gap() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry");
+    let clean = std::fs::read(path).unwrap();
+    for (set, first) in [
+        (&[4116][..], 4116),
+        (&[4116 + 255], 4116 + 255),
+        (&[4116 + 256], 4116 + 256),
+        (&[5116, 7000], 5116),
+        (&[8191], 8191),
+    ] {
+        let mut bytes = clean.clone();
+        for &at in set {
+            bytes[at] = 0x40;
+        }
+        let bytes = AlignedBytes::from_slice(&bytes);
+        let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+        let e = file.check_padding().unwrap_err();
+        assert!(
+            matches!(e, Error::Reserved { offset, value: 0x40, .. } if offset == first),
+            "{set:?}: {e:?}"
+        );
+    }
+}
+
 /// Padding bits of a packed type: the error gives the padding bits that are
 /// set (bit 7: 0x80), not the whole byte with the elements' bits (0x85).
 #[test]
