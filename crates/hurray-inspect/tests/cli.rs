@@ -1119,7 +1119,7 @@ fn json_errors_carry_field_offset_and_rule() {
     assert_eq!(v["padding"]["error_at"]["offset"], json!(4196));
     assert_eq!(
         v["padding"]["error"],
-        json!("padding at offset 4196: a padding byte is 0x01; padding must be 0x00 (file-format.md § Alignment and Padding Summary (padding bytes are 0x00))")
+        json!("tensor 't': padding at offset 4196: a padding byte is 0x01; padding must be 0x00 (file-format.md § Alignment and Padding Summary (padding bytes are 0x00))")
     );
 }
 

@@ -393,20 +393,26 @@ impl<'data> HurrayFile<'data> {
     /// (`file-format.md` § Alignment and Padding Summary).
     ///
     /// A composite head whose members break a rule still has its one
-    /// region, its descriptor (it owns no buffers), so the check runs.
+    /// region, its descriptor (it owns no buffers), so the check runs. A
+    /// gap that follows a tensor's descriptor or buffer is named with that
+    /// tensor (`tensor 'A': padding at offset ...`), one after the header,
+    /// the KV section or the index without one.
     ///
     /// # Errors
     /// [`Error::Reserved`] naming the first non-zero padding byte; the
     /// error of a tensor whose buffers cannot be located (then its padding
     /// is unknown).
     pub fn check_padding(&self) -> Result<()> {
-        let mut claimed: Vec<(u64, u64)> = vec![(0, 64)];
+        // Each region with the tensor it belongs to, if any.
+        let mut claimed: Vec<(u64, u64, Option<&str>)> = vec![(0, 64, None)];
         for (position, e) in self.entries().iter().enumerate() {
-            claimed.push((e.descriptor_offset(), e.descriptor_end()));
+            let owner = Some(e.name());
+            claimed.push((e.descriptor_offset(), e.descriptor_end(), owner));
             match self.tensor_at(position) {
                 Ok(t) => {
                     for b in t.buffers() {
-                        claimed.push((b.file_offset(), b.file_offset().saturating_add(b.byte_size())));
+                        let start = b.file_offset();
+                        claimed.push((start, start.saturating_add(b.byte_size()), owner));
                     }
                 }
                 Err(error) => {
@@ -421,23 +427,36 @@ impl<'data> HurrayFile<'data> {
         }
         let trailer = self.trailer();
         let kv_start = trailer.kv_offset.get();
-        claimed.push((kv_start, kv_start.saturating_add(u64::from(trailer.kv_length.get()))));
+        claimed.push((
+            kv_start,
+            kv_start.saturating_add(u64::from(trailer.kv_length.get())),
+            None,
+        ));
         let index_start = trailer.index_offset.get();
-        claimed.push((index_start, index_start.saturating_add(trailer.index_length.get())));
+        claimed.push((
+            index_start,
+            index_start.saturating_add(trailer.index_length.get()),
+            None,
+        ));
         let size = to_u64(self.data().len());
-        claimed.push((size.saturating_sub(40), size));
+        claimed.push((size.saturating_sub(40), size, None));
         claimed.sort_unstable();
-        let mut at = 0u64;
-        for (start, end) in claimed {
+        // `at`: the end of the regions so far; `after`: whose region ends there.
+        let (mut at, mut after) = (0u64, None);
+        for (start, end, owner) in claimed {
             if start > at {
-                self.check_zero(at, start)?;
+                self.check_zero(at, start, after)?;
             }
-            at = at.max(end);
+            if end > at {
+                (at, after) = (end, owner);
+            }
         }
         Ok(())
     }
 
-    fn check_zero(&self, start: u64, end: u64) -> Result<()> {
+    /// Bytes `start..end` are zero, else [`Error::Reserved`] at the first
+    /// that is not, named with tensor `after` when the gap follows one.
+    fn check_zero(&self, start: u64, end: u64, after: Option<&str>) -> Result<()> {
         let range = usize::try_from(start).ok().zip(usize::try_from(end).ok());
         let bytes = range.and_then(|(s, e)| self.data().get(s..e)).unwrap_or_default();
         // Whole chunks ORed (a loop the compiler vectorises), then the
@@ -456,7 +475,7 @@ impl<'data> HurrayFile<'data> {
         match first {
             None => Ok(()),
             Some(k) => Err(Error::Reserved {
-                scope: Scope::File,
+                scope: after.map_or(Scope::File, Scope::tensor),
                 field: Field::new("padding"),
                 offset: start.saturating_add(to_u64(k)),
                 value: u64::from(bytes.get(k).copied().unwrap_or(0)),

@@ -327,7 +327,8 @@ fn data_errors_point_at_the_element_they_name() {
 /// A non-zero padding byte anywhere in a gap is named at its own offset:
 /// the check ORs the gap in chunks of 256 bytes, then finds the byte in
 /// the first chunk that has one. The worked example's gap after `values`
-/// is [4116, 8192).
+/// is [4116, 8192); it follows tensor A's buffer, so the error names A. A
+/// gap after the KV section names no tensor.
 #[test]
 fn padding_error_names_the_first_nonzero_byte_of_the_gap() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry");
@@ -350,7 +351,20 @@ fn padding_error_names_the_first_nonzero_byte_of_the_gap() {
             matches!(e, Error::Reserved { offset, value: 0x40, .. } if offset == first),
             "{set:?}: {e:?}"
         );
+        assert_eq!(e.tensor(), Some("A"));
+        assert!(
+            e.to_string()
+                .starts_with(&format!("tensor 'A': padding at offset {first}: ")),
+            "{e}"
+        );
     }
+    let bytes = AlignedBytes::read(dir().join("padding_after_kv_section.hry")).unwrap();
+    let e = HurrayFile::parse(&bytes, Options::strict())
+        .unwrap()
+        .check_padding()
+        .unwrap_err();
+    assert_eq!(e.tensor(), None);
+    assert!(e.to_string().starts_with("padding at offset 8209: "), "{e}");
 }
 
 /// Padding bits of a packed type: the error gives the padding bits that are
