@@ -132,7 +132,8 @@ pub struct Cli {
     /// invariants, quantization parameters, padding bits) and, in strict mode, checks
     /// that the padding between regions is zero. Prints one line per tensor:
     /// OK, INVALID and the error, or SKIPPED when its data cannot be checked
-    /// (an unknown tag kept by --permissive, an extension layout). With --tensor: checks that tensor's data only. Shows a progress bar on a
+    /// (an unknown tag kept by --permissive, an extension layout). With
+    /// --tensor: checks that tensor's data only. Shows a progress bar on a
     /// terminal when a scan takes a while.
     ///
     /// Example: hurray-inspect --validate weights.hry
