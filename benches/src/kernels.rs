@@ -83,7 +83,7 @@ pub fn naive_check(ptr: &[u64], idx: &[u64], inner_bound: u64) -> bool {
 }
 
 /// The library's per-slice rule (strictly increasing, last below `bound`)
-/// as a branch-free fold, the way `view/compressed.rs` writes it.
+/// as a branch-free fold, the way `view/compressed/scan.rs` writes it.
 #[inline]
 fn slice_ok(slice: &[u64], bound: u64) -> bool {
     let Some(&last) = slice.last() else {

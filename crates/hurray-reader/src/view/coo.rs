@@ -522,7 +522,7 @@ struct Lanes {
 /// slices a cache line at a time, reading one value of `ahead` per line,
 /// then `rest(flags, previous, current)` over what is left: loads the
 /// hardware sees early, so the data streams in while the kernel works
-/// (see `compressed::elements`). The value read ahead joins `high`, where
+/// (see `compressed::scan::elements`). The value read ahead joins `high`, where
 /// every coordinate goes anyway.
 fn streamed(
     (previous, current, ahead): (&[u64], &[u64], &[u64]),

@@ -70,7 +70,7 @@ where
 }
 
 /// The builder of every thread; in this crate's tests, one the OS refuses
-/// while [`tests::refusing`] runs.
+/// while `tests::refusing` runs.
 fn builder() -> Builder {
     #[cfg(test)]
     if tests::REFUSE.with(std::cell::Cell::get) {

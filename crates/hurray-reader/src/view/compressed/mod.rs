@@ -1,0 +1,355 @@
+//! The structure shared by CSC and CSR: a pointer array over "outer" slices
+//! (columns for CSC, rows for CSR) and the "inner" index of every stored
+//! element. CSC of A and CSR of Aᵀ are the same bytes, so one type serves
+//! both and `transpose` only changes the names.
+//!
+//! This module holds the type, its lookups and its slice iterator;
+//! [`scan`] checks the four storage invariants, [`product`] computes
+//! `y = M·x` both ways.
+
+mod product;
+mod scan;
+
+pub use product::Float;
+pub(crate) use scan::MIN_PER_THREAD;
+
+use crate::cursor::{to_u64, to_usize};
+use crate::error::{Error, Result};
+
+/// Names and rules of one orientation, for errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Names {
+    pub(crate) ptr: &'static str,
+    pub(crate) idx: &'static str,
+    /// What an outer slice is called: `column` (CSC) or `row` (CSR).
+    pub(crate) outer: &'static str,
+    /// What an inner index is called: `row` (CSC) or `column` (CSR).
+    pub(crate) inner: &'static str,
+    /// The inner indices' bound: `nrows` (CSC) or `ncols` (CSR).
+    pub(crate) bound: &'static str,
+    pub(crate) inv1: &'static str,
+    pub(crate) inv2: &'static str,
+    pub(crate) inv3: &'static str,
+    pub(crate) inv4: &'static str,
+}
+
+pub(crate) const CSC: Names = Names {
+    ptr: "col_ptr",
+    idx: "row_indices",
+    outer: "column",
+    inner: "row",
+    bound: "nrows",
+    inv1: crate::error::rule::CSC_INV1,
+    inv2: crate::error::rule::CSC_INV2,
+    inv3: crate::error::rule::CSC_INV3,
+    inv4: crate::error::rule::CSC_INV4,
+};
+
+pub(crate) const CSR: Names = Names {
+    ptr: "row_ptr",
+    idx: "col_indices",
+    outer: "row",
+    inner: "column",
+    bound: "ncols",
+    inv1: crate::error::rule::CSR_INV1,
+    inv2: crate::error::rule::CSR_INV2,
+    inv3: crate::error::rule::CSR_INV3,
+    inv4: crate::error::rule::CSR_INV4,
+};
+
+/// Pointer and index arrays of a compressed sparse matrix, borrowed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Compressed<'data> {
+    pub(crate) tensor: &'data str,
+    pub(crate) names: Names,
+    /// Number of outer slices (`ncols` for CSC); `ptr` has one more entry.
+    pub(crate) outer_len: u64,
+    /// Bound of the inner indices (`nrows` for CSC).
+    pub(crate) inner_len: u64,
+    pub(crate) nnz: u64,
+    pub(crate) ptr: &'data [u64],
+    pub(crate) idx: &'data [u64],
+    /// File offsets of `ptr[0]` and `idx[0]`, for errors.
+    pub(crate) ptr_offset: u64,
+    pub(crate) idx_offset: u64,
+    /// Whether the storage invariants were verified.
+    pub(crate) scanned: bool,
+    /// Read as the transpose of the file's layout (`CscView::transpose`,
+    /// `CsrView::transpose`): errors about the file keep its names
+    /// (`names`), argument errors name the view's rows and columns.
+    pub(crate) transposed: bool,
+}
+
+impl<'data> Compressed<'data> {
+    /// The same arrays read as the transposed layout (CSC as CSR and back):
+    /// the file's names stay, the view's argument names swap.
+    pub(crate) fn transposed(self) -> Self {
+        Compressed {
+            transposed: !self.transposed,
+            ..self
+        }
+    }
+
+    /// What the caller's outer and inner arguments are called: the file's
+    /// slice and index words; on a transposed view swapped and said to be
+    /// the transpose's (`transpose's column`), since the tensor an error
+    /// names has the other shape.
+    fn argument_names(&self) -> (&'static str, &'static str) {
+        if self.transposed {
+            (of_transpose(self.names.inner), of_transpose(self.names.outer))
+        } else {
+            (self.names.outer, self.names.inner)
+        }
+    }
+
+    fn ptr_at(&self, i: u64) -> u64 {
+        self.ptr_offset.saturating_add(i.saturating_mul(8))
+    }
+
+    fn idx_at(&self, i: u64) -> u64 {
+        self.idx_offset.saturating_add(i.saturating_mul(8))
+    }
+
+    /// `ptr[i]`, 0 past the end (never a panic).
+    fn ptr_entry(&self, i: u64) -> u64 {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| self.ptr.get(i))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+impl<'data> Compressed<'data> {
+    /// The range of outer slice `j` in `idx`/values, checked: `j` in range,
+    /// and (when not scanned) `ptr[j] <= ptr[j+1] <= nnz` and the slice's
+    /// indices sorted and in bounds.
+    pub(crate) fn slice_range(&self, j: u64) -> Result<std::ops::Range<usize>> {
+        if j >= self.outer_len {
+            return Err(Error::IndexArgument {
+                tensor: self.tensor.into(),
+                what: self.argument_names().0,
+                index: j,
+                bound: self.outer_len,
+            });
+        }
+        let (start, end) = (self.ptr_entry(j), self.ptr_entry(j + 1));
+        if !self.scanned {
+            // The two pointers in array order, as the full check names
+            // them: the first that is wrong, and for the same reason.
+            if j == 0 && start != 0 {
+                return Err(self.ptr_first());
+            }
+            // A pointer above nnz: the array decreases after it when its last
+            // entry is nnz (read here, O(1)), as the full check says; else
+            // that last entry is the one to name.
+            if start > self.nnz || end > self.nnz {
+                self.check_last()?;
+                return Err(self.ptr_too_large(if start > self.nnz { j } else { j + 1 }));
+            }
+            if end < start {
+                return Err(self.ptr_decreasing(j + 1));
+            }
+            // The last slice ends at nnz (invariant 1): a last pointer below
+            // it would hide the entries after it.
+            if j + 1 == self.outer_len {
+                self.check_last()?;
+            }
+        }
+        let range = usize::try_from(start).unwrap_or(usize::MAX)..usize::try_from(end).unwrap_or(usize::MAX);
+        if !self.scanned {
+            let slice = self.idx.get(range.clone()).unwrap_or_default();
+            if !slice_ok(slice, self.inner_len) {
+                return Err(self.slice_error(j, range.start, slice));
+            }
+        }
+        Ok(range)
+    }
+
+    /// Position in `idx`/values of the element at (`inner`, `outer`), by
+    /// binary search in the outer slice; `None` for an implicit zero.
+    pub(crate) fn find(&self, inner: u64, outer: u64) -> Result<Option<usize>> {
+        let range = self.slice_range(outer)?;
+        if inner >= self.inner_len {
+            return Err(Error::IndexArgument {
+                tensor: self.tensor.into(),
+                what: self.argument_names().1,
+                index: inner,
+                bound: self.inner_len,
+            });
+        }
+        let start = range.start;
+        let slice = self.idx.get(range).unwrap_or_default();
+        Ok(slice.binary_search(&inner).ok().map(|k| start + k))
+    }
+}
+
+/// The outer slices of a compressed matrix, in order: the columns of a CSC
+/// view ([`CscView::columns`](crate::CscView::columns)) or the rows of a
+/// CSR view ([`CsrView::rows`](crate::CsrView::rows)). Each item is
+/// `(j, indices, values)`: `j` the column (row) number, `indices` its row
+/// (column) indices, ascending, and `values` its values, both borrowed
+/// from the file with `ptr[j + 1] - ptr[j]` entries (`layouts/csc.md` §
+/// Column Iteration, `layouts/csr.md` § Row Iteration). No check and no
+/// `Result` per slice: the view was validated before the iterator was
+/// made. One item per slice, empty slices included (`ncols` items for CSC,
+/// `nrows` for CSR), from either end.
+#[derive(Debug, Clone)]
+pub struct Slices<'data, T> {
+    slices: Contiguous<'data, T>,
+    next: u64,
+}
+
+impl<'data, T> Slices<'data, T> {
+    /// Over `values` and the arrays of `c`, whose invariants the caller
+    /// has verified. (Were they broken, the iteration would end at the
+    /// first slice that does not fit: never a panic.)
+    pub(crate) fn new(c: &Compressed<'data>, values: &'data [T]) -> Self {
+        Slices {
+            slices: pairs(c.ptr, c.idx, values),
+            next: 0,
+        }
+    }
+}
+
+/// The indices and values of each slice of the pointer window `ptr`
+/// (`ptr.len() - 1` slices, positions absolute in `idx` and `values`), for
+/// the products: [`Contiguous`].
+fn pairs<'s, T>(ptr: &'s [u64], idx: &'s [u64], values: &'s [T]) -> Contiguous<'s, T> {
+    let range = ptr.first().map_or(0, |&p| to_usize(p))..ptr.last().map_or(0, |&p| to_usize(p));
+    Contiguous {
+        pointers: ptr.windows(2),
+        rest: (
+            idx.get(range.clone()).unwrap_or_default(),
+            values.get(range).unwrap_or_default(),
+        ),
+    }
+}
+
+/// The slices of validated data, cut off the front (or the back) of `idx`
+/// and `values` one after the other (validated slices are contiguous)
+/// rather than taken by range (`get(start..end)` on both arrays): with
+/// ranges LLVM may turn the two checks into `cmov`s that the slice's loads
+/// wait for, which measured ~20% slower in the dot products on the 100 M
+/// benchmark (`docs/performance.md` § 3), and whether it did changed from
+/// one build to another. A pointer pair that does not fit (only in data
+/// never validated) ends the iteration.
+#[derive(Debug, Clone)]
+struct Contiguous<'s, T> {
+    pointers: std::slice::Windows<'s, u64>,
+    rest: (&'s [u64], &'s [T]),
+}
+
+impl<'s, T> Iterator for Contiguous<'s, T> {
+    type Item = (&'s [u64], &'s [T]);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let &[a, b] = self.pointers.next()? else {
+            return None; // unreachable: windows of two
+        };
+        let len = to_usize(b.wrapping_sub(a));
+        let (indices, indices_rest) = self.rest.0.split_at_checked(len)?;
+        let (values, values_rest) = self.rest.1.split_at_checked(len)?;
+        self.rest = (indices_rest, values_rest);
+        Some((indices, values))
+    }
+}
+
+impl<T> DoubleEndedIterator for Contiguous<'_, T> {
+    #[inline]
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let &[a, b] = self.pointers.next_back()? else {
+            return None; // unreachable: windows of two
+        };
+        let len = to_usize(b.wrapping_sub(a));
+        let (indices_rest, indices) = self.rest.0.split_at_checked(self.rest.0.len().checked_sub(len)?)?;
+        let (values_rest, values) = self.rest.1.split_at_checked(self.rest.1.len().checked_sub(len)?)?;
+        self.rest = (indices_rest, values_rest);
+        Some((indices, values))
+    }
+}
+
+impl<'data, T> Iterator for Slices<'data, T> {
+    type Item = (u64, &'data [u64], &'data [T]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (indices, values) = self.slices.next()?;
+        let j = self.next;
+        self.next = j.saturating_add(1);
+        Some((j, indices, values))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.slices.pointers.size_hint()
+    }
+}
+
+impl<T> DoubleEndedIterator for Slices<'_, T> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let (indices, values) = self.slices.next_back()?;
+        // The slices not yet yielded are next..next + len; this was the last.
+        let j = self.next.saturating_add(to_u64(self.slices.pointers.len()));
+        Some((j, indices, values))
+    }
+}
+
+impl<T> ExactSizeIterator for Slices<'_, T> {}
+
+impl<T> std::iter::FusedIterator for Slices<'_, T> {}
+
+/// How errors about a transposed view name its rows, columns and their
+/// counts (`transpose's row`, `nrows of the transpose`): the tensor they
+/// name has the other shape. Other words are returned as they are.
+fn of_transpose(word: &'static str) -> &'static str {
+    match word {
+        "row" => "transpose's row",
+        "column" => "transpose's column",
+        "nrows" => "nrows of the transpose",
+        "ncols" => "ncols of the transpose",
+        other => other,
+    }
+}
+
+/// True when `slice` is strictly increasing and its last (largest) entry is
+/// below `bound`. Branch-free over the slice so the loop vectorises.
+#[inline]
+pub(crate) fn slice_ok(slice: &[u64], bound: u64) -> bool {
+    let (Some(head), Some(tail)) = (slice.get(..slice.len().saturating_sub(1)), slice.get(1..)) else {
+        return true;
+    };
+    let unsorted = head.iter().zip(tail).fold(false, |bad, (a, b)| bad | (b <= a));
+    let last_ok = slice.last().is_none_or(|&v| v < bound);
+    !unsorted && last_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(super) fn csc<'a>(ptr: &'a [u64], idx: &'a [u64], nrows: u64) -> Compressed<'a> {
+        Compressed {
+            tensor: "A",
+            names: CSC,
+            outer_len: to_u64(ptr.len()) - 1,
+            inner_len: nrows,
+            nnz: to_u64(idx.len()),
+            ptr,
+            idx,
+            ptr_offset: 1000,
+            idx_offset: 2000,
+            scanned: false,
+            transposed: false,
+        }
+    }
+
+    #[test]
+    fn slice_ok_checks_order_and_bound() {
+        assert!(slice_ok(&[], 0));
+        assert!(slice_ok(&[0, 2, 3], 4));
+        assert!(!slice_ok(&[0, 2, 2], 4));
+        assert!(!slice_ok(&[2, 0], 4));
+        assert!(!slice_ok(&[0, 4], 4));
+        assert!(!slice_ok(&[u64::MAX], 4));
+    }
+}
