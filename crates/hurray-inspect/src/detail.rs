@@ -638,7 +638,7 @@ pub fn head<'data>(file: &HurrayFile<'data>, t: &Tensor<'data>, n: u64) -> Resul
             let s = t.csf_structure()?;
             let values = t.buffer(0)?;
             let mut entries = Vec::new();
-            for (index, leaf) in s.entries()?.into_iter().take(usize::try_from(n).unwrap_or(usize::MAX)) {
+            for (index, leaf) in s.entries()?.take(usize::try_from(n).unwrap_or(usize::MAX)) {
                 entries.push(Entry {
                     index,
                     position: leaf,

@@ -521,103 +521,183 @@ pub fn render_lookup(l: &Lookup<'_>, out: &mut impl Write) -> io::Result<()> {
 
 /// Writes `value` pretty-printed (two-space indent), except that an array
 /// holding only numbers, strings, booleans and nulls stays on one line:
-/// `"shape": [4, 5]`.
+/// `"shape": [4, 5]`. Streamed through [`Pretty`]: nothing the size of the
+/// document is held in memory (a KV array of 50 M booleans once took 1 GB
+/// here, built whole and then rewritten).
 ///
 /// # Errors
 /// Whatever `out` returns.
 pub fn write_pretty(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
-    out.write_all(&pretty(value)?)
+    let mut buffered = io::BufWriter::new(out);
+    value.serialize(&mut serde_json::Serializer::with_formatter(
+        &mut buffered,
+        Pretty::default(),
+    ))?;
+    buffered.flush()
 }
 
-/// `value` as serde_json's pretty output, scalar arrays on one line.
+/// `value` as [`write_pretty`] writes it (for pieces of a document).
 fn pretty(value: &impl Serialize) -> io::Result<Vec<u8>> {
-    Ok(compact_scalar_arrays(&serde_json::to_vec_pretty(value)?))
+    let mut out = Vec::new();
+    value.serialize(&mut serde_json::Serializer::with_formatter(&mut out, Pretty::default()))?;
+    Ok(out)
 }
 
-/// Index one past the end of the string literal starting at `start` (a `"`).
-fn string_end(b: &[u8], start: usize) -> usize {
-    let mut i = start.saturating_add(1);
-    while let Some(&c) = b.get(i) {
-        match c {
-            b'\\' => i = i.saturating_add(2),
-            b'"' => return i.saturating_add(1),
-            _ => i = i.saturating_add(1),
+/// The output's layout, a `serde_json` formatter: objects as its pretty
+/// printer lays them out; an array on one line when its first element is a
+/// scalar, one element per line when it is an array or an object. An
+/// array's layout is decided at its first element, which the formatter
+/// learns of only when that element starts: until then the separator is
+/// held back (`pending`).
+#[derive(Default)]
+struct Pretty {
+    /// The arrays and objects open, innermost last.
+    open: Vec<Open>,
+    /// Whether the innermost open array or object has an element yet.
+    has_value: bool,
+    /// The first element of the innermost array has begun, its layout not
+    /// yet decided.
+    pending: bool,
+}
+
+/// An open array or object.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Open {
+    Object,
+    /// An array whose first element has not started.
+    Array,
+    /// An array on one line.
+    OneLine,
+    /// An array with a line per element.
+    Lines,
+}
+
+impl Pretty {
+    fn indent(&self, w: &mut (impl Write + ?Sized)) -> io::Result<()> {
+        w.write_all(b"\n")?;
+        for _ in 0..self.open.len() {
+            w.write_all(b"  ")?;
         }
+        Ok(())
     }
-    b.len()
-}
 
-/// For the array opening at `start`: `Some(end)` (one past its `]`) when it
-/// holds no object or array, `None` as soon as it does.
-fn scalar_array_end(b: &[u8], start: usize) -> Option<usize> {
-    let mut i = start.saturating_add(1);
-    while let Some(&c) = b.get(i) {
-        match c {
-            b'"' => i = string_end(b, i),
-            b'[' | b'{' => return None,
-            b']' => return Some(i.saturating_add(1)),
-            _ => i = i.saturating_add(1),
+    /// Decides the pending array's layout: a line per element when the
+    /// first element is an array or an object (`container`).
+    fn element(&mut self, w: &mut (impl Write + ?Sized), container: bool) -> io::Result<()> {
+        if !std::mem::take(&mut self.pending) {
+            return Ok(());
         }
+        if let Some(top) = self.open.last_mut() {
+            *top = if container { Open::Lines } else { Open::OneLine };
+        }
+        if container {
+            self.indent(w)?;
+        }
+        Ok(())
     }
-    None
+
+    fn begin(&mut self, w: &mut (impl Write + ?Sized), open: Open, bracket: &[u8]) -> io::Result<()> {
+        self.element(w, true)?;
+        self.open.push(open);
+        self.has_value = false;
+        w.write_all(bracket)
+    }
+
+    fn end(&mut self, w: &mut (impl Write + ?Sized), bracket: &[u8]) -> io::Result<()> {
+        let open = self.open.pop();
+        if self.has_value && matches!(open, Some(Open::Object | Open::Lines)) {
+            self.indent(w)?;
+        }
+        w.write_all(bracket)
+    }
 }
 
-/// Rewrites serde_json's pretty output so scalar arrays sit on one line.
-/// Strings are copied untouched; only the whitespace serde_json put between
-/// array elements changes.
-fn compact_scalar_arrays(b: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while let Some(&c) = b.get(i) {
-        match c {
-            b'"' => {
-                let end = string_end(b, i);
-                out.extend_from_slice(b.get(i..end).unwrap_or_default());
-                i = end;
+/// Every scalar first settles a pending array's layout, then writes as
+/// `serde_json`'s compact formatter does.
+macro_rules! scalars {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {
+        $(
+            fn $name<W: ?Sized + Write>(&mut self, w: &mut W $(, $arg: $ty)*) -> io::Result<()> {
+                self.element(w, false)?;
+                serde_json::ser::CompactFormatter.$name(w $(, $arg)*)
             }
-            b'[' => match scalar_array_end(b, i) {
-                Some(end) => {
-                    out.push(b'[');
-                    let mut k = i.saturating_add(1);
-                    let mut first = true;
-                    let inner_end = end.saturating_sub(1);
-                    while k < inner_end {
-                        match b.get(k) {
-                            Some(b' ' | b'\n' | b',') => k = k.saturating_add(1),
-                            Some(_) => {
-                                // One element: a string, or a token up to the next separator.
-                                let stop = if b.get(k) == Some(&b'"') {
-                                    string_end(b, k)
-                                } else {
-                                    (k..inner_end)
-                                        .find(|&x| matches!(b.get(x), Some(b',' | b'\n' | b' ')))
-                                        .unwrap_or(inner_end)
-                                };
-                                if !first {
-                                    out.extend_from_slice(b", ");
-                                }
-                                first = false;
-                                out.extend_from_slice(b.get(k..stop).unwrap_or_default());
-                                k = stop;
-                            }
-                            None => break,
-                        }
-                    }
-                    out.push(b']');
-                    i = end;
-                }
-                None => {
-                    out.push(c);
-                    i = i.saturating_add(1);
-                }
-            },
+        )*
+    };
+}
+
+impl serde_json::ser::Formatter for Pretty {
+    scalars! {
+        write_null();
+        write_bool(value: bool);
+        write_i8(value: i8);
+        write_i16(value: i16);
+        write_i32(value: i32);
+        write_i64(value: i64);
+        write_i128(value: i128);
+        write_u8(value: u8);
+        write_u16(value: u16);
+        write_u32(value: u32);
+        write_u64(value: u64);
+        write_u128(value: u128);
+        write_f32(value: f32);
+        write_f64(value: f64);
+        write_number_str(value: &str);
+        write_raw_fragment(fragment: &str);
+    }
+
+    fn begin_string<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.element(w, false)?;
+        w.write_all(b"\"")
+    }
+
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.begin(w, Open::Array, b"[")
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.end(w, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        match self.open.last() {
+            Some(Open::OneLine) => w.write_all(if first { b"" } else { b", " }),
+            Some(Open::Lines) => {
+                w.write_all(if first { b"" } else { b"," })?;
+                self.indent(w)
+            }
             _ => {
-                out.push(c);
-                i = i.saturating_add(1);
+                self.pending = true;
+                Ok(())
             }
         }
     }
-    out
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.begin(w, Open::Object, b"{")
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.end(w, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        w.write_all(if first { b"" } else { b"," })?;
+        self.indent(w)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

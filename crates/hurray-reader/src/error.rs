@@ -1301,6 +1301,7 @@ pub(crate) mod rule {
     pub const DESCRIPTOR_VERSION: &str = "metadata.md § Version Compatibility; versioning.md § Compatibility Matrix";
     pub const SCALAR: &str = "data-model.md § Scalar Tensors";
     pub const DENSE_SIZE: &str = "element-types.md § Buffer Size Calculation";
+    pub const ELEMENT_COUNT: &str = "data-model.md § Shape › Total Element Count";
     pub const QUANT: &str = "quantization.md § Descriptor Header";
     pub const QUANT_PLACEMENT: &str = "quantization.md § Buffer Table Placement Rules";
     pub const SHARD: &str = "metadata.md § Shard Section";

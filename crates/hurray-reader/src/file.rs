@@ -455,19 +455,23 @@ impl<'data> HurrayFile<'data> {
         self.by_name.get(found).and_then(|&i| self.entries.get(i))
     }
 
-    /// Position in file order of the entry at index position `position`,
-    /// and the entries that follow it physically.
-    pub(crate) fn following(&self, position: usize) -> impl Iterator<Item = &IndexEntry<'data>> + '_ {
+    /// The index positions of the entries that follow the entry at
+    /// `position` physically (by descriptor offset), nearest first. A binary
+    /// search: a composite head asks once, and a file may hold many heads.
+    pub(crate) fn following(&self, position: usize) -> &[usize] {
+        let offset_of = |i: usize| self.entries.get(i).map(IndexEntry::descriptor_offset);
+        let key = offset_of(position);
+        let first = self.by_offset.partition_point(|&i| offset_of(i) < key);
+        // Entries sharing the offset (only a permissive parse lets them
+        // overlap) keep index order: find this one among them.
         let start = self
             .by_offset
-            .iter()
-            .position(|&i| i == position)
-            .map_or(self.by_offset.len(), |p| p.saturating_add(1));
-        self.by_offset
-            .get(start..)
+            .get(first..)
             .unwrap_or_default()
             .iter()
-            .filter_map(|&i| self.entries.get(i))
+            .position(|&i| i == position)
+            .map_or(self.by_offset.len(), |p| first.saturating_add(p).saturating_add(1));
+        self.by_offset.get(start..).unwrap_or_default()
     }
 
     /// End of the area tensors may occupy: the KV section or the index.

@@ -113,6 +113,6 @@ pub use value::Value;
 pub use view::compressed::{Float, Slices};
 pub use view::coo::{CooStructure, CooView};
 pub use view::csc::{Column, CscStructure, CscView, Entries};
-pub use view::csf::{CsfLevel, CsfStructure, CsfView};
+pub use view::csf::{CsfEntries, CsfLevel, CsfStructure, CsfView};
 pub use view::csr::{CsrMatrix, CsrStructure, CsrView};
 pub use view::dense::{logical_indices, Addressing, DenseView};

@@ -24,9 +24,12 @@ use crate::AlignedBytes;
 /// the mapping's), and so do the [`Tensor`](crate::Tensor)s and views it
 /// hands out — they borrow the mapped bytes, not the `HurrayFile`, so they
 /// may outlive it. What must outlive them all is the `MappedFile`: keep it
-/// in a longer-lived place than its views (a struct holding both needs the
-/// `MappedFile` outside it, e.g. in an `Arc` or a leaked `Box` for the life
-/// of the process).
+/// in a longer-lived place than its views. A struct cannot hold a
+/// `MappedFile` and views into it together (it would borrow itself): keep
+/// the `MappedFile` and make views when needed (a view without the scan,
+/// such as [`Tensor::csc_unscanned`](crate::Tensor::csc_unscanned), costs
+/// no pass over the data), or, for a mapping that lasts as long as the
+/// process, leak it once and keep `'static` views (second example).
 ///
 /// ```
 /// use hurray_reader::{CscView, MappedFile, Options};
@@ -37,6 +40,20 @@ use crate::AlignedBytes;
 ///     file.tensor("A")?.csc()?
 /// };
 /// assert_eq!(a.get(0, 3)?, Some(&2.0)); // the view lives on with `mapped`
+/// # Ok::<(), hurray_reader::Error>(())
+/// ```
+///
+/// A view stored in a long-lived struct, over a mapping never unmapped:
+///
+/// ```
+/// use hurray_reader::{CscView, MappedFile, Options};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry");
+/// struct Model {
+///     a: CscView<'static, f32>,
+/// }
+/// let mapped: &'static MappedFile = Box::leak(Box::new(MappedFile::open(path, Options::default())?));
+/// let model = Model { a: mapped.file()?.tensor("A")?.csc()? };
+/// assert_eq!(model.a.get(0, 3)?, Some(&2.0));
 /// # Ok::<(), hurray_reader::Error>(())
 /// ```
 ///
@@ -64,7 +81,8 @@ impl MappedFile {
     ///
     /// # Errors
     /// [`Error::Io`](crate::Error::Io) if the file cannot be opened or mapped (a directory:
-    /// kind `IsADirectory`).
+    /// kind `IsADirectory`; a device, FIFO or socket that cannot be mapped:
+    /// the OS's error, with "not a regular file" in the message).
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Self> {
         let path = path.as_ref();
         let file = File::open(path).map_err(|e| io_error(path, "cannot open", &e))?;
@@ -94,7 +112,16 @@ impl MappedFile {
         // is mapped. Every offset and length read from the bytes is checked
         // before use, so a file that was already malformed when mapped
         // cannot cause an out-of-bounds access.
-        let map = unsafe { memmap2::Mmap::map(file) }.map_err(|e| io_error(path, "cannot map", &e))?;
+        let map = unsafe { memmap2::Mmap::map(file) }.map_err(|e| {
+            // A device, FIFO or socket: the OS error alone ("No such
+            // device") does not say why.
+            let what = if file.metadata().is_ok_and(|m| !m.is_file()) {
+                "cannot map (not a regular file; read it with AlignedBytes::read)"
+            } else {
+                "cannot map"
+            };
+            io_error(path, what, &e)
+        })?;
         Ok(MappedFile { map, options })
     }
 
@@ -116,5 +143,43 @@ impl MappedFile {
     #[cfg(unix)]
     pub fn advise_sequential(&self) {
         let _ = self.map.advise(memmap2::Advice::Sequential);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+
+    fn io_error(path: &str) -> (std::io::ErrorKind, String) {
+        match MappedFile::open(path, Options::default()) {
+            Err(Error::Io { kind, message }) => (kind, message.into()),
+            other => panic!("{path}: expected an I/O error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn paths_that_cannot_be_mapped_say_why() {
+        let dir = std::env::temp_dir();
+        let dir = dir.to_str().unwrap_or("/tmp");
+        assert_eq!(
+            io_error(dir),
+            (
+                std::io::ErrorKind::IsADirectory,
+                format!("{dir}: cannot map: is a directory")
+            )
+        );
+        let (kind, message) = io_error("/no/such/file.hry");
+        assert_eq!(kind, std::io::ErrorKind::NotFound);
+        assert!(message.starts_with("/no/such/file.hry: cannot open: "), "{message}");
+        #[cfg(target_os = "linux")]
+        {
+            // A character device: mmap fails with ENODEV ("No such device").
+            let (_, message) = io_error("/dev/null");
+            assert!(
+                message.starts_with("/dev/null: cannot map (not a regular file; read it with AlignedBytes::read): "),
+                "{message}"
+            );
+        }
     }
 }

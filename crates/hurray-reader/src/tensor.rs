@@ -198,12 +198,12 @@ impl<'data> HurrayFile<'data> {
             });
         }
         let member_count = u64::from(fields.member_count.get());
-        let following: Vec<IndexEntry<'data>> = self.following(head.entry.position()).copied().collect();
+        let following = self.following(head.entry.position());
         let mut members = Vec::new();
         let mut members_tensors = Vec::new();
         let mut cursor = 0usize;
         for _ in 0..member_count {
-            let Some(entry) = following.get(cursor).copied() else {
+            let Some(entry) = following.get(cursor).and_then(|&i| self.entries().get(i)).copied() else {
                 return Err(Error::TornComposite {
                     tensor: name.into(),
                     offset: head_offset + 4,
@@ -598,10 +598,15 @@ impl<'data> Tensor<'data> {
     }
 
     /// Number of logical elements (product of the shape; 0 if any dimension
-    /// is 0, even when the others would overflow).
+    /// is 0, even when the others would overflow; `data-model.md` § Shape ›
+    /// Total Element Count).
     ///
     /// # Errors
-    /// [`Error::DynamicDimension`], [`Error::Overflow`].
+    /// [`Error::DynamicDimension`]; [`Error::Overflow`] when the product
+    /// does not fit in a `u64`. A dense tensor that large cannot exist
+    /// ([`HurrayFile::tensor`](crate::HurrayFile::tensor) rejects its buffer
+    /// size), but a sparse one stores only its non-zeros and may: a valid
+    /// CSC matrix of shape `[2^63, 4]` has no `u64` element count.
     pub fn element_count(&self) -> Result<u64> {
         element_count(&self.descriptor)
     }
@@ -993,6 +998,6 @@ pub(crate) fn element_count(d: &Descriptor<'_>) -> Result<u64> {
         field: Field::new("shape"),
         offset: d.offsets.shape,
         what: "element count (product of shape)",
-        rule: rule::DENSE_SIZE,
+        rule: rule::ELEMENT_COUNT,
     })
 }

@@ -92,6 +92,12 @@ impl<'data> Tensor<'data> {
         let logical = shape.get(axis).copied().unwrap_or(0);
         let stored = padded.get(axis).copied().unwrap_or(0);
         let run = stored.saturating_sub(logical).saturating_mul(inner);
+        if run == 0 {
+            // No padding slot in any line (`inner = 0`: a zero dimension
+            // after the axis). `outer` comes from the shape alone and may be
+            // near 2^64 with no byte behind it: never loop over it for nothing.
+            return Ok(());
+        }
         let bits = buffer.element_type().map_or(8, |t| u64::from(t.bit_width()));
         for line in 0..outer {
             let first = origin

@@ -1282,6 +1282,34 @@ fn empty_matrices_and_nnz_zero_are_valid() {
 /// matrix with no rows cannot store anything; two entries in a 1 × 1
 /// matrix repeat a row; an `nnz` that `col_ptr` does not reach is named at
 /// `col_ptr[ncols]`.
+/// A CSC matrix stores its non-zeros, not its elements: a shape whose
+/// element count does not fit in a `u64` is valid, the views work, and only
+/// `element_count` (whose rule is the count, not a buffer size) says it
+/// cannot answer.
+#[test]
+fn a_shape_beyond_u64_elements_is_valid_sparse() {
+    let bytes = build(matrix(1 << 63, 4, &[7.0], &[(1 << 63) - 1], &[0, 0, 0, 1, 1]));
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    assert_eq!(file.validate(), Ok(()));
+    let t = file.tensor("A").unwrap();
+    let a = t.csc::<f32>().unwrap();
+    assert_eq!(a.get((1 << 63) - 1, 2), Ok(Some(&7.0)));
+    assert_eq!(a.get(0, 2), Ok(None));
+    let e = t.element_count().unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Overflow {
+                what: "element count (product of shape)",
+                rule: "data-model.md § Shape › Total Element Count",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(e.field().map(|f| f.to_string()), Some("shape".into()));
+}
+
 #[test]
 fn nnz_is_bounded_by_the_shape_through_the_invariants() {
     let e = error_of(matrix(0, 5, &[1.0], &[0], &[0, 1, 1, 1, 1, 1]));

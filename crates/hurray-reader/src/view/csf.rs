@@ -177,38 +177,80 @@ impl<'data> CsfStructure<'data> {
     }
 
     /// Every stored element as (logical coordinates, leaf position), in
-    /// tree (leaf) order. Validates first when needed.
+    /// tree (leaf) order, one at a time: each item allocates its `rank`
+    /// coordinates, nothing holds all `nnz` of them (`.take(5)` costs five).
+    /// Validates first when needed.
     ///
     /// # Errors
     /// As [`validate`](Self::validate).
-    pub fn entries(&self) -> Result<Vec<(Vec<u64>, u64)>> {
+    pub fn entries(&self) -> Result<CsfEntries<'_, 'data>> {
         if !self.scanned {
             self.validate()?;
         }
-        let rank = self.levels.len();
-        let mut out = Vec::with_capacity(usize::try_from(self.nnz).unwrap_or(0));
-        let Some(leaf) = self.levels.last() else {
-            return Ok(out);
-        };
-        // For each leaf position, walk up: the parent of position i at level
-        // L is the k with pos_L[k] <= i < pos_L[k+1] (binary search).
-        for p in 0..leaf.crd.len() {
-            let mut coords = vec![0u64; rank];
-            let mut i = p;
-            for l in (0..rank).rev() {
-                let Some(level) = self.levels.get(l) else { break };
-                if let (Some(&c), Some(&m)) = (level.crd.get(i), self.mode_order.get(l)) {
-                    if let Some(slot) = coords.get_mut(m) {
-                        *slot = c;
-                    }
-                }
-                i = level.pos.partition_point(|&s| s <= to_u64(i)).saturating_sub(1);
+        let leaves = self.levels.last().map_or(0, |leaf| leaf.crd.len());
+        Ok(CsfEntries {
+            structure: self,
+            next: 0,
+            end: leaves,
+        })
+    }
+
+    /// The logical coordinates of leaf position `p`: walking up, the parent
+    /// of position `i` at level `L` is the `k` with `pos_L[k] <= i <
+    /// pos_L[k+1]` (binary search).
+    fn coordinates_of(&self, p: usize) -> Vec<u64> {
+        let mut coords = vec![0u64; self.levels.len()];
+        let mut i = p;
+        for (level, &m) in self.levels.iter().zip(&self.mode_order).rev() {
+            if let (Some(&c), Some(slot)) = (level.crd.get(i), coords.get_mut(m)) {
+                *slot = c;
             }
-            out.push((coords, to_u64(p)));
+            i = level.pos.partition_point(|&s| s <= to_u64(i)).saturating_sub(1);
         }
-        Ok(out)
+        coords
     }
 }
+
+/// The stored elements of a CSF tensor as (logical coordinates, leaf
+/// position), in leaf order: [`CsfStructure::entries`].
+#[derive(Debug, Clone)]
+pub struct CsfEntries<'s, 'data> {
+    structure: &'s CsfStructure<'data>,
+    next: usize,
+    end: usize,
+}
+
+impl Iterator for CsfEntries<'_, '_> {
+    type Item = (Vec<u64>, u64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let p = self.next;
+        if p >= self.end {
+            return None;
+        }
+        self.next = p.saturating_add(1);
+        Some((self.structure.coordinates_of(p), to_u64(p)))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.end.saturating_sub(self.next);
+        (n, Some(n))
+    }
+}
+
+impl DoubleEndedIterator for CsfEntries<'_, '_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.next >= self.end {
+            return None;
+        }
+        self.end = self.end.saturating_sub(1);
+        Some((self.structure.coordinates_of(self.end), to_u64(self.end)))
+    }
+}
+
+impl ExactSizeIterator for CsfEntries<'_, '_> {}
+
+impl std::iter::FusedIterator for CsfEntries<'_, '_> {}
 
 /// A CSF tensor with values `T`.
 #[derive(Debug, Clone)]

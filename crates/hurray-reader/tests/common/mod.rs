@@ -308,14 +308,7 @@ pub fn compare_tensor(file: &HurrayFile<'_>, want: &Json) -> Vec<String> {
                 let s = t.coo_structure().unwrap();
                 (0..s.nnz()).map(|i| s.coordinates(i).unwrap().to_vec()).collect()
             }
-            Layout::Csf => t
-                .csf_structure()
-                .unwrap()
-                .entries()
-                .unwrap()
-                .into_iter()
-                .map(|(c, _)| c)
-                .collect(),
+            Layout::Csf => t.csf_structure().unwrap().entries().unwrap().map(|(c, _)| c).collect(),
             _ => Vec::new(),
         };
         let want: Vec<Vec<u64>> = coords

@@ -84,7 +84,7 @@ pub fn touch(t: &Tensor<'_>) -> usize {
         }
         Layout::Csf => {
             if let Ok(s) = t.csf_structure() {
-                n += s.entries().map(|e| e.len()).unwrap_or(0);
+                n += s.entries().map(|e| e.map(|(c, _)| c.len()).sum::<usize>()).unwrap_or(0);
             }
         }
         l if l.is_dense() => {
