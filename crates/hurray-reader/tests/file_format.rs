@@ -1784,6 +1784,26 @@ fn mutations(f: &MFile, enc: &Enc, g: &mut Rng) -> Vec<Mutation> {
         m.rejects("padding bytes are zero", b, "Reserved", "padding", Accepts);
     }
     if f.tensors.len() >= 2 {
+        // The entry of the second tensor in file order made to point at the
+        // first one's region (its descriptor and data): two entries, one
+        // region. Rejected in both modes: permissive reading allows gaps,
+        // never overlaps (an aliased region would be scanned per entry).
+        let (pa, pb) = (
+            enc.index_order.iter().position(|&k| k == 0).unwrap(),
+            enc.index_order.iter().position(|&k| k == 1).unwrap(),
+        );
+        let (from, to) = (enc.entries[pa].tail as usize, enc.entries[pb].tail as usize);
+        let b = m.patch(|b| {
+            let tail: Vec<u8> = b[from..from + 32].to_vec();
+            b[to..to + 32].copy_from_slice(&tail);
+        });
+        // Of two entries at one offset, the later index position comes second.
+        let q = pa.max(pb);
+        let name = &f.tensors[enc.index_order[q]].name;
+        let field = format!("index_entry[{q}].descriptor_offset");
+        m.rejects_in("regions do not overlap", b, "Layout", field, name, Rejects);
+    }
+    if f.tensors.len() >= 2 {
         let i = g.below(f.tensors.len() as u64 - 1) as usize;
         let j = i + 1 + g.below((f.tensors.len() - i - 1) as u64) as usize;
         let b = m.model(|f| f.tensors[j].name = f.tensors[i].name.clone());
