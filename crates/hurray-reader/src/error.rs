@@ -1212,6 +1212,14 @@ impl Error {
     /// (the slice given to the reader, not the file, is misaligned) and
     /// [`Error::NotViewable`] (which gives its reason in words); argument
     /// and I/O errors have none.
+    ///
+    /// The form, for programs that read it: one or more citations joined by
+    /// `"; "`. Each is a spec file, `" § "` and the heading path joined by
+    /// `" › "` (`file-format.md § File Header › File Flags`), sometimes
+    /// followed by `": "` and the rule's own words (`...: names are unique`),
+    /// or `NOTES.md` and the names of its decision rows in quotes
+    /// (`NOTES.md 'data_length'`). A cited section is a heading of that file, checked
+    /// against the spec by the crate's tests.
     pub fn rule(&self) -> Option<&'static str> {
         match self {
             Error::Truncated { rule, .. }
