@@ -520,8 +520,9 @@ pub fn render_lookup(l: &Lookup<'_>, out: &mut impl Write) -> io::Result<()> {
 }
 
 /// Writes `value` pretty-printed (two-space indent), except that an array
-/// holding only numbers, strings, booleans and nulls stays on one line:
-/// `"shape": [4, 5]`. Streamed through [`Pretty`]: nothing the size of the
+/// of numbers, strings, booleans and nulls stays on one line: `"shape": [4,
+/// 5]` (an array's first element decides: no array this tool writes mixes
+/// scalars with arrays or objects). Streamed through [`Pretty`]: nothing the size of the
 /// document is held in memory (a KV array of 50 M booleans once took 1 GB
 /// here, built whole and then rewritten).
 ///

@@ -228,10 +228,10 @@ fn decodes_to(m: &Tensor<'_>, head_type: Option<ElementType>) -> bool {
     m.element_type() == head_type
 }
 
-/// The pairs of boxes a sweep compares along one dimension, given the
-/// boxes' `starts` (sorted here) and `ends` there (each end above its
-/// start): sorted by start, each box is compared with the later ones that
-/// start before it ends. The box at sorted place `i` has `i + 1` starts
+/// The pairs of boxes a sweep compares along one dimension, given each
+/// box's start there (`starts`, sorted here) and end (`ends`, each above
+/// its start): sorted by start, each box is compared with the later ones
+/// that start before it ends. The box at sorted place `i` has `i + 1` starts
 /// below its end at least (its own and the ones before), so the count is
 /// the sum, over boxes, of the starts below their end, less `n(n + 1)/2`.
 fn sweep_pairs(starts: &mut [u64], ends: impl Iterator<Item = u64>) -> u64 {

@@ -58,7 +58,7 @@ fn the_sweep_takes_the_dimension_with_fewest_overlaps() {
 /// the bottom-right one (all starting at row `m`). Either sweep compares
 /// `m(m - 1)/2` pairs: 50 005 000 for `m = 10 001`, above the budget of
 /// 50 000 000, so the check refuses before comparing any, naming the head,
-/// the last member in sweep order and that member's `shard_offset`.
+/// its last member and that member's `shard_offset`.
 #[test]
 fn a_partition_beyond_the_budget_is_refused_before_the_sweep() {
     let m = 10_001;
