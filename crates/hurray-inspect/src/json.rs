@@ -548,24 +548,22 @@ fn pretty(value: &impl Serialize) -> io::Result<Vec<u8>> {
 /// printer lays them out; an array on one line when its first element is a
 /// scalar, one element per line when it is an array or an object. An
 /// array's layout is decided at its first element, which the formatter
-/// learns of only when that element starts: until then the separator is
-/// held back (`pending`).
+/// learns of only when that element starts: until then (`Open::Array`)
+/// the separator is held back.
 #[derive(Default)]
 struct Pretty {
     /// The arrays and objects open, innermost last.
     open: Vec<Open>,
     /// Whether the innermost open array or object has an element yet.
     has_value: bool,
-    /// The first element of the innermost array has begun, its layout not
-    /// yet decided.
-    pending: bool,
 }
 
 /// An open array or object.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Open {
     Object,
-    /// An array whose first element has not started.
+    /// An array whose first element has not started: a value that starts
+    /// while it is innermost is that first element.
     Array,
     /// An array on one line.
     OneLine,
@@ -582,15 +580,14 @@ impl Pretty {
         Ok(())
     }
 
-    /// Decides the pending array's layout: a line per element when the
-    /// first element is an array or an object (`container`).
+    /// A value starts: when it is the first element of the innermost array,
+    /// it decides that array's layout, a line per element when it is an
+    /// array or an object (`container`).
     fn element(&mut self, w: &mut (impl Write + ?Sized), container: bool) -> io::Result<()> {
-        if !std::mem::take(&mut self.pending) {
+        let Some(top @ Open::Array) = self.open.last_mut() else {
             return Ok(());
-        }
-        if let Some(top) = self.open.last_mut() {
-            *top = if container { Open::Lines } else { Open::OneLine };
-        }
+        };
+        *top = if container { Open::Lines } else { Open::OneLine };
         if container {
             self.indent(w)?;
         }
@@ -666,10 +663,8 @@ impl serde_json::ser::Formatter for Pretty {
                 w.write_all(if first { b"" } else { b"," })?;
                 self.indent(w)
             }
-            _ => {
-                self.pending = true;
-                Ok(())
-            }
+            // The first element: its start decides (`element`).
+            _ => Ok(()),
         }
     }
 

@@ -462,8 +462,8 @@ impl<'data> HurrayFile<'data> {
         let offset_of = |i: usize| self.entries.get(i).map(IndexEntry::descriptor_offset);
         let key = offset_of(position);
         let first = self.by_offset.partition_point(|&i| offset_of(i) < key);
-        // Entries sharing an offset would overlap, which the parse refuses
-        // in both modes; were there any, index order would rank them.
+        // Entries share an offset only beside an empty region (permissive
+        // mode, `descriptor_length` 0 and no data); index order ranks them.
         let start = self
             .by_offset
             .get(first..)
