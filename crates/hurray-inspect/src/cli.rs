@@ -132,7 +132,7 @@ pub struct Cli {
     /// invariants, quantization parameters, padding bits) and, in strict mode, checks
     /// that the padding between regions is zero. Prints one line per tensor:
     /// OK, INVALID and the error, or SKIPPED when its data cannot be checked
-    /// (an unknown tag kept by --permissive, an extension layout). With
+    /// (an unknown tag or an extension layout, kept by --permissive). With
     /// --tensor: checks that tensor's data only. Shows a progress bar on a
     /// terminal when a scan takes a while.
     ///

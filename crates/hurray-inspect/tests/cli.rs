@@ -662,11 +662,14 @@ fn padding_is_checked_beside_a_broken_composite() {
     assert_eq!(v["padding"]["error_at"]["offset"], json!(gap), "{v}");
 }
 
-/// An implementation-private layout is valid in strict mode, but its data
-/// cannot be checked: --validate says SKIPPED (`valid: null`) and exits 0,
-/// where a composite head, which owns no data, is OK.
+/// An implementation-private layout whose `extension_layout_id` the reader
+/// does not recognise (it recognises none) is an error in strict mode
+/// (`metadata.md` § Layout-Specific Fields › Extension Layouts); with
+/// --permissive it is kept but its data cannot be checked: --validate says
+/// SKIPPED (`valid: null`) and exits 0, where a composite head, which owns
+/// no data, is OK.
 #[test]
-fn an_extension_layout_is_skipped_not_ok() {
+fn an_extension_layout_is_rejected_strictly_and_skipped_permissively() {
     use hurray_writer::{BufferData, BufferHandle, ElementType, Layout, TensorDescriptor};
     let private = Layout::Extension {
         tag: 0xF0,
@@ -680,6 +683,15 @@ fn an_extension_layout_is_skipped_not_ok() {
             .unwrap();
     });
     let out = inspect(&["--validate"], &file);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(
+            "tensor 'private': extension_layout_id at offset 100: value 7 is not allowed, expected an id the reader recognises"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = inspect(&["--validate", "--permissive"], &file);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         stdout(&out).contains(
@@ -688,10 +700,10 @@ fn an_extension_layout_is_skipped_not_ok() {
         "{}",
         stdout(&out)
     );
-    let v = ok_json(&["--validate", "--json"], &file);
+    let v = ok_json(&["--validate", "--json", "--permissive"], &file);
     assert_eq!(v["tensors"][0]["valid"], Value::Null, "{v}");
     assert_eq!(v["tensors"][0]["layout"], "extension(0xf0)", "{v}");
-    let v = ok_json(&["--validate", "--json", "--tensor", "private"], &file);
+    let v = ok_json(&["--validate", "--json", "--permissive", "--tensor", "private"], &file);
     assert_eq!(v["valid"], Value::Null, "{v}");
 }
 

@@ -466,6 +466,21 @@ fn parse_from<'data>(
 
     let layout_fields_offset = c.offset();
     let layout_fields = parse_layout_fields(c, layout, rank_u64, name)?;
+    if let LayoutFields::Extension {
+        extension_layout_id, ..
+    } = layout_fields
+    {
+        if strict && !options.recognises_extension_layout(extension_layout_id) {
+            return Err(Error::Invalid {
+                scope: scope(),
+                field: Field::new("extension_layout_id"),
+                offset: layout_fields_offset,
+                value: extension_layout_id,
+                expected: "an id the reader recognises (none by default; permissive mode accepts any, without interpreting the data)",
+                rule: rule::EXTENSION_LAYOUT,
+            });
+        }
+    }
 
     let mut offsets = Offsets {
         descriptor: offset,

@@ -1306,6 +1306,7 @@ pub(crate) mod rule {
     pub const COLOCATION: &str = "buffer-protocol.md § Device Tags › Device Colocation";
     pub const TYPE_TAGS: &str = "element-types.md § Type Identifier Encoding";
     pub const LAYOUT_TAGS: &str = "memory-layout.md § Layout Taxonomy";
+    pub const EXTENSION_LAYOUT: &str = "metadata.md § Layout-Specific Fields › Extension Layouts";
     pub const DESCRIPTOR_VERSION: &str = "metadata.md § Version Compatibility; versioning.md § Compatibility Matrix";
     pub const SCALAR: &str = "data-model.md § Scalar Tensors";
     pub const DENSE_SIZE: &str = "element-types.md § Buffer Size Calculation";

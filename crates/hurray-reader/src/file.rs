@@ -27,8 +27,8 @@ pub enum Mode {
     #[default]
     Strict,
     /// Accept what the spec lets a reader accept: unknown layout, type and
-    /// quantization tags (the descriptor is kept, its data is never
-    /// interpreted), sparse invariant scans skipped, oversized dense and
+    /// quantization tags and extension layout ids (the descriptor is kept,
+    /// its data is never interpreted), sparse invariant scans skipped, oversized dense and
     /// parameter buffers (the layout buffers of CSC, CSR, COO and CSF must
     /// have their exact size in both modes), extra bytes after the last field of a
     /// descriptor, the index or the KV section, gaps and non-zero padding
@@ -56,6 +56,8 @@ pub struct Options {
     pub mode: Mode,
     /// See [`threads`](Self::threads).
     threads: usize,
+    /// See [`with_extension_layouts`](Self::with_extension_layouts).
+    extension_layouts: &'static [u64],
 }
 
 impl Default for Options {
@@ -70,6 +72,7 @@ impl Options {
         Options {
             mode: Mode::Strict,
             threads: 1,
+            extension_layouts: &[],
         }
     }
 
@@ -114,6 +117,38 @@ impl Options {
     /// True in strict mode.
     pub fn is_strict(&self) -> bool {
         self.mode == Mode::Strict
+    }
+
+    /// These options with the `extension_layout_id`s of the
+    /// implementation-private layouts (layout tags `0xF0`–`0xFE`) that the
+    /// caller recognises. Strict mode rejects a descriptor with any other
+    /// id (`metadata.md` § Layout-Specific Fields › Extension Layouts: a
+    /// reader that does not recognise the id MUST reject it unless
+    /// permissive); by default the list is empty. Either way this crate
+    /// does not interpret the data of such a tensor
+    /// ([`Tensor::not_viewable`](crate::Tensor::not_viewable)): the caller
+    /// reads its buffers' bytes ([`Tensor::buffers`](crate::Tensor::buffers))
+    /// and its `extension_data`.
+    ///
+    /// ```
+    /// use hurray_reader::Options;
+    /// const OURS: &[u64] = &[7];
+    /// let options = Options::strict().with_extension_layouts(OURS);
+    /// assert!(options.recognises_extension_layout(7));
+    /// assert!(!Options::strict().recognises_extension_layout(7));
+    /// ```
+    #[must_use]
+    pub fn with_extension_layouts(self, ids: &'static [u64]) -> Self {
+        Options {
+            extension_layouts: ids,
+            ..self
+        }
+    }
+
+    /// Whether `extension_layout_id` is one of
+    /// [`with_extension_layouts`](Self::with_extension_layouts)' ids.
+    pub fn recognises_extension_layout(&self, extension_layout_id: u64) -> bool {
+        self.extension_layouts.contains(&extension_layout_id)
     }
 }
 
@@ -220,6 +255,20 @@ impl<'data> IndexEntry<'data> {
     /// One past the last data byte (checked at open).
     pub(crate) fn data_end(&self) -> u64 {
         self.data_offset().saturating_add(self.data_length())
+    }
+
+    /// One past the last byte the entry's region occupies: the end of its
+    /// data, or with no data bytes the end of its descriptor. An empty
+    /// tensor's `data_offset` names a boundary it takes no bytes from: the
+    /// next descriptor may follow the descriptor padded to 8 bytes or to
+    /// `data_buffer_alignment` (NOTES.md 'Padding after a descriptor whose
+    /// tensor is empty').
+    pub(crate) fn region_end(&self) -> u64 {
+        if self.data_length() == 0 {
+            self.descriptor_end()
+        } else {
+            self.data_end()
+        }
     }
 }
 
@@ -542,6 +591,14 @@ impl<'data> HurrayFile<'data> {
             let d_end = d_end.unwrap_or(u64::MAX);
             let data_start = e.data_offset();
             let data_end = data_start.checked_add(e.data_length());
+            // No data bytes: the offset takes none from the regions after
+            // (see `region_end`) and may be the boundary after the
+            // descriptor even where the tensor area or the file ends before.
+            let upper = if e.data_length() == 0 {
+                align_up(d_end, dba).unwrap_or(u64::MAX).max(upper)
+            } else {
+                upper
+            };
             if data_start > upper || data_start < lower {
                 return Err(Error::OutOfRange {
                     scope: scope(),
@@ -622,7 +679,7 @@ impl<'data> HurrayFile<'data> {
                     rule: rule::LAYOUT_ORDER,
                 });
             }
-            previous_end = Some(e.data_end().max(start));
+            previous_end = Some(e.region_end().max(start));
         }
         Ok(())
     }
@@ -696,7 +753,7 @@ impl<'data> HurrayFile<'data> {
                 Field::member("index_entry", to_u64(e.position), "descriptor_offset"),
                 e.field_offset(EntryField::DescriptorOffset),
             )?;
-            previous_end = Some(e.data_end());
+            previous_end = Some(e.region_end());
         }
         // With no tensors, the next section may start at the first descriptor offset.
         let mut previous_end = previous_end.unwrap_or(first);

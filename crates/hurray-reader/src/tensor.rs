@@ -360,9 +360,13 @@ fn place_buffers<'data>(
         }
         let size = h.byte_size.get();
         let end = at.checked_add(size);
-        let bytes = end
-            .filter(|&end| end <= data_end)
-            .and_then(|end| descriptor::descriptor_bytes(file.data(), at, end - at));
+        // An empty buffer may sit at a data offset past the file's end
+        // (`IndexEntry::region_end`): its bytes are the empty slice at the
+        // file's start, which is aligned for any typed view.
+        let bytes = end.filter(|&end| end <= data_end).and_then(|end| match size {
+            0 => file.data().get(..0),
+            _ => descriptor::descriptor_bytes(file.data(), at, end - at),
+        });
         let Some(bytes) = bytes else {
             return Err(Error::OutOfRange {
                 scope: scope(),

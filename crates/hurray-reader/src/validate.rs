@@ -449,7 +449,9 @@ impl<'data> HurrayFile<'data> {
         claimed.sort_unstable();
         // `at`: the end of the regions so far; `after`: whose region ends there.
         let (mut at, mut after) = (0u64, None);
-        for (start, end, owner) in claimed {
+        // An empty region claims nothing (an empty tensor's data offset may
+        // lie past the regions that follow it).
+        for (start, end, owner) in claimed.into_iter().filter(|&(start, end, _)| end > start) {
             if start > at {
                 self.check_zero(at, start, after)?;
             }

@@ -327,6 +327,10 @@ struct MTensor {
     /// Pad to `data_buffer_alignment` (then 8) after the last buffer,
     /// instead of to 8 only (NOTES.md accepts both).
     pad_to_dba: bool,
+    /// When every buffer is empty: no padding to `data_buffer_alignment`
+    /// after the descriptor, `data_offset` still on the boundary there
+    /// (NOTES.md 'Padding after a descriptor whose tensor is empty').
+    empty_unpadded: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -594,6 +598,7 @@ fn tensor(seed: u64) -> MTensor {
         aligns: Vec::new(),
         extra: Vec::new(),
         pad_to_dba: g.chance(3),
+        empty_unpadded: g.chance(2),
     };
     if !csc && dt.is_quantizable() && g.chance(2) {
         let (lo, hi) = dt.range();
@@ -933,16 +938,22 @@ fn encode(f: &MFile) -> Enc {
         m.start = start;
         // § Data Buffer Placement: every buffer on a boundary.
         let data_offset = align_up(b.len() as u64, dba);
-        pad_to(&mut b, data_offset);
-        for buf in t.buffers() {
-            let at = align_up(b.len() as u64, dba);
-            pad_to(&mut b, at);
-            m.buffers.push((b.len() as u64, buf.len() as u64));
-            b.extend_from_slice(&buf);
+        let buffers = t.buffers();
+        if t.empty_unpadded && buffers.iter().all(Vec::is_empty) {
+            // Every buffer at `data_offset`, no byte written there.
+            m.buffers = buffers.iter().map(|_| (data_offset, 0)).collect();
+        } else {
+            pad_to(&mut b, data_offset);
+            for buf in buffers {
+                let at = align_up(b.len() as u64, dba);
+                pad_to(&mut b, at);
+                m.buffers.push((b.len() as u64, buf.len() as u64));
+                b.extend_from_slice(&buf);
+            }
         }
         m.data_offset = data_offset;
         // NOTES.md 'data_length': to the last byte of the last buffer.
-        m.data_length = b.len() as u64 - data_offset;
+        m.data_length = (b.len() as u64).saturating_sub(data_offset);
         let mut end = b.len() as u64;
         if t.pad_to_dba {
             end = align_up(end, dba);
@@ -1724,7 +1735,9 @@ fn mutations(f: &MFile, enc: &Enc, g: &mut Rng) -> Vec<Mutation> {
             name,
             Rejects,
         );
-        if (d.start + d.len - 1) % dba != 0 {
+        // Not for an empty tensor without padding: a shorter region may
+        // misplace the next one, which is reported first.
+        if (d.start + d.len - 1) % dba != 0 && d.region_end >= d.data_offset {
             let b = m.patch(|b| set(b, e.tail + 8, (d.len as u32 - 1).to_le_bytes()));
             m.rejects_in(
                 "the index's descriptor_length equals the descriptor's",
@@ -1749,7 +1762,18 @@ fn mutations(f: &MFile, enc: &Enc, g: &mut Rng) -> Vec<Mutation> {
         // data_length covering the next region: an overlap.
         let b = m.patch(|b| set(b, e.tail + 20, (d.data_length + dba).to_le_bytes()));
         let area_end = enc.kv_range.map_or(enc.index_offset, |r| r.0);
-        if d.data_offset + d.data_length + dba > area_end {
+        if d.data_offset > area_end {
+            // An empty tensor's boundary past the tensor area: data there
+            // starts outside it.
+            m.rejects_in(
+                "data lies in the tensor region",
+                b,
+                "OutOfRange",
+                entry("data_offset"),
+                name,
+                Rejects,
+            );
+        } else if d.data_offset + d.data_length + dba > area_end {
             m.rejects_in(
                 "data lies in the tensor region",
                 b,
@@ -1771,9 +1795,11 @@ fn mutations(f: &MFile, enc: &Enc, g: &mut Rng) -> Vec<Mutation> {
             };
             m.rejects("regions do not overlap", b, "Layout", field, Rejects);
         }
-        // The padding between a descriptor and its data is zero.
-        if d.start + d.len < d.data_offset {
-            let at = d.start + d.len + g.below(d.data_offset - d.start - d.len);
+        // The padding between a descriptor and its data (or, for an empty
+        // tensor without it, the next region) is zero.
+        let gap_end = d.data_offset.min(d.region_end);
+        if d.start + d.len < gap_end {
+            let at = d.start + d.len + g.below(gap_end - d.start - d.len);
             let b = m.patch(|b| b[at as usize] = 1 + g.below(255) as u8);
             m.rejects("padding bytes are zero", b, "Reserved", "padding", Accepts);
         }
@@ -1950,7 +1976,10 @@ fn descriptor_mutations(m: &mut Mutator<'_>, g: &mut Rng, i: usize) {
         name,
         Rejects,
     );
-    if (d.start + 16).div_ceil(dba) * dba == d.data_offset {
+    // Only where the next region does not start right after the
+    // descriptor (an empty tensor without padding): there a shorter
+    // descriptor misplaces the next region, which is reported first.
+    if (d.start + 16).div_ceil(dba) * dba == d.data_offset && d.region_end >= d.data_offset {
         let b = m.patch(|b| {
             set(b, d.start + 6, 16u32.to_le_bytes());
             set(b, e.tail + 8, 16u32.to_le_bytes());
@@ -2545,6 +2574,77 @@ proptest! {
     }
 }
 
+/// NOTES.md 'Padding after a descriptor whose tensor is empty': `A`
+/// (float32 `[0]`) is followed by `B`'s descriptor after 8-byte padding,
+/// while `A`'s `data_offset` is the `data_buffer_alignment` boundary after
+/// its descriptor, which `B`'s data also starts at. Both modes accept it;
+/// before, both rejected `B`'s `descriptor_offset` as inside `A`'s region.
+/// As the last tensor, `A`'s boundary lies past the end of the file.
+#[test]
+fn an_empty_tensor_may_be_followed_by_8_byte_padding() {
+    let dense = |name: &str, shape: Vec<u64>, buf: Vec<u8>| MTensor {
+        name: name.into(),
+        dt: Dt::F32,
+        version_minor: 0,
+        trailing: Vec::new(),
+        body: Body::Dense {
+            shape,
+            byte_offset: 0,
+            buf,
+        },
+        quant: None,
+        shard: None,
+        stats: None,
+        device: (0, 0, 0),
+        aligns: vec![64],
+        extra: vec![Vec::new()],
+        pad_to_dba: false,
+        empty_unpadded: true,
+    };
+    let values: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    for order in [["A", "B"], ["B", "A"]] {
+        let tensors = order
+            .iter()
+            .map(|&n| match n {
+                "A" => dense("A", vec![0], Vec::new()),
+                _ => dense("B", vec![2], values.clone()),
+            })
+            .collect();
+        let f = MFile {
+            container_minor: 0,
+            flags: HAS_INDEX_CRC32C,
+            dba: 4096,
+            first: 64,
+            hint: 2,
+            tensors,
+            index_sorted: false,
+            kv: None,
+            kv_extra: Vec::new(),
+            index_extra: Vec::new(),
+        };
+        let enc = encode(&f);
+        let a = &enc.desc[order.iter().position(|&n| n == "A").unwrap()];
+        assert_eq!(
+            (a.data_offset, a.data_length),
+            ((a.start + a.len).div_ceil(4096) * 4096, 0)
+        );
+        assert_eq!(a.region_end, (a.start + a.len).div_ceil(8) * 8);
+        if order[0] == "A" {
+            assert_eq!(
+                enc.desc[1].start, a.region_end,
+                "B's descriptor follows at the next 8 bytes"
+            );
+            assert_eq!(enc.desc[1].data_offset, 4096, "B's data starts at A's data_offset");
+        } else {
+            assert!(
+                (enc.bytes.len() as u64) < a.data_offset,
+                "A's data_offset lies past the file's end"
+            );
+        }
+        read_back(&f, &enc, true).unwrap();
+    }
+}
+
 /// `metadata.md` § Worked Example, byte for byte: the model's descriptor
 /// encoding is the spec's (the example's 192-byte buffer is larger than
 /// `[3, 4]` float32 needs; only the descriptor is compared).
@@ -2567,6 +2667,7 @@ fn model_descriptor_is_the_worked_example() {
         aligns: vec![64],
         extra: vec![Vec::new()],
         pad_to_dba: false,
+        empty_unpadded: false,
     };
     let (bytes, map) = descriptor(&t);
     let mut want = Vec::new();

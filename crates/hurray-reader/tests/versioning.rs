@@ -145,6 +145,52 @@ fn unknown_layout_tag_strict_rejects_permissive_keeps_the_descriptor() {
     ));
 }
 
+/// `metadata.md` § Layout-Specific Fields › Extension Layouts: a reader
+/// that does not recognise `extension_layout_id` MUST reject the
+/// descriptor unless permissive. Strict mode recognises the ids the caller
+/// names (`Options::with_extension_layouts`); no mode interprets the data.
+#[test]
+fn unrecognised_extension_layout_id_strict_rejects_permissive_keeps_the_descriptor() {
+    let mut d = csc_descriptor();
+    d.layout_tag = 0xF3;
+    d.layout_fields = [7u64.to_le_bytes().as_slice(), &3u32.to_le_bytes(), &[1, 2, 3]].concat();
+    let bytes = file_with(d, WriterOptions::default());
+    // The layout fields follow the 20-byte fixed header, the shape and byte_offset.
+    let layout_fields = 64 + 20 + 2 * 8 + 8;
+    let strict = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+    match strict.tensor("A") {
+        Err(Error::Invalid {
+            field,
+            offset,
+            value: 7,
+            rule,
+            ..
+        }) => {
+            assert_eq!(field, Field::new("extension_layout_id"));
+            assert_eq!(offset, layout_fields);
+            assert_eq!(rule, "metadata.md § Layout-Specific Fields › Extension Layouts");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(strict.validate().is_err());
+    const OTHERS: &[u64] = &[8];
+    let strict_other = HurrayFile::parse(&bytes, Options::strict().with_extension_layouts(OTHERS)).unwrap();
+    assert!(matches!(strict_other.tensor("A"), Err(Error::Invalid { value: 7, .. })));
+    const OURS: &[u64] = &[8, 7];
+    for options in [Options::strict().with_extension_layouts(OURS), Options::permissive()] {
+        let file = HurrayFile::parse(&bytes, options).unwrap();
+        let t = file.tensor("A").unwrap();
+        assert_eq!(t.layout(), Layout::Extension(0xF3));
+        assert_eq!(t.shape().collect::<Vec<_>>(), [4, 5]);
+        assert!(t.not_viewable().is_some());
+        assert!(matches!(t.csc::<f32>(), Err(Error::LayoutMismatch { .. })));
+        assert!(matches!(t.dense::<f32>(), Err(Error::NotViewable { .. })));
+        assert_eq!(t.buffers().len(), 3);
+        assert_eq!(t.buffers()[1].bytes().len(), 40, "row_indices' bytes, uninterpreted");
+        file.validate().unwrap();
+    }
+}
+
 #[test]
 fn unknown_type_tag_strict_rejects_permissive_refuses_views() {
     let mut d = csc_descriptor();
