@@ -20,8 +20,9 @@ const GROUP: u8 = 0x03;
 /// any one dimension need none.
 const MAX_PAIR_CHECKS: u64 = 50_000_000;
 
-/// Checks a head's own fields, each member, and the close-time rule.
-pub(crate) fn check(head: &Tensor<'_>, f: &raw::CompositeFields, members: &[Tensor<'_>]) -> Result<()> {
+/// Checks a head's own fields, before its members are looked for (a
+/// reserved `member_count` is reported as such, not as missing members).
+pub(crate) fn check_head(head: &Tensor<'_>, f: &raw::CompositeFields) -> Result<()> {
     let d = head.descriptor();
     let o = d.offsets().layout_fields;
     let scope = || Scope::tensor(head.name());
@@ -70,7 +71,7 @@ pub(crate) fn check(head: &Tensor<'_>, f: &raw::CompositeFields, members: &[Tens
             "a definite count (0xFFFFFFFF is reserved)",
         ));
     }
-    if rule_tag == OVERLAY && members.is_empty() {
+    if rule_tag == OVERLAY && f.member_count.get() == 0 {
         return Err(Error::Invalid {
             scope: scope(),
             field: Field::new("member_count"),
@@ -81,13 +82,22 @@ pub(crate) fn check(head: &Tensor<'_>, f: &raw::CompositeFields, members: &[Tens
         });
     }
     if head.has_flag(flags::HAS_COMPOSITE_MEMBER) {
-        return Err(invalid(
-            "flags",
-            0,
-            u64::from(d.flags()),
-            "no HAS_COMPOSITE_MEMBER on a head",
-        ));
+        return Err(Error::Invalid {
+            scope: scope(),
+            field: Field::new("flags"),
+            offset: flags_field(head).1,
+            value: u64::from(d.flags()),
+            expected: "no HAS_COMPOSITE_MEMBER on a head",
+            rule: rule::COMPOSITE_HEAD,
+        });
     }
+    Ok(())
+}
+
+/// Checks each member of a head whose own fields passed [`check_head`],
+/// and the close-time rule.
+pub(crate) fn check_members(head: &Tensor<'_>, f: &raw::CompositeFields, members: &[Tensor<'_>]) -> Result<()> {
+    let rule_tag = f.composition_rule;
     if rule_tag == GROUP {
         for m in members {
             if m.has_flag(flags::HAS_COMPOSITE_MEMBER) {

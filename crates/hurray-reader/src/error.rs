@@ -1310,6 +1310,9 @@ pub(crate) mod rule {
     pub const DESCRIPTOR_VERSION: &str = "metadata.md § Version Compatibility; versioning.md § Compatibility Matrix";
     pub const SCALAR: &str = "data-model.md § Scalar Tensors";
     pub const DENSE_SIZE: &str = "element-types.md § Buffer Size Calculation";
+    /// A per-block (or NF4) quantized dense buffer holds its partial last
+    /// block whole.
+    pub const BLOCK_PADDING: &str = "quantization/per-block-affine.md § Padding";
     pub const ELEMENT_COUNT: &str = "data-model.md § Shape › Total Element Count";
     pub const QUANT: &str = "quantization.md § Descriptor Header";
     pub const QUANT_PLACEMENT: &str = "quantization.md § Buffer Table Placement Rules";

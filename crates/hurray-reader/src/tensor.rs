@@ -192,11 +192,12 @@ impl<'data> HurrayFile<'data> {
                 scope: Scope::tensor(name),
                 field: Field::new("layout_tag"),
                 offset: head.descriptor.offsets.descriptor + 15,
-                value: to_u64(depth),
-                expected: "composites nested at most 8 deep",
+                value: u64::from(head.descriptor.layout.tag()),
+                expected: "not a composite head at this depth: heads nest at most 8 deep and this one is the 9th",
                 rule: "layouts/composite.md § Binding",
             });
         }
+        crate::composite::check_head(head, fields)?;
         let member_count = u64::from(fields.member_count.get());
         let following = self.following(head.entry.position());
         let mut members = Vec::new();
@@ -225,7 +226,7 @@ impl<'data> HurrayFile<'data> {
             members.push(entry.position());
             members_tensors.push(member);
         }
-        crate::composite::check(head, fields, &members_tensors)?;
+        crate::composite::check_members(head, fields, &members_tensors)?;
         Ok((members, cursor))
     }
 }
@@ -311,16 +312,32 @@ fn check_handles(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<()
     }
     if let Some(first) = handles.first() {
         for (i, h) in handles.iter().enumerate().skip(1) {
-            if h.device_tag != first.device_tag || h.memory_class != first.memory_class {
-                return Err(Error::Invalid {
-                    scope: scope(),
-                    field: Field::member("buffer", to_u64(i), "device_tag"),
-                    offset: d.handle_offset(i, 12),
-                    value: u64::from(h.device_tag),
-                    expected: "the same device_tag and memory_class as buffer 0",
-                    rule: rule::COLOCATION,
-                });
-            }
+            // The field that differs: the device first, then the class.
+            let (member, at, value, expected) = if h.device_tag != first.device_tag {
+                (
+                    "device_tag",
+                    12,
+                    h.device_tag,
+                    "buffer 0's device_tag (and memory_class)",
+                )
+            } else if h.memory_class != first.memory_class {
+                (
+                    "memory_class",
+                    14,
+                    h.memory_class,
+                    "buffer 0's memory_class (and device_tag)",
+                )
+            } else {
+                continue;
+            };
+            return Err(Error::Invalid {
+                scope: scope(),
+                field: Field::member("buffer", to_u64(i), member),
+                offset: d.handle_offset(i, at),
+                value: u64::from(value),
+                expected,
+                rule: rule::COLOCATION,
+            });
         }
     }
     Ok(())
@@ -820,6 +837,9 @@ impl<'data> Tensor<'data> {
         };
         let shape = self.static_shape()?;
         let padded = crate::quant::padded_shape(self, &shape);
+        // The last block along the quantization axis is partial: storage
+        // holds it whole.
+        let block_padded = padded.as_ref().is_some_and(|p| *p != shape);
         let shape = padded.as_deref().unwrap_or(&shape);
         let origin = crate::view::dense::element_origin(t, d.byte_offset).ok_or_else(|| Error::Overflow {
             tensor: name.into(),
@@ -873,6 +893,7 @@ impl<'data> Tensor<'data> {
                 Layout::Tiled => "layouts/tiled.md § Boundary Padding",
                 Layout::Morton => "layouts/morton.md § Buffer Size",
                 Layout::Hilbert => "layouts/hilbert.md § Buffer Size",
+                _ if block_padded => rule::BLOCK_PADDING,
                 _ => rule::DENSE_SIZE,
             },
         })

@@ -119,7 +119,7 @@ impl<'data> Tensor<'data> {
                         .saturating_add(p.saturating_mul(bits) / 8),
                     value: code,
                     expected: "0 in a padding element of the partial last block",
-                    rule: "quantization/per-block-affine.md § Padding",
+                    rule: rule::BLOCK_PADDING,
                 });
             }
         }

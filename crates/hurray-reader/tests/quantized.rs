@@ -2156,6 +2156,7 @@ struct Raw {
     payload: Vec<u8>,
     buffers: Vec<Vec<u8>>,
     device_tags: Vec<(usize, u8)>,
+    memory_classes: Vec<(usize, u8)>,
 }
 
 impl Raw {
@@ -2166,6 +2167,9 @@ impl Raw {
             let mut h = BufferHandle::new(b.len() as u64);
             if let Some(&(_, tag)) = self.device_tags.iter().find(|(i, _)| *i == k) {
                 h = h.with_device_tag(tag);
+            }
+            if let Some(&(_, class)) = self.memory_classes.iter().find(|(i, _)| *i == k) {
+                h.memory_class = class;
             }
             d = d.with_buffer(h);
         }
@@ -2217,6 +2221,7 @@ fn per_tensor_base() -> Raw {
         .encode(),
         buffers: vec![vec![1, 2, 3, 4]],
         device_tags: Vec::new(),
+        memory_classes: Vec::new(),
     }
 }
 
@@ -2233,6 +2238,7 @@ fn per_channel_base() -> Raw {
         .encode(),
         buffers: vec![vec![0; 12], f32s(&[1.0, 2.0, 0.5]), i32s(&[0, -1, 5])],
         device_tags: Vec::new(),
+        memory_classes: Vec::new(),
     }
 }
 
@@ -2256,6 +2262,7 @@ fn per_block_base() -> Raw {
             i32s(&[0, 1, -1, 7]),
         ],
         device_tags: Vec::new(),
+        memory_classes: Vec::new(),
     }
 }
 
@@ -2304,6 +2311,7 @@ fn nf4_base() -> Raw {
         .encode(),
         buffers: vec![vec![0x7F; 16], f32s(&[1.0, 0.0, 2.5, 1e-3])],
         device_tags: Vec::new(),
+        memory_classes: Vec::new(),
     }
 }
 
@@ -2320,6 +2328,7 @@ fn mxfp_base() -> Raw {
         .encode(),
         buffers: vec![vec![0x38; 64], vec![0x7F, 0x01, 0xFE, 0x80]],
         device_tags: Vec::new(),
+        memory_classes: Vec::new(),
     }
 }
 
@@ -2372,9 +2381,9 @@ fn mutations() -> Vec<(&'static str, Raw, &'static str, &'static str)> {
             => PB_BUFFERS, "buffer[2].byte_size";
         // The data buffer: whole blocks along the axis (§ Padding).
         "per-block data without the padded block": pb().buffer(0, vec![0; 6])
-            => "element-types.md § Buffer Size Calculation", "buffer[0].byte_size";
+            => "quantization/per-block-affine.md § Padding", "buffer[0].byte_size";
         "per-block data longer than the padded blocks": pb().buffer(0, vec![0; 9])
-            => "element-types.md § Buffer Size Calculation", "buffer[0].byte_size";
+            => "quantization/per-block-affine.md § Padding", "buffer[0].byte_size";
         // Scale and zero-point types.
         "per-channel scale_type_tag float16": pc().payload_at(16, &[0x01])
             => PC_VALID, "quantization.scale_type_tag";
@@ -2541,6 +2550,8 @@ fn mutations() -> Vec<(&'static str, Raw, &'static str, &'static str)> {
             => "metadata.md § Buffer Table; memory-layout.md § Buffer Table", "buffer_count";
         "scales on another device": Raw { device_tags: vec![(1, 0x01)], ..nf() }
             => "buffer-protocol.md § Device Tags › Device Colocation", "buffer[1].device_tag";
+        "scales in host-pinned memory, the data not": Raw { memory_classes: vec![(1, 0x01)], ..nf() }
+            => "buffer-protocol.md § Device Tags › Device Colocation", "buffer[1].memory_class";
         // Parameter values (read by validate).
         "per-channel scale NaN": pc().buffer(1, f32s(&[1.0, f32::NAN, 1.0]))
             => PC_VALID, "scales[1]";

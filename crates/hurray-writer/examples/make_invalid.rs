@@ -2230,9 +2230,9 @@ fn composite(c: &mut Corpus) {
     let (h, m0, m1) = pp();
     add(
         "composite_member_count_max",
-        "member_count 0xFFFFFFFF: far more members than tensors follow the head",
-        "file-format.md § Composite Tensors",
-        "TornComposite",
+        "member_count 0xFFFFFFFF: the reserved open-composite sentinel",
+        head_rule,
+        "Invalid",
         "member_count",
         files((h.d(|d| d.layout_fields[4..8].copy_from_slice(&[0xFF; 4])), m0, m1)),
     );
