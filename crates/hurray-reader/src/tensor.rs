@@ -193,7 +193,7 @@ impl<'data> HurrayFile<'data> {
                 field: Field::new("layout_tag"),
                 offset: head.descriptor.offsets.descriptor + 15,
                 value: u64::from(head.descriptor.layout.tag()),
-                expected: "not a composite head at this depth: heads nest at most 8 deep and this one is the 9th",
+                expected: "a layout other than composite (0x0B) here: heads nest at most 8 deep, this one would be the 9th",
                 rule: "layouts/composite.md § Binding",
             });
         }
