@@ -213,6 +213,9 @@ pub struct TensorDetail<'data> {
     pub validated: bool,
     /// The data check's first problem.
     pub data_error: Option<Error>,
+    /// With `--validate`: what the library accepted but reports
+    /// (`crate::model::warnings`).
+    pub warnings: Vec<String>,
 }
 
 impl TensorDetail<'_> {
@@ -252,6 +255,7 @@ pub fn detail<'data>(
         strict: file.options().is_strict(),
         validated: validate,
         data_error: None,
+        warnings: Vec::new(),
     };
     if let Some(t) = dump.tensor {
         detail.resolved = true;
@@ -264,6 +268,7 @@ pub fn detail<'data>(
             .collect();
         if validate {
             detail.data_error = t.validate_data_with_progress(progress).err();
+            detail.warnings = crate::model::warnings(&t);
         }
     }
     Ok(detail)

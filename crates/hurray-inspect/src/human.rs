@@ -342,7 +342,10 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
         writeln!(out, "\nValidation ({mode} mode):")?;
         let mut table = Table::new(&[], &[]);
         let layout = d.header.as_ref().map(|h| h.layout);
-        table.row(verdict_row(name, d.first_error(), layout, d.not_viewable));
+        table.row(verdict_row(name.clone(), d.first_error(), layout, d.not_viewable));
+        for w in &d.warnings {
+            table.row(vec![name.clone(), "WARNING".into(), w.clone()]);
+        }
         table.write(out)?;
     }
     Ok(())

@@ -20,6 +20,9 @@ use crate::values::Json;
 struct JsonReport<'a> {
     file: JsonFile<'a>,
     kv: JsonKv<'a>,
+    /// Each KV value's type, by key: what `kv` alone cannot tell apart
+    /// (an int64 from a uint64, bytes from an array, NaN from a string).
+    kv_types: JsonKvTypes<'a>,
     tensors: Vec<JsonTensor<'a>>,
     /// With `--validate` only.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -88,6 +91,21 @@ impl Serialize for JsonKv<'_> {
         let mut map = serializer.serialize_map(Some(self.0.len()))?;
         for (key, value) in self.0 {
             map.serialize_entry(key, &JsonKvValue(*value))?;
+        }
+        map.end()
+    }
+}
+
+struct JsonKvTypes<'a>(&'a [(&'a str, KvValue<'a>)]);
+
+impl Serialize for JsonKvTypes<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in self.0 {
+            match value {
+                KvValue::Array(a) => map.serialize_entry(key, &format!("array<{}>", a.element_type().as_str()))?,
+                other => map.serialize_entry(key, other.kv_type().as_str())?,
+            }
         }
         map.end()
     }
@@ -188,6 +206,7 @@ pub fn render(report: &Report<'_>, out: &mut impl Write) -> io::Result<()> {
             data_buffer_alignment: report.data_buffer_alignment,
         },
         kv: JsonKv(&report.kv),
+        kv_types: JsonKvTypes(&report.kv),
         tensors: report.tensors.iter().map(JsonTensor::new).collect(),
         padding: report.padding.as_ref().map(JsonCheck::new),
     };
@@ -267,6 +286,8 @@ struct JsonDetail<'a> {
     error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error_at: Option<JsonErrorAt>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    warnings: &'a [String],
 }
 
 /// Where an error points, for scripts: the field as the spec names it, its
@@ -401,6 +422,7 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
         }),
         error: d.first_error().map(ToString::to_string),
         error_at: d.first_error().and_then(JsonErrorAt::new),
+        warnings: &d.warnings,
     };
     write_pretty(out, &json)?;
     writeln!(out)
@@ -875,6 +897,11 @@ mod tests {
             json!({"s": "Grüße", "min": i64::MIN, "max": u64::MAX, "nan": "nan", "inf": "inf",
                    "ninf": "-inf", "nzero": -0.0, "tiny": 5e-324, "b": true, "bytes": [0, 127, 255]})
         );
+        assert_eq!(
+            v["kv_types"],
+            json!({"s": "string", "min": "int64", "max": "uint64", "nan": "float64", "inf": "float64",
+                   "ninf": "float64", "nzero": "float64", "tiny": "float64", "b": "bool", "bytes": "bytes"})
+        );
         // Keys stay in file order.
         let pos = |k: &str| text.find(&format!("\"{k}\":")).unwrap();
         assert!(pos("s") < pos("min") && pos("min") < pos("bytes"));
@@ -919,6 +946,7 @@ mod tests {
             json!({
                 "file": {"container_version": "1.0", "flags": ["HAS_INDEX_CRC32C"], "data_buffer_alignment": 4096},
                 "kv": {},
+                "kv_types": {},
                 "tensors": [
                     {"name": "A", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5,
                      "buffers": [{"byte_size": 20, "alignment": 64, "offset": 4096}], "valid": true},

@@ -239,18 +239,23 @@ pub fn located_buffers<'t, 'data>(tensor: &'t Tensor<'data>) -> Option<&'t [Buff
     tensor.descriptor().buffer_handles().map(|_| tensor.buffers())
 }
 
-/// Advisory findings the library reports for a tensor.
-fn warnings(tensor: &Tensor<'_>) -> Vec<String> {
-    tensor
-        .sparsity_ratio_mismatch()
-        .map(|(stored, expected)| {
-            format!(
-                "statistics sparsity_ratio is {stored}, but nnz gives {expected} \
-                 (advisory only, metadata.md § Statistics Section)"
-            )
-        })
-        .into_iter()
-        .collect()
+/// Findings the library reports for a tensor it accepts: an advisory
+/// statistic that disagrees, and (permissive mode) a statistics `nnz` that
+/// strict mode would reject.
+pub(crate) fn warnings(tensor: &Tensor<'_>) -> Vec<String> {
+    let nnz = tensor.statistics_nnz_mismatch().map(|(statistics, nnz)| {
+        format!(
+            "statistics nnz is {statistics}, but the descriptor's nnz is {nnz}: accepted by permissive \
+             mode, which uses the descriptor's (strict mode rejects it)"
+        )
+    });
+    let sparsity = tensor.sparsity_ratio_mismatch().map(|(stored, expected)| {
+        format!(
+            "statistics sparsity_ratio is {stored}, but nnz gives {expected} \
+             (advisory only, metadata.md § Statistics Section)"
+        )
+    });
+    nnz.into_iter().chain(sparsity).collect()
 }
 
 /// The names of the set bits, in bit order; bits the library does not name

@@ -20,9 +20,15 @@ use serde_json::{json, Value};
 fn expected_json(entry: &Value, validated: bool) -> Value {
     let c = &entry["container"];
     let version = format!("{}.{}", c["container_version"][0], c["container_version"][1]);
-    let mut kv = serde_json::Map::new();
+    let (mut kv, mut kv_types) = (serde_json::Map::new(), serde_json::Map::new());
     for e in c["kv_entries"].as_array().unwrap() {
-        kv.insert(e["key"].as_str().unwrap().to_owned(), cli_value(&e["value"]));
+        let key = e["key"].as_str().unwrap().to_owned();
+        kv.insert(key.clone(), cli_value(&e["value"]));
+        let kind = match e["type"].as_str().unwrap() {
+            "array" => format!("array<{}>", e["element_type"].as_str().unwrap()),
+            other => other.to_owned(),
+        };
+        kv_types.insert(key, json!(kind));
     }
     let tensors: Vec<Value> = entry["tensors"]
         .as_array()
@@ -56,6 +62,7 @@ fn expected_json(entry: &Value, validated: bool) -> Value {
     let mut expected = json!({
         "file": {"container_version": version, "flags": flags, "data_buffer_alignment": c["data_buffer_alignment"]},
         "kv": kv,
+        "kv_types": kv_types,
         "tensors": tensors,
     });
     if validated {
@@ -119,6 +126,7 @@ fn csc_example_json() {
         &json!({
             "file": {"container_version": "1.0", "flags": ["HAS_INDEX_CRC32C"], "data_buffer_alignment": 4096},
             "kv": {},
+            "kv_types": {},
             "tensors": [{
                 "name": "csc_example", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5,
                 "buffers": [
@@ -1310,4 +1318,75 @@ fn a_quantized_column_lists_real_values() {
         ([2, 4], 32.5),
     ];
     assert_eq!(real, want.map(|(i, x)| (json!(i), x)));
+}
+
+/// What permissive mode accepts but strict mode rejects is shown, not
+/// silent: a statistics `nnz` that disagrees with the descriptor's is a
+/// WARNING line and a `warnings` entry (summary and --tensor), and the
+/// bytes after a descriptor's last field are listed as `(skipped)`.
+#[test]
+fn permissive_relaxations_are_shown() {
+    let invalid = fixtures_dir().join("invalid");
+    let file = path(&invalid, "statistics_sparse_nnz_mismatch.hry");
+    let warning = "statistics nnz is 4, but the descriptor's nnz is 5: accepted by permissive mode, \
+                   which uses the descriptor's (strict mode rejects it)";
+    let out = inspect(&["--validate", "--permissive"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("\n  t          WARNING  {warning}\n")),
+        "{}",
+        stdout(&out)
+    );
+    let v = ok_json(&["--validate", "--permissive", "--json"], &file);
+    assert_eq!(v["tensors"][0]["warnings"], json!([warning]), "{v}");
+    let v = ok_json(&["--validate", "--permissive", "--json", "--tensor", "t"], &file);
+    assert_eq!(v["warnings"], json!([warning]), "{v}");
+    let v = ok_json(&["--permissive", "--json", "--tensor", "t"], &file);
+    assert!(v.get("warnings").is_none(), "only with --validate: {v}");
+
+    let file = path(&invalid, "descriptor_trailing_bytes.hry");
+    let v = ok_json(&["--permissive", "--json", "--tensor", "t"], &file);
+    let last = v["descriptor"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        last,
+        json!({"field": "(skipped)", "offset": 125, "bytes": "0000000000000000",
+               "meaning": "skipped: past the fields this version defines (newer minor version, or permissive mode)"})
+    );
+}
+
+/// Every `hurray-inspect --json ...` example in `docs/cli.md` followed by
+/// its JSON output is what the tool prints today, byte for byte (an example
+/// shortened with a `...` line matches line by line up to and after it).
+#[test]
+fn cli_md_json_examples_are_the_tool_output() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = std::fs::read_to_string(root.join("docs/cli.md")).unwrap();
+    let mut checked = 0;
+    let mut rest = doc.as_str();
+    while let Some(at) = rest.find("```sh\nhurray-inspect --json") {
+        let block = &rest[at + "```sh\n".len()..];
+        let (command, after) = block.split_once("\n```\n").unwrap();
+        rest = after;
+        let Some(json) = after.strip_prefix("\n```json\n") else {
+            continue;
+        };
+        let (expected, _) = json.split_once("\n```").unwrap();
+        let out = bin()
+            .current_dir(&root)
+            .args(command.split_whitespace().skip(1))
+            .output()
+            .unwrap();
+        let actual = stdout(&out).trim_end();
+        match expected.split_once("\n    ...\n") {
+            None => assert_eq!(actual, expected, "{command}"),
+            Some((head, tail)) => {
+                assert!(
+                    actual.starts_with(head) && actual.ends_with(tail),
+                    "{command}:\n{actual}"
+                );
+            }
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 6, "examples found in docs/cli.md");
 }

@@ -83,6 +83,10 @@ impl<'data> HurrayFile<'data> {
 /// stopped (listed only when it stopped at an error).
 pub(crate) const UNREAD: &str = "(unread)";
 
+/// The field name of the descriptor bytes after its last known field that
+/// a successful parse skipped.
+pub(crate) const SKIPPED: &str = "(skipped)";
+
 fn annotate(span: Span<'_>) -> AnnotatedField<'_> {
     AnnotatedField {
         field: span.field,
@@ -137,6 +141,7 @@ fn meaning(field: &Field, bytes: &[u8]) -> String {
     let v = unsigned(bytes);
     match leaf {
         UNREAD => "not read: the parse stopped at the error".to_owned(),
+        SKIPPED => "skipped: past the fields this version defines (newer minor version, or permissive mode)".to_owned(),
         "magic" => format!("\"{}\"", bytes.escape_ascii()),
         "flags" if field.name == "flags" => bit_names(v, &flags::NAMES),
         "flags" => bit_names(v, &[(1, "SYMMETRIC")]),
@@ -176,7 +181,7 @@ fn meaning(field: &Field, bytes: &[u8]) -> String {
         "scale" => format!("{:?}", f32::from_bits(u32::try_from(v).unwrap_or(0))),
         "shape" | "parent_shape" if v == DYNAMIC => "dynamic dimension".to_owned(),
         "byte_size" | "alignment" | "descriptor_length" | "quantization_length" | "byte_offset" => {
-            format!("{v} bytes")
+            format!("{v} {}", if v == 1 { "byte" } else { "bytes" })
         }
         "is_sorted" | "has_nan" | "has_inf" | "is_float" | "is_signed" => match v {
             0 => "false".to_owned(),

@@ -301,12 +301,19 @@ pub(crate) fn parse_recorded<'data>(
     let stopped = c.offset();
     let unread = bytes.get(c.position()..).unwrap_or_default();
     let mut spans = c.into_spans();
-    // Where a parse stopped at an error, the bytes it did not read are
-    // listed too, so that an error pointing at them (a truncated field,
-    // trailing bytes) points into a listed span.
-    if result.is_err() && !unread.is_empty() {
+    // The bytes the parse did not read are listed too: where it stopped at
+    // an error, so that an error pointing at them (a truncated field,
+    // trailing bytes) points into a listed span; after a parse that
+    // succeeded, the bytes it skipped (a newer minor version's fields, or
+    // extra bytes permissive mode accepts).
+    if !unread.is_empty() {
+        let field = if result.is_err() {
+            crate::annotate::UNREAD
+        } else {
+            crate::annotate::SKIPPED
+        };
         spans.push(Span {
-            field: Field::new(crate::annotate::UNREAD),
+            field: Field::new(field),
             offset: stopped,
             bytes: unread,
         });

@@ -409,9 +409,7 @@ pub enum Error {
 
     /// A count read from the file is larger than the bytes that should hold
     /// it can contain; rejected before anything is allocated for it.
-    #[error(
-        "{scope}{field} at offset {offset}: count {count} cannot fit, at most {max} fit in the {section} ({rule})"
-    )]
+    #[error("{scope}{field} at offset {offset}: {count} cannot fit, at most {max} fit in the {section} ({rule})")]
     CountTooLarge {
         /// The KV key or tensor concerned, when there is one.
         scope: Scope,

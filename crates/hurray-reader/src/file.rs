@@ -34,7 +34,9 @@ pub enum Mode {
     /// descriptor, the index or the KV section, gaps and non-zero padding
     /// between regions, a data region not at the first boundary after its
     /// descriptor, a statistics `nnz` that disagrees with the descriptor's
-    /// (the descriptor's is used). Regions still never overlap.
+    /// (the descriptor's is used;
+    /// [`Tensor::statistics_nnz_mismatch`](crate::Tensor::statistics_nnz_mismatch)
+    /// reports it). Regions still never overlap.
     /// Bounds, overflow and alignment checks stay on: permissive never means
     /// unsafe. A torn composite is an error in both modes (its members are
     /// readable alone in both).

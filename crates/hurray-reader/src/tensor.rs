@@ -193,7 +193,8 @@ impl<'data> HurrayFile<'data> {
                 field: Field::new("layout_tag"),
                 offset: head.descriptor.offsets.descriptor + 15,
                 value: u64::from(head.descriptor.layout.tag()),
-                expected: "a layout other than composite (0x0B) here: heads nest at most 8 deep, this one would be the 9th",
+                expected:
+                    "a layout other than composite (0x0B) here: heads nest at most 8 deep, this one would be the 9th",
                 rule: "layouts/composite.md § Binding",
             });
         }
@@ -600,6 +601,18 @@ impl<'data> Tensor<'data> {
         }
     }
 
+    /// A sparse layout's statistics section gives an `nnz` (its valid bit
+    /// set) other than the descriptor's: returns `(statistics nnz,
+    /// descriptor nnz)`. Strict mode rejects such a tensor
+    /// ([`Error::StatisticsNnzMismatch`]), so this is only ever `Some` in
+    /// permissive mode, which uses the descriptor's.
+    pub fn statistics_nnz_mismatch(&self) -> Option<(u64, u64)> {
+        let stats = self.descriptor.statistics?;
+        let nnz = self.nnz()?;
+        let valid = stats.computed_mask.get() & descriptor::statistics_mask::NNZ_VALID != 0;
+        (valid && stats.nnz.get() != nnz).then_some((stats.nnz.get(), nnz))
+    }
+
     /// A sparse layout's stored-value count from `sparsity_ratio` disagrees
     /// with `nnz`: returns `(stored, expected)` ratios. Advisory only
     /// (`metadata.md` § Statistics Section): reported, never fatal.
@@ -967,19 +980,16 @@ impl<'data> Tensor<'data> {
 
     fn check_statistics(&self) -> Result<()> {
         let d = &self.descriptor;
-        let (Some(stats), Some(nnz)) = (d.statistics, self.nnz()) else {
+        let Some((statistics_nnz, nnz)) = self.statistics_nnz_mismatch() else {
             return Ok(());
         };
-        if stats.computed_mask.get() & descriptor::statistics_mask::NNZ_VALID == 0 {
-            return Ok(());
-        }
-        if stats.nnz.get() == nnz || !self.options.is_strict() {
+        if !self.options.is_strict() {
             return Ok(());
         }
         Err(Error::StatisticsNnzMismatch {
             tensor: self.name().into(),
             offset: d.offsets.statistics + 8,
-            statistics_nnz: stats.nnz.get(),
+            statistics_nnz,
             nnz,
             rule: match d.layout {
                 Layout::Csc => rule::CSC_STATS,

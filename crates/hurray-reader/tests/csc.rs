@@ -673,6 +673,14 @@ fn rule_statistics_nnz_must_match() {
             ..
         }
     ));
+    // Permissive mode uses the descriptor's nnz and reports the statistics'.
+    let mut p = parts();
+    p.descriptor.statistics = Some(Statistics::default().with_nnz(6));
+    let bytes = build(p);
+    let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+    let t = file.tensor("A").unwrap();
+    assert_eq!(t.statistics_nnz_mismatch(), Some((6, 5)));
+    assert_eq!(t.csc::<f32>().unwrap().nnz(), 5);
     // Matching nnz with a wrong sparsity_ratio is reported, not fatal.
     let mut p = parts();
     p.descriptor.statistics = Some(Statistics::default().with_nnz(5).with_sparsity_ratio(0.5));
@@ -687,6 +695,7 @@ fn rule_statistics_nnz_must_match() {
     let bytes = build(p);
     let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
     assert_eq!(file.tensor("A").unwrap().sparsity_ratio_mismatch(), None);
+    assert_eq!(file.tensor("A").unwrap().statistics_nnz_mismatch(), None);
 }
 
 #[test]
