@@ -28,13 +28,13 @@ pub enum Mode {
     Strict,
     /// Accept what the spec lets a reader accept: unknown layout, type and
     /// quantization tags and extension layout ids (the descriptor is kept,
-    /// its data is never interpreted), sparse invariant scans skipped, oversized dense and
-    /// parameter buffers (the layout buffers of CSC, CSR, COO and CSF must
-    /// have their exact size in both modes), extra bytes after the last field of a
-    /// descriptor, the index or the KV section, gaps and non-zero padding
-    /// between regions, a data region not at the first boundary after its
-    /// descriptor, a statistics `nnz` that disagrees with the descriptor's
-    /// (the descriptor's is used;
+    /// its data is never interpreted), sparse invariant scans skipped,
+    /// oversized dense and parameter buffers (the layout buffers of CSC,
+    /// CSR, COO and CSF must have their exact size in both modes), extra
+    /// bytes after the last field of a descriptor, the index or the KV
+    /// section, gaps and non-zero padding between regions, a data region
+    /// not at the first boundary after its descriptor, a statistics `nnz`
+    /// that disagrees with the descriptor's (the descriptor's is used;
     /// [`Tensor::statistics_nnz_mismatch`](crate::Tensor::statistics_nnz_mismatch)
     /// reports it). Regions still never overlap.
     /// Bounds, overflow and alignment checks stay on: permissive never means

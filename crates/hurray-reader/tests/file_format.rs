@@ -2574,15 +2574,10 @@ proptest! {
     }
 }
 
-/// NOTES.md 'Padding after a descriptor whose tensor is empty': `A`
-/// (float32 `[0]`) is followed by `B`'s descriptor after 8-byte padding,
-/// while `A`'s `data_offset` is the `data_buffer_alignment` boundary after
-/// its descriptor, which `B`'s data also starts at. Both modes accept it;
-/// before, both rejected `B`'s `descriptor_offset` as inside `A`'s region.
-/// As the last tensor, `A`'s boundary lies past the end of the file.
-#[test]
-fn an_empty_tensor_may_be_followed_by_8_byte_padding() {
-    let dense = |name: &str, shape: Vec<u64>, buf: Vec<u8>| MTensor {
+/// A row-major float32 tensor with no optional section, one buffer `buf`
+/// (alignment 64, on the CPU) and the default paddings.
+fn plain_f32(name: &str, shape: Vec<u64>, buf: Vec<u8>) -> MTensor {
+    MTensor {
         name: name.into(),
         dt: Dt::F32,
         version_minor: 0,
@@ -2599,7 +2594,21 @@ fn an_empty_tensor_may_be_followed_by_8_byte_padding() {
         aligns: vec![64],
         extra: vec![Vec::new()],
         pad_to_dba: false,
+        empty_unpadded: false,
+    }
+}
+
+/// NOTES.md 'Padding after a descriptor whose tensor is empty': `A`
+/// (float32 `[0]`) is followed by `B`'s descriptor after 8-byte padding,
+/// while `A`'s `data_offset` is the `data_buffer_alignment` boundary after
+/// its descriptor, which `B`'s data also starts at. Both modes accept it;
+/// before, both rejected `B`'s `descriptor_offset` as inside `A`'s region.
+/// As the last tensor, `A`'s boundary lies past the end of the file.
+#[test]
+fn an_empty_tensor_may_be_followed_by_8_byte_padding() {
+    let dense = |name: &str, shape: Vec<u64>, buf: Vec<u8>| MTensor {
         empty_unpadded: true,
+        ..plain_f32(name, shape, buf)
     };
     let values: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
     for order in [["A", "B"], ["B", "A"]] {
@@ -2650,25 +2659,7 @@ fn an_empty_tensor_may_be_followed_by_8_byte_padding() {
 /// `[3, 4]` float32 needs; only the descriptor is compared).
 #[test]
 fn model_descriptor_is_the_worked_example() {
-    let t = MTensor {
-        name: "w".into(),
-        dt: Dt::F32,
-        version_minor: 0,
-        trailing: Vec::new(),
-        body: Body::Dense {
-            shape: vec![3, 4],
-            byte_offset: 0,
-            buf: vec![0; 192],
-        },
-        quant: None,
-        shard: None,
-        stats: None,
-        device: (0, 0, 0),
-        aligns: vec![64],
-        extra: vec![Vec::new()],
-        pad_to_dba: false,
-        empty_unpadded: false,
-    };
+    let t = plain_f32("w", vec![3, 4], vec![0; 192]);
     let (bytes, map) = descriptor(&t);
     let mut want = Vec::new();
     want.extend_from_slice(&[
