@@ -4,7 +4,8 @@
 //! (`CscStructure::validate()`, `CsrStructure::validate()`,
 //! `CooStructure::validate()` on a sorted COO), in bytes of pointer + index
 //! arrays per second, next to ceilings over the same `u64` slices measured
-//! in the same run: a plain sum on one thread and on two (`thread::scope`).
+//! in the same run: a plain sum on one thread and on two (`thread::scope`),
+//! and the same sums prefetching 16 KiB ahead as the scans do.
 //! Also the library's `validate_parallel(2)` (COO too), a naive element-by-element
 //! check, and a two-thread validation built from the public slices only
 //! (`kernels::validate_threads`, the stand-in written before the library
@@ -25,7 +26,9 @@ use std::time::Duration;
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use hurray_benches::data::{Format, MatrixSpec, Pattern, Values, TENSOR};
-use hurray_benches::kernels::{naive_check, sum_u64, sum_u64_threads, validate_threads};
+use hurray_benches::kernels::{
+    naive_check, sum_u64, sum_u64_prefetched, sum_u64_prefetched_threads, sum_u64_threads, validate_threads,
+};
 use hurray_benches::Ctx;
 use hurray_reader::{MappedFile, Options};
 
@@ -37,6 +40,19 @@ fn configure(group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>, c
             .warm_up_time(Duration::from_secs(1))
             .measurement_time(Duration::from_secs(4));
     }
+}
+
+/// The ceilings: plain sums over the scanned slices (the baseline)
+/// and the same sums with the scans' software prefetch.
+fn bench_sums(group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>, slices: &[&[u64]]) {
+    group.bench_function("sum_1thread", |b| b.iter(|| sum_u64(black_box(slices))));
+    group.bench_function("sum_2threads", |b| b.iter(|| sum_u64_threads(black_box(slices), 2)));
+    group.bench_function("sum_1thread_prefetched", |b| {
+        b.iter(|| sum_u64_prefetched(black_box(slices)))
+    });
+    group.bench_function("sum_2threads_prefetched", |b| {
+        b.iter(|| sum_u64_prefetched_threads(black_box(slices), 2))
+    });
 }
 
 fn bench_compressed(c: &mut Criterion, ctx: &Ctx, spec: MatrixSpec) {
@@ -84,8 +100,7 @@ fn bench_compressed(c: &mut Criterion, ctx: &Ctx, spec: MatrixSpec) {
     group.bench_function("local_validate_2threads", |b| {
         b.iter(|| assert!(validate_threads(ptr, idx, bound, 2)))
     });
-    group.bench_function("sum_1thread", |b| b.iter(|| sum_u64(black_box(&slices))));
-    group.bench_function("sum_2threads", |b| b.iter(|| sum_u64_threads(black_box(&slices), 2)));
+    bench_sums(&mut group, &slices);
     group.finish();
 }
 
@@ -119,8 +134,7 @@ fn bench_coo(c: &mut Criterion, ctx: &Ctx, spec: MatrixSpec) {
                 .expect("valid")
         })
     });
-    group.bench_function("sum_1thread", |b| b.iter(|| sum_u64(black_box(&slices))));
-    group.bench_function("sum_2threads", |b| b.iter(|| sum_u64_threads(black_box(&slices), 2)));
+    bench_sums(&mut group, &slices);
     group.finish();
 }
 

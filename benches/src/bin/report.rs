@@ -235,6 +235,25 @@ impl Ceilings {
     }
 }
 
+/// The cells of one scan group's rows: a benchmark's GB/s and median
+/// (`cell(name)`), and the ratio of two benchmarks' GB/s (`ratio(num, den)`).
+fn scan_cells<'a>(
+    c: &'a BTreeMap<String, Bench>,
+    group: &'a str,
+) -> (impl Fn(&str) -> String + 'a, impl Fn(&str, &str) -> String + 'a) {
+    let b = move |f: &str| c.get(&format!("{group}/{f}"));
+    let cell = move |f: &str| {
+        b(f).map_or("–".to_string(), |x| {
+            format!("{:.1} GB/s ({})", gbps(x), time(x.median_ns))
+        })
+    };
+    let ratio = move |num: &str, den: &str| match (b(num), b(den)) {
+        (Some(n), Some(d)) => format!("{:.2}", gbps(n) / gbps(d)),
+        _ => "–".to_string(),
+    };
+    (cell, ratio)
+}
+
 fn scan_table(c: &BTreeMap<String, Bench>, ceilings: &Ceilings) {
     println!("### 2. Invariant scan (`cargo bench -p hurray-benches --bench scan`)");
     println!();
@@ -246,17 +265,10 @@ fn scan_table(c: &BTreeMap<String, Bench>, ceilings: &Ceilings) {
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for group in SCAN_GROUPS {
-        let b = |f: &str| c.get(&format!("{group}/{f}"));
-        let Some(v) = b("validate") else { continue };
-        let cell = |f: &str| {
-            b(f).map_or("–".to_string(), |x| {
-                format!("{:.1} GB/s ({})", gbps(x), time(x.median_ns))
-            })
+        let Some(v) = c.get(&format!("{group}/validate")) else {
+            continue;
         };
-        let ratio = |num: &str, den: &str| match (b(num), b(den)) {
-            (Some(n), Some(d)) => format!("{:.2}", gbps(n) / gbps(d)),
-            _ => "–".to_string(),
-        };
+        let (cell, ratio) = scan_cells(c, group);
         println!(
             "| {} | {:.2} GB | {} | {} | {} | {} | {} | {} | {} | {} |",
             group.trim_start_matches("scan_"),
@@ -269,6 +281,32 @@ fn scan_table(c: &BTreeMap<String, Bench>, ceilings: &Ceilings) {
             cell("sum_2threads"),
             ratio("validate", "sum_1thread"),
             ratio("validate_parallel_2threads", "sum_2threads"),
+        );
+    }
+    println!();
+    println!(
+        "Against the sums with the scans' prefetch (16 KiB ahead; the plain sums above are the issue's baseline, \
+         these show how much of the bandwidth the scans use):"
+    );
+    println!();
+    println!(
+        "| input | prefetched sum 1 thread | prefetched sum 2 threads | plain / prefetched sum 1t \
+         | validate / prefetched 1t | parallel(2) / prefetched 2t |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    for group in SCAN_GROUPS {
+        if !c.contains_key(&format!("{group}/validate")) {
+            continue;
+        }
+        let (cell, ratio) = scan_cells(c, group);
+        println!(
+            "| {} | {} | {} | {} | {} | {} |",
+            group.trim_start_matches("scan_"),
+            cell("sum_1thread_prefetched"),
+            cell("sum_2threads_prefetched"),
+            ratio("sum_1thread", "sum_1thread_prefetched"),
+            ratio("validate", "sum_1thread_prefetched"),
+            ratio("validate_parallel_2threads", "sum_2threads_prefetched"),
         );
     }
     let Ceilings { slowed, best, record } = ceilings;

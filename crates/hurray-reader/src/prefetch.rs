@@ -1,11 +1,18 @@
-//! A cache hint for the sparse products: start loading an element that a
-//! loop will read or update a few iterations later. The products read `x`
-//! (`CsrView::mul_vec`, Aᵀ·x) or update `y` (the direct scatter of
-//! `CscView::mul_vec`) at the positions the index array gives, one random
-//! access per stored element. Without the hint the core keeps only as many
-//! of those misses in flight as its out-of-order window reaches; with it
-//! they start [`DISTANCE`] elements earlier (`docs/performance.md` § Run G).
-//! The products prefetch only from vectors larger than the caches.
+//! A cache hint: start loading memory that a loop will read a few
+//! iterations later.
+//!
+//! - The scans (`compressed::scan`, `coo`) stream their index arrays and ask
+//!   for the line 16 KiB ahead of the one they read: without the hint the
+//!   core keeps too few misses in flight to reach the memory bandwidth while
+//!   it computes (`docs/performance.md` § Run I).
+//! - The sparse products read `x` (`CsrView::mul_vec`, Aᵀ·x) or update `y`
+//!   (the direct scatter of `CscView::mul_vec`) at the positions the index
+//!   array gives, one random access per stored element. Without the hint
+//!   the core keeps only as many of those misses in flight as its
+//!   out-of-order window reaches; with it they start [`DISTANCE`] elements
+//!   earlier (`docs/performance.md` § Run G). The products prefetch only
+//!   from vectors larger than the caches.
+//!
 //! This module holds the crate's second `unsafe` block, the hint itself.
 #![allow(unsafe_code)]
 

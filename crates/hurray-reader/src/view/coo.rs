@@ -6,6 +6,7 @@ use crate::cursor::to_u64;
 use crate::element_type::Element;
 use crate::error::{rule, Error, Field, Result};
 use crate::layout::{Layout, LayoutFields};
+use crate::prefetch::prefetch;
 use crate::tensor::Tensor;
 use crate::view::threads::{share, spawn_or_run, MAX_THREADS};
 
@@ -507,8 +508,9 @@ fn bounds(current: &[u64], lims: &[u64]) -> Flags {
 /// `u64`s per cache line.
 const LINE: usize = 8;
 
-/// How far ahead (in `u64`s) [`streamed`] touches `indices`.
-const AHEAD: usize = 1024;
+/// How far ahead (in `u64`s) [`streamed`] prefetches `indices`: 16 KiB, as
+/// the CSC scan (`compressed::scan`).
+const AHEAD: usize = 2048;
 
 /// Per-lane accumulators of [`streamed`]: summed once at the end, so the
 /// compiler keeps them in vector registers.
@@ -519,11 +521,9 @@ struct Lanes {
 }
 
 /// Runs `line(lanes, previous, current)` over the two (equally long)
-/// slices a cache line at a time, reading one value of `ahead` per line,
-/// then `rest(flags, previous, current)` over what is left: loads the
-/// hardware sees early, so the data streams in while the kernel works
-/// (see `compressed::scan::elements`). The value read ahead joins `high`, where
-/// every coordinate goes anyway.
+/// slices a cache line at a time, prefetching one line of `ahead` per line,
+/// then `rest(flags, previous, current)` over what is left: the data
+/// streams in while the kernel works (see `compressed::scan::elements`).
 fn streamed(
     (previous, current, ahead): (&[u64], &[u64], &[u64]),
     line: impl Fn(&mut Lanes, &[u64; LINE], &[u64; LINE]),
@@ -546,7 +546,9 @@ fn streamed(
         let (Ok(p), Ok(c)) = (<&[u64; LINE]>::try_from(p), <&[u64; LINE]>::try_from(c)) else {
             continue; // unreachable: chunks_exact
         };
-        f.high |= a.first().copied().unwrap_or(0);
+        if let Some(a) = a.first() {
+            prefetch(a);
+        }
         line(&mut lanes, p, c);
     }
     rest(&mut f, p_rest, c_rest);
@@ -624,7 +626,7 @@ fn order_rank2(f: &mut Flags, previous: &[u64], current: &[u64], lc: u64) {
 /// `high`, and one at or above 2^31 (out of bounds anyway) sets its top
 /// bit, so the exact pass decides.
 mod narrow {
-    use super::{Flags, LINE};
+    use super::{prefetch, Flags, LINE};
     use wide::{i32x4, u64x2};
 
     /// `nrows - 1` and `ncols - 1`, both below 2^31, in the lane order of
@@ -679,7 +681,7 @@ mod narrow {
     }
 
     /// Entries of `current` (each after the one `previous` holds at the
-    /// same place), four per cache line, reading one value of `ahead` per
+    /// same place), four per cache line, prefetching one line of `ahead` per
     /// line (see [`super::streamed`]); the values left over go through the
     /// 64-bit [`order_rank2`]. Rows and columns are checked against their
     /// bounds (`lims`); `bad` is 1 when an entry is not above its
@@ -702,8 +704,10 @@ mod narrow {
             let Ok(v) = <&[u64; LINE]>::try_from(line) else {
                 continue; // unreachable: chunks_exact
             };
-            let touch = a.first().copied().unwrap_or(0);
-            high |= u64x2::new([v[0] | v[2] | v[4] | v[6] | touch, v[1] | v[3] | v[5] | v[7]]);
+            if let Some(a) = a.first() {
+                prefetch(a);
+            }
+            high |= u64x2::new([v[0] | v[2] | v[4] | v[6], v[1] | v[3] | v[5] | v[7]]);
             let x0 = pack(&v[0..2], &v[2..4]);
             let x1 = pack(&v[4..6], &v[6..8]);
             ok = ok & above(x0, before(last, x0)) & above(x1, before(x0, x1));

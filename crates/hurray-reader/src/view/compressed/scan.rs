@@ -6,8 +6,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{slice_ok, Compressed};
-use crate::cursor::to_u64;
+use crate::cursor::{to_u64, to_usize};
 use crate::error::{Error, Field, Result};
+use crate::prefetch::prefetch;
 use crate::view::threads::{share, spawn_or_run, MAX_THREADS};
 
 impl<'data> Compressed<'data> {
@@ -154,62 +155,89 @@ impl<'data> Compressed<'data> {
     }
 
     /// The fast pass over one [`Part`], block by block: a block is
-    /// [`Blocks::DEFAULT`] positions of `idx`. For each block it counts the descents
-    /// of `idx` (streaming, vectorised, see [`elements`]), then walks the
-    /// outer slices that start in the block — their first index and the one
-    /// before it, the last of the previous non-empty slice, now in cache —
-    /// to count the descents that fall on slice boundaries (allowed), check
-    /// each slice's last (largest) index against the bound, and check that
-    /// `ptr` does not decrease. `idx` and `ptr` are each read from memory
-    /// once. Calls `progress(bytes)` with the bytes scanned since its
-    /// previous call. Never panics on damaged data.
+    /// [`Blocks::DEFAULT`] positions of `idx`. For each block it marks the
+    /// outer slices that start in the block in a map of the block's
+    /// positions (one load of `ptr` and one store per slice), then goes over
+    /// the block's positions (streaming, vectorised, see [`elements`]),
+    /// counting the *violations* — positions whose index is not above the
+    /// one before and where no slice starts — and checking every index
+    /// against the bound; `ptr` is checked not to decrease a block ahead.
+    /// `idx` and `ptr` are each read from memory once, prefetched ahead.
+    /// The loops run compiled for AVX2 when the CPU has it ([`Isa`]). Calls
+    /// `progress(bytes)` with the bytes scanned since its previous call.
+    /// Never panics on damaged data.
     fn scan(&self, part: Part, progress: &mut dyn FnMut(u64)) -> Scan {
-        self.scan_blocks(part, Blocks::DEFAULT, progress)
+        self.scan_blocks(part, Blocks::DEFAULT, Isa::detect(), progress)
     }
 
-    /// [`scan`](Self::scan) with the block sizes of `blocks` (the tests
-    /// use tiny ones).
-    fn scan_blocks(&self, part: Part, blocks: Blocks, progress: &mut dyn FnMut(u64)) -> Scan {
+    /// [`scan`](Self::scan) with the block sizes of `blocks` (the tests use
+    /// tiny ones) and the loops compiled for `isa`.
+    fn scan_blocks(&self, part: Part, blocks: Blocks, isa: Isa, progress: &mut dyn FnMut(u64)) -> Scan {
+        match isa {
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => self.scan_blocks_avx2(part, blocks, progress),
+            _ => self.scan_blocks_with(part, blocks, progress),
+        }
+    }
+
+    /// [`scan_blocks_with`](Self::scan_blocks_with) compiled for AVX2: four
+    /// `u64` lanes a register instead of SSE2's two, so the block loop
+    /// retires about half the instructions (docs/performance.md § 2, "Run
+    /// I"). On a CPU without AVX2 it runs the baseline code.
+    #[cfg(target_arch = "x86_64")]
+    #[allow(unsafe_code)]
+    fn scan_blocks_avx2(&self, part: Part, blocks: Blocks, progress: &mut dyn FnMut(u64)) -> Scan {
+        #[target_feature(enable = "avx2")]
+        fn avx2(c: &Compressed<'_>, part: Part, blocks: Blocks, progress: &mut dyn FnMut(u64)) -> Scan {
+            c.scan_blocks_with(part, blocks, progress)
+        }
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return self.scan_blocks_with(part, blocks, progress);
+        }
+        // SAFETY: a `target_feature` function may only run on a CPU that has
+        // the features it enables, and this CPU has AVX2 (detected just
+        // above). `avx2` itself is safe code, the baseline loop recompiled.
+        unsafe { avx2(self, part, blocks, progress) }
+    }
+
+    /// The block loop of [`scan`](Self::scan), inlined into each of its
+    /// compilations (the baseline and [`scan_blocks_avx2`](Self::scan_blocks_avx2)).
+    #[inline(always)]
+    fn scan_blocks_with(&self, part: Part, blocks: Blocks, progress: &mut dyn FnMut(u64)) -> Scan {
         const REPORT: usize = 1 << 21; // indices between progress reports
                                        // Values below 2^63 are below the bound exactly when `lim - v` has
                                        // its top bit clear (`lim` < 2^63); larger values set `high` anyway.
         let lim = self.inner_len.min(1 << 63).wrapping_sub(1);
-        let max = self.idx.len().saturating_sub(1);
+        let positions = blocks.positions.clamp(1, MAP);
         let mut scan = Scan::default();
-        if part.to == self.idx.len() {
-            // The last index of the last non-empty slice: the walk checks
-            // the others' (the index before each slice start).
-            if let Some(&v) = self.idx.last() {
-                scan.high |= lim.wrapping_sub(v);
-            }
-        }
+        let mut starts = [0u8; MAP];
         let (mut p, mut j) = (part.from, part.first);
         let (mut reported_p, mut reported_j) = (p, j);
         // Pointer pairs `first..folded` are checked. The check runs ahead
-        // of the walk, over as many slices as the previous block had: the
-        // vectorised fold streams `ptr` into the cache, the walk (one
-        // dependent load after another) then finds it there.
+        // of the marking, over as many slices as the previous block had:
+        // the vectorised fold brings `ptr` into the cache, the marking then
+        // finds it there. Entries up to `fetched` are prefetched.
         let mut folded = part.first;
+        let mut fetched = part.first;
         let mut ahead = blocks.slack;
         loop {
-            let q = p.saturating_add(blocks.positions).min(part.to);
+            let q = p.saturating_add(positions).min(part.to);
             let last_block = q >= part.to;
-            let e = elements(self.idx, p, q);
-            scan.descents = scan.descents.wrapping_add(e.count);
-            scan.high |= e.high;
             let until = j.saturating_add(ahead).min(part.last);
             if until > folded {
                 scan.high |= self.pointer_flags(folded, until);
                 folded = until;
             }
-            // Slices starting in this block; in the last one, every slice
-            // left whose start lies inside `idx` (the rest must be empty).
-            let cap = if last_block { max } else { q.saturating_sub(1).min(max) };
-            let (j1, o) = self.boundaries(j, part.last, cap, lim);
-            scan.boundary_descents = scan.boundary_descents.wrapping_add(o.count);
-            scan.high |= o.high;
+            fetched = self.prefetch_ptr(fetched.max(until), until.saturating_add(PTR_AHEAD));
+            let j1 = self.mark_starts(j, part.last, p, q, &mut starts);
+            let e = elements(self.idx, p, q, &starts, lim, blocks.ahead);
+            scan.violations = scan.violations.wrapping_add(e.count);
+            scan.high |= e.high;
+            starts = [0; MAP];
             let walked = j1.saturating_sub(j);
             ahead = walked.saturating_add(walked / 8).saturating_add(blocks.slack);
+            // In the last block the slices left start at or after its end:
+            // empty ones, whose pointers the fold below still checks.
             j = if last_block { part.last } else { j1 };
             if j > folded {
                 scan.high |= self.pointer_flags(folded, j);
@@ -229,49 +257,44 @@ impl<'data> Compressed<'data> {
         }
     }
 
-    /// Over the outer slices `from..to`, stopping before the first one whose
-    /// start is above `cap` (`cap < idx.len()`): counts the descents at
-    /// slice boundaries — the first index of a non-empty slice not above the
-    /// index before it, the last of the previous non-empty slice — so the
-    /// caller can subtract them; ORs `lim - v` for that index before (see
-    /// [`scan`](Self::scan)). Returns where it stopped; the caller checks
-    /// the pointer pairs. Two loads of `idx` per slice, adjacent and
-    /// in cache; no branch on the data but the stop.
-    ///
-    /// A slice starting at position 0 compares its first index with 0, as
-    /// if `idx[-1] = 0`; [`elements`] counts position 0 the same way.
-    #[inline(never)] // its own registers: inlined, the loop spills
-    fn boundaries(&self, from: usize, to: usize, cap: usize, lim: u64) -> (usize, Outer) {
-        let (Some(ptrs), Some(window)) = (self.ptr.get(from..=to), self.idx.get(..=cap)) else {
-            return (from, Outer::default()); // nnz = 0, or a range past the end
-        };
-        let (Some((&first, rest)), cap) = (ptrs.split_first(), to_u64(cap)) else {
-            return (from, Outer::default());
-        };
-        let at = |i: u64| {
-            window
-                .get(usize::try_from(i).unwrap_or(usize::MAX))
-                .copied()
-                .unwrap_or(0)
-        };
-        let (mut count, mut high) = (0u64, 0u64);
-        let mut start = first;
-        let mut walked = rest.len();
-        for (k, &end) in rest.iter().enumerate() {
-            if start > cap {
+    /// Marks in `starts` (indexed by position − `p`) the outer slices
+    /// `from..to` that start below `q`, stopping at the first that does not;
+    /// returns where it stopped. A slice starting at `s < nnz` is non-empty
+    /// or followed by empty slices up to a non-empty one starting at `s`, so a
+    /// mark always stands for a non-empty slice. A start before `p` (only on
+    /// a damaged, decreasing `ptr`, which the pointer flags report) marks
+    /// nothing.
+    #[inline(always)]
+    fn mark_starts(&self, from: usize, to: usize, p: usize, q: usize, starts: &mut [u8; MAP]) -> usize {
+        let ptrs = self.ptr.get(from..to).unwrap_or_default();
+        let (p, q) = (to_u64(p), to_u64(q));
+        let mut walked = ptrs.len();
+        for (k, &start) in ptrs.iter().enumerate() {
+            if start >= q {
                 walked = k;
                 break;
             }
-            let before = at(start.wrapping_sub(1));
-            count = count.wrapping_add(u64::from((start < end) & (at(start) <= before)));
-            high |= lim.wrapping_sub(before);
-            start = end;
+            if let Some(mark) = starts.get_mut(to_usize(start.wrapping_sub(p))) {
+                *mark = 1;
+            }
         }
-        (from.saturating_add(walked), Outer { count, high })
+        from.saturating_add(walked)
+    }
+
+    /// Asks the CPU for `ptr[from..to]` (clamped to `ptr`), a cache line at a
+    /// time; returns where the next call starts.
+    #[inline(always)]
+    fn prefetch_ptr(&self, from: usize, to: usize) -> usize {
+        let to = to.min(self.ptr.len());
+        for value in self.ptr.get(from..to).unwrap_or_default().iter().step_by(LINE) {
+            prefetch(value);
+        }
+        to.max(from)
     }
 
     /// The pointer flags (`b - a | b`) of the pairs `from..to` (over
     /// `ptr[from..=to]`).
+    #[inline(always)]
     fn pointer_flags(&self, from: usize, to: usize) -> u64 {
         let ptrs = self.ptr.get(from..=to).unwrap_or_default();
         let (pa, pb) = (
@@ -433,27 +456,49 @@ impl<'data> Compressed<'data> {
 /// Block sizes of the fast pass.
 #[derive(Debug, Clone, Copy)]
 struct Blocks {
-    /// Positions of `idx` per block.
+    /// Positions of `idx` per block (at most [`MAP`]).
     positions: usize,
-    /// Pointer pairs checked ahead of the boundary walk, beyond the number
-    /// of slices the previous block had.
+    /// Pointer pairs checked ahead of the marking, beyond the number of
+    /// slices the previous block had.
     slack: usize,
+    /// How far ahead (in positions) [`elements`] prefetches `idx`; its
+    /// vectorised loop stops that far before the end of `idx` (the tests
+    /// use small distances so that it runs on small arrays).
+    ahead: usize,
 }
 
 impl Blocks {
-    /// 256 positions (2 KiB, in the L1 cache for the boundary walk that
-    /// follows); 16 pointers of slack. Short blocks keep each walk short:
-    /// the memory requests that [`elements`]' touch-ahead (`AHEAD` = 4
-    /// blocks on) and the hardware prefetcher have in flight cover it, so
-    /// memory stays busy while the CPU walks. Measured against 4 Ki positions
-    /// in four processes (docs/performance.md § 2, "Block size"): one thread,
-    /// 10 rows a column 0.60–0.73 → 0.66–0.84 of the sum, 2 rows a column
-    /// 0.46–0.54 → 0.54–0.64, one column within noise (0.76–0.88 →
-    /// 0.77–0.89); two threads unchanged.
+    /// 256 positions (2 KiB, in the L1 cache between the marking and the
+    /// count); 16 pointers of slack; `idx` prefetched 2 Ki positions (16 KiB)
+    /// ahead. Short blocks keep the marking of short columns short, and the
+    /// prefetches (with [`PTR_AHEAD`]) keep memory busy meanwhile
+    /// (docs/performance.md § 2, "Run I"; 4 Ki-position blocks were
+    /// measured when the pass still walked the columns, "Block size").
     const DEFAULT: Blocks = Blocks {
-        positions: 256,
+        positions: MAP,
         slack: 16,
+        ahead: 2048,
     };
+}
+
+/// The instruction sets the fast pass is compiled for: the target's
+/// baseline (SSE2 on x86-64) and AVX2, chosen at run time on x86-64.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+enum Isa {
+    Baseline,
+    Avx2,
+}
+
+impl Isa {
+    /// AVX2 where the CPU has it (`std` caches the answer), else the baseline.
+    fn detect() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return Isa::Avx2;
+        }
+        Isa::Baseline
+    }
 }
 
 /// Entries of `ptr` + `idx` per thread below which
@@ -464,7 +509,7 @@ pub(crate) const MIN_PER_THREAD: usize = 1 << 18;
 
 /// One thread's share of the fast pass: positions `from..to` of `idx` (the
 /// descents at those positions and their bounds), and outer slices
-/// `first..last` (their boundary descents and pointer pairs).
+/// `first..last` (their starts and pointer pairs).
 #[derive(Debug, Default, Clone, Copy)]
 struct Part {
     from: usize,
@@ -473,16 +518,17 @@ struct Part {
     last: usize,
 }
 
-/// What the fast pass found. Clean when every descent of `idx` falls on a
-/// slice boundary, no value was out of bounds or too large for the
-/// subtraction trick, and `ptr` never decreased.
+/// What the fast pass found. Clean when no index inside a slice failed to
+/// rise, no value was out of bounds or too large for the subtraction trick,
+/// and `ptr` never decreased.
 #[derive(Debug, Default, Clone, Copy)]
 struct Scan {
-    descents: u64,
-    boundary_descents: u64,
-    /// OR of pointer differences, pointers, values and `lim - value` of
-    /// each slice's last value: a set top bit means a pointer decreased, an
-    /// index is out of bounds, or a value is >= 2^63 (the exact pass decides).
+    /// Positions whose index is not above the one before, where no slice
+    /// starts.
+    violations: u64,
+    /// OR of pointer differences, pointers, indices and `lim - index`: a set
+    /// top bit means a pointer decreased, an index is out of bounds, or a
+    /// value is >= 2^63 (the exact pass decides).
     high: u64,
     /// A scanning thread panicked (cannot happen; then the exact pass decides).
     failed: bool,
@@ -490,98 +536,114 @@ struct Scan {
 
 impl Scan {
     fn add(&mut self, other: Scan) {
-        self.descents = self.descents.wrapping_add(other.descents);
-        self.boundary_descents = self.boundary_descents.wrapping_add(other.boundary_descents);
+        self.violations = self.violations.wrapping_add(other.violations);
         self.high |= other.high;
         self.failed |= other.failed;
     }
 
     fn is_clean(&self) -> bool {
-        self.descents == self.boundary_descents && self.high >> 63 == 0 && !self.failed
+        self.violations == 0 && self.high >> 63 == 0 && !self.failed
     }
 }
 
-/// Boundary descents and pointer flags of a run of outer slices.
-#[derive(Debug, Default, Clone, Copy)]
-struct Outer {
+/// What [`elements`] found over a block.
+#[derive(Debug, Clone, Copy)]
+struct Checked {
     count: u64,
     high: u64,
 }
 
-/// Descents counted over a range of `idx`.
-#[derive(Debug, Default, Clone, Copy)]
-struct Descents {
-    count: u64,
-    high: u64,
-}
-
-/// Over positions `start..end` of `idx`: counts the positions `i` where
-/// `idx[i] <= idx[i - 1]` (position 0 as if `idx[-1] = 0`, like
-/// [`Compressed::boundaries`]), and ORs the values together.
+/// Over positions `start..end` of `idx` (at most [`MAP`]; `starts[i -
+/// start]` is 1 where an outer slice starts): counts the violations,
+/// positions `i >= 1` where `idx[i] <= idx[i - 1]` and no slice starts, and
+/// ORs every index `v` and `lim - v` together (a set top bit: `v >= 2^63`,
+/// or `v > lim`, out of bounds). Position 0 is left out of the count: the
+/// fast pass requires `ptr[0] = 0`, so a slice starts there.
 ///
 /// For `a, b < 2^63`, `b <= a` exactly when `b - a - 1` (wrapping) has its
 /// top bit set: a subtraction and a shift, which SSE2 vectorises (it has no
 /// 64-bit compare). When any value has its top bit set (`high`), the count is
 /// not trusted and the caller runs the exact pass.
-#[inline] // `scan_blocks` is its one caller; without the hint LLVM kept the call
-fn elements(idx: &[u64], start: usize, end: usize) -> Descents {
-    let (mut count, mut high) = (0u64, 0u64);
+#[inline(always)] // into each compilation of the block loop
+fn elements(idx: &[u64], start: usize, end: usize, starts: &[u8; MAP], lim: u64, distance: usize) -> Checked {
+    let mut high = 0u64;
     if start == 0 && end > 0 {
         if let Some(&v) = idx.first() {
-            count = u64::from(v == 0);
-            high = v;
+            high = v | lim.wrapping_sub(v);
         }
     }
-    let start = start.max(1);
+    let from = start.max(1);
     let previous = idx
-        .get(start.saturating_sub(1)..end.saturating_sub(1))
+        .get(from.saturating_sub(1)..end.saturating_sub(1))
         .unwrap_or_default();
-    let current = idx.get(start..end).unwrap_or_default();
-    // The loop reads one value `AHEAD` positions on per cache line it
-    // consumes (the value joins `high`, where it belongs anyway): loads the
-    // hardware sees early, so the data streams in while the CPU works.
-    // Without them the loop (about 34 instructions per cache line) and the
-    // boundary walk between blocks keep too few misses in flight to reach
-    // the memory bandwidth (measured: 0.69 of the one-thread sum on 10
-    // rows per column without, 0.79 with).
-    let ahead = idx.get(start.saturating_add(AHEAD)..).unwrap_or_default();
+    let current = idx.get(from..end).unwrap_or_default();
+    let marks = starts.get(from.saturating_sub(start)..).unwrap_or_default();
+    // One prefetch `distance` positions on per cache line the loop
+    // consumes: the loop's own loads alone keep too few misses in flight to
+    // reach the memory bandwidth while the marking runs between blocks.
+    let ahead = idx.get(from.saturating_add(distance)..).unwrap_or_default();
     let split = current.len().min(ahead.len()) / LINE * LINE;
-    let (Some((p_main, p_rest)), Some((c_main, c_rest))) =
-        (previous.split_at_checked(split), current.split_at_checked(split))
-    else {
-        return Descents::default(); // unreachable: both are at least `split` long
+    let (Some((p_main, p_rest)), Some((c_main, c_rest)), Some((m_main, m_rest))) = (
+        previous.split_at_checked(split),
+        current.split_at_checked(split),
+        marks.split_at_checked(split),
+    ) else {
+        // Unreachable: each is at least `split` long. Not clean, should it
+        // ever be reached: the exact pass then decides.
+        return Checked {
+            count: 0,
+            high: u64::MAX,
+        };
     };
     // Per-lane accumulators, summed once at the end: the compiler keeps
     // them in vector registers across lines.
     let (mut counts, mut highs) = ([0u64; LINE], [0u64; LINE]);
-    for ((p, c), a) in p_main
+    let lines = p_main
         .chunks_exact(LINE)
         .zip(c_main.chunks_exact(LINE))
-        .zip(ahead.chunks_exact(LINE))
-    {
-        let (Ok(p), Ok(c)) = (<&[u64; LINE]>::try_from(p), <&[u64; LINE]>::try_from(c)) else {
+        .zip(m_main.chunks_exact(LINE))
+        .zip(ahead.chunks_exact(LINE));
+    for (((p, c), m), a) in lines {
+        let (Ok(p), Ok(c), Ok(m)) = (
+            <&[u64; LINE]>::try_from(p),
+            <&[u64; LINE]>::try_from(c),
+            <&[u8; LINE]>::try_from(m),
+        ) else {
             continue; // unreachable: chunks_exact
         };
-        high |= a.first().copied().unwrap_or(0);
-        for (((n, h), &a), &b) in counts.iter_mut().zip(highs.iter_mut()).zip(p).zip(c) {
-            *n = n.wrapping_add(b.wrapping_sub(a).wrapping_sub(1) >> 63);
-            *h |= b;
+        if let Some(a) = a.first() {
+            prefetch(a);
+        }
+        for ((((n, h), &a), &b), &s) in counts.iter_mut().zip(highs.iter_mut()).zip(p).zip(c).zip(m) {
+            *n = n.wrapping_add(violation(a, b, s));
+            *h |= b | lim.wrapping_sub(b);
         }
     }
-    for (&a, &b) in p_rest.iter().zip(c_rest) {
-        count = count.wrapping_add(b.wrapping_sub(a).wrapping_sub(1) >> 63);
-        high |= b;
+    let mut count = 0u64;
+    for ((&a, &b), &s) in p_rest.iter().zip(c_rest).zip(m_rest) {
+        count = count.wrapping_add(violation(a, b, s));
+        high |= b | lim.wrapping_sub(b);
     }
     let count = counts.iter().fold(count, |s, &n| s.wrapping_add(n));
     let high = highs.iter().fold(high, |s, &h| s | h);
-    Descents { count, high }
+    Checked { count, high }
+}
+
+/// 1 when index `b` follows `a` without rising (`b <= a`, exact for values
+/// below 2^63) and no slice starts at its position (`start` is 0 or 1).
+#[inline(always)]
+fn violation(a: u64, b: u64, start: u8) -> u64 {
+    (b.wrapping_sub(a).wrapping_sub(1) >> 63) & !u64::from(start)
 }
 
 /// `u64`s per cache line.
 const LINE: usize = 8;
 
-/// How far ahead (in positions) [`elements`] touches `idx`.
-const AHEAD: usize = 1024;
+/// Positions a block holds at most: the size of its map of slice starts.
+const MAP: usize = 256;
+
+/// How far ahead of the pointer fold `ptr` is prefetched (entries).
+const PTR_AHEAD: usize = 256;
 
 #[cfg(test)]
 mod tests {
@@ -621,11 +683,17 @@ mod tests {
         for w in parts.windows(2) {
             assert_eq!((w[0].to, w[0].last), (w[1].from, w[1].first));
         }
-        let mut all = Scan::default();
-        for part in parts {
-            all.add(c.scan_blocks(part, blocks, &mut |_| {}));
-        }
-        c.ends_ok() && all.is_clean()
+        // Both compilations of the loop, whichever this CPU runs by default.
+        let verdict = |isa: Isa| {
+            let mut all = Scan::default();
+            for &part in &parts {
+                all.add(c.scan_blocks(part, blocks, isa, &mut |_| {}));
+            }
+            c.ends_ok() && all.is_clean()
+        };
+        let baseline = verdict(Isa::Baseline);
+        assert_eq!(verdict(Isa::Avx2), baseline, "AVX2 and baseline disagree, {blocks:?}");
+        baseline
     }
 
     fn exact_verdict(c: &Compressed<'_>) -> bool {
@@ -648,6 +716,7 @@ mod tests {
             cuts in proptest::collection::vec(0usize..3000, 0..6),
             block in 1usize..24,
             slack in 0usize..4,
+            ahead in 0usize..20,
         ) {
             let mut ptr = vec![0u64];
             for l in &lengths {
@@ -679,7 +748,7 @@ mod tests {
             let exact = exact_verdict(&c);
             proptest::prop_assert_eq!(fast_verdict(&c), exact);
             proptest::prop_assert_eq!(split_verdict(&c, &cuts), exact);
-            let blocks = Blocks { positions: block, slack };
+            let blocks = Blocks { positions: block, slack, ahead };
             proptest::prop_assert_eq!(split_verdict_blocks(&c, &cuts, blocks), exact);
             proptest::prop_assert_eq!(split_verdict_blocks(&c, &[], blocks), exact);
             let one = c.validate();
@@ -712,7 +781,11 @@ mod tests {
                 for b in a..=7 {
                     for positions in 1..5 {
                         for slack in 0..3 {
-                            let blocks = Blocks { positions, slack };
+                            let blocks = Blocks {
+                                positions,
+                                slack,
+                                ahead: slack,
+                            };
                             assert!(
                                 !split_verdict_blocks(&c, &[a, b], blocks),
                                 "{ptr:?} cut {a},{b} {blocks:?}"
@@ -723,7 +796,15 @@ mod tests {
             }
         }
         let valid = csc(&[0, 2, 5, 7], &idx, 10);
-        assert!(split_verdict_blocks(&valid, &[3], Blocks { positions: 1, slack: 0 }));
+        assert!(split_verdict_blocks(
+            &valid,
+            &[3],
+            Blocks {
+                positions: 1,
+                slack: 0,
+                ahead: 0
+            }
+        ));
     }
 
     /// Every position of one long column as a cut, and a few cut sets with
