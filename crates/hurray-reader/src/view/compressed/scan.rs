@@ -261,24 +261,44 @@ impl<'data> Compressed<'data> {
     /// `from..to` that start below `q`, stopping at the first that does not;
     /// returns where it stopped. A slice starting at `s < nnz` is non-empty
     /// or followed by empty slices up to a non-empty one starting at `s`, so a
-    /// mark always stands for a non-empty slice. A start before `p` (only on
-    /// a damaged, decreasing `ptr`, which the pointer flags report) marks
-    /// nothing.
+    /// mark always stands for a non-empty slice. One load of `ptr` and one
+    /// store per slice, four slices at a time while the fourth starts below
+    /// `q` (on a sorted `ptr` the other three then do too; an unsorted one
+    /// is reported by the pointer flags whatever is marked). A start outside
+    /// `p..p + MAP` marks nothing.
     #[inline(always)]
     fn mark_starts(&self, from: usize, to: usize, p: usize, q: usize, starts: &mut [u8; MAP]) -> usize {
         let ptrs = self.ptr.get(from..to).unwrap_or_default();
         let (p, q) = (to_u64(p), to_u64(q));
-        let mut walked = ptrs.len();
-        for (k, &start) in ptrs.iter().enumerate() {
+        let mut mark = |start: u64| {
+            if let Some(mark) = starts.get_mut(to_usize(start.wrapping_sub(p))) {
+                *mark = 1;
+            }
+        };
+        // Four at a time: one compare and branch per four slices, which is
+        // most of the marking on short columns (docs/performance.md § Run I).
+        let mut quads = ptrs.chunks_exact(4);
+        let mut marked = 0usize;
+        for quad in quads.by_ref() {
+            let Ok(&[a, b, c, d]) = <&[u64; 4]>::try_from(quad) else {
+                break; // unreachable: chunks_exact
+            };
+            if d >= q {
+                break;
+            }
+            [a, b, c, d].into_iter().for_each(&mut mark);
+            marked = marked.saturating_add(4);
+        }
+        let rest = ptrs.get(marked..).unwrap_or_default();
+        let mut walked = rest.len();
+        for (k, &start) in rest.iter().enumerate() {
             if start >= q {
                 walked = k;
                 break;
             }
-            if let Some(mark) = starts.get_mut(to_usize(start.wrapping_sub(p))) {
-                *mark = 1;
-            }
+            mark(start);
         }
-        from.saturating_add(walked)
+        from.saturating_add(marked).saturating_add(walked)
     }
 
     /// Asks the CPU for `ptr[from..to]` (clamped to `ptr`), a cache line at a
