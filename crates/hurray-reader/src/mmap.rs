@@ -1,7 +1,8 @@
 //! Opening files: a memory map (the zero-copy path) or an aligned in-memory
 //! copy (the path without the mapping hazard). This module holds the crate's
-//! one `unsafe` block that matters for soundness (the other, in `prefetch`,
-//! is a cache hint that touches no memory).
+//! one `unsafe` block that matters for soundness (the others: in `prefetch`,
+//! a cache hint that touches no memory; in `view::compressed::scan`, the
+//! call of the scan's AVX2 copy once the CPU was found to have AVX2).
 #![allow(unsafe_code)]
 
 use std::fs::File;
