@@ -20,7 +20,7 @@ for d in open access_get access_column_iter spmv_f32 spmv_f64 scan_csc_random10 
          scan_csc_onecol scan_csr_random10 scan_coo_random10; do
   rm -rf "$target/criterion/$d"
 done
-rm -f "$cache/results/heap.json" "$cache/results/peers.json" "$cache/results/scan-pairs.json"
+rm -f "$cache/results/heap.json" "$cache/results/peers.json" "$cache/results/rotated.json"
 {
   echo "== cargo bench (open, scan, access, heap)"
   cargo bench -p hurray-benches --bench open --bench scan --bench access --bench heap
@@ -33,10 +33,11 @@ rm -f "$cache/results/heap.json" "$cache/results/peers.json" "$cache/results/sca
     echo "== scan again (attempt $attempt): $(echo $slowed | tr '\n' ' ')"
     cargo bench -p hurray-benches --bench scan -- "^($(echo $slowed | tr ' ' '|'))/"
   done
-  # The scan targets again with the scan and its sums in rotation, so that
-  # a slow stretch of the host hits both (the report judges these).
-  echo "== scan-pairs"
-  cargo run --release -q -p hurray-benches --bin scan-pairs
+  # The ratio targets of benchmarks 1 and 2 again, each routine and its
+  # baseline in rotation, so that a slow stretch of the host hits both (the
+  # report judges these).
+  echo "== rotated"
+  cargo run --release -q -p hurray-benches --bin rotated
   echo "== peers"
   "$root/benches/peers/run.sh"
 } 2>&1 | tee "$log" >&2

@@ -17,16 +17,9 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion};
 use hurray_benches::data::{ensure_open_file, TENSOR};
+use hurray_benches::kernels::{bare_mmap_read_u64, open_to_view};
 use hurray_benches::{size_label, Ctx};
 use hurray_reader::{MappedFile, Options};
-
-fn hurray_open(path: &std::path::Path) -> u64 {
-    let mapped = MappedFile::open(path, Options::default()).expect("open");
-    let file = mapped.file().expect("parse");
-    let tensor = file.tensor(TENSOR).expect("tensor");
-    let view = tensor.csc_unscanned::<f32>().expect("view");
-    view.nnz()
-}
 
 fn hurray_first_value(path: &std::path::Path) -> f32 {
     let mapped = MappedFile::open(path, Options::default()).expect("open");
@@ -40,13 +33,6 @@ fn hurray_first_value(path: &std::path::Path) -> f32 {
         .find_map(|j| view.column(j).expect("column").next())
         .map_or(0.0, |(_, v)| *v);
     first
-}
-
-/// The baseline: `File::open` + `mmap` (through `MappedFile::open`, which
-/// does exactly that and parses nothing) + read one `u64`.
-fn mmap_read_u64(path: &std::path::Path) -> u64 {
-    let map = MappedFile::open(path, Options::default()).expect("mmap");
-    u64::from_le_bytes(map.bytes()[..8].try_into().expect("8 bytes"))
 }
 
 fn main() {
@@ -63,15 +49,15 @@ fn main() {
     for &size in &sizes {
         let path = ensure_open_file(ctx.dir(), size).expect("generate open file");
         let label = size_label(size);
-        assert_eq!(hurray_open(&path), 1024);
+        assert_eq!(open_to_view(&path), 1024);
         group.bench_with_input(BenchmarkId::new("hurray_open_unscanned", &label), &path, |b, p| {
-            b.iter(|| hurray_open(black_box(p)));
+            b.iter(|| open_to_view(black_box(p)));
         });
         group.bench_with_input(BenchmarkId::new("hurray_open_to_first_value", &label), &path, |b, p| {
             b.iter(|| hurray_first_value(black_box(p)));
         });
         group.bench_with_input(BenchmarkId::new("mmap_read_u64_baseline", &label), &path, |b, p| {
-            b.iter(|| mmap_read_u64(black_box(p)));
+            b.iter(|| bare_mmap_read_u64(black_box(p)));
         });
     }
     group.finish();

@@ -19,8 +19,32 @@
 
 use std::ops::{AddAssign, Mul};
 
-use hurray_reader::{CscView, Element, Float};
+use hurray_reader::{CscView, Element, Float, MappedFile, Options};
 use zerocopy::{FromBytes, IntoBytes};
+
+/// Benchmark 1's routine: `MappedFile::open` + `.file()` + `tensor("A")` +
+/// `csc_unscanned::<f32>()` (no invariant scan); returns `nnz`.
+///
+/// # Panics
+/// When the file is not one of `data::ensure_open_file`'s.
+pub fn open_to_view(path: &std::path::Path) -> u64 {
+    let mapped = MappedFile::open(path, Options::default()).expect("open");
+    let file = mapped.file().expect("parse");
+    let tensor = file.tensor(crate::data::TENSOR).expect("tensor");
+    let view = tensor.csc_unscanned::<f32>().expect("view");
+    view.nnz()
+}
+
+/// Benchmark 1's baseline: `File::open` + `mmap` (through
+/// `MappedFile::open`, which does exactly that and parses nothing) + read
+/// one `u64`.
+///
+/// # Panics
+/// When the file cannot be mapped or is shorter than 8 bytes.
+pub fn bare_mmap_read_u64(path: &std::path::Path) -> u64 {
+    let map = MappedFile::open(path, Options::default()).expect("mmap");
+    u64::from_le_bytes(map.bytes()[..8].try_into().expect("8 bytes"))
+}
 
 /// Wrapping sum of every `u64` of every slice, one thread.
 #[inline(never)]

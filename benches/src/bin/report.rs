@@ -254,7 +254,38 @@ fn scan_cells<'a>(
     (cell, ratio)
 }
 
-/// A number of `scan-pairs.json` (`group`, then a JSON pointer into it).
+/// Benchmark 1 in rotation (`rotated.json`, `open`).
+fn open_rotation(opens: Option<&Value>) {
+    let Some(o) = opens else {
+        println!("No `rotated.json`: the opens were not measured in rotation (`--bin rotated`).");
+        println!();
+        return;
+    };
+    let num = |key: &str| o.get(key).and_then(Value::as_u64).unwrap_or(0);
+    println!(
+        "In rotation (`cargo run --release -p hurray-benches --bin rotated`: {} rounds of {} calls of each; \
+         ratios are medians over the rounds of each round's ratio):",
+        num("rounds"),
+        num("batch")
+    );
+    println!();
+    println!("| file | open → unscanned view | bare open + mmap + read u64 | view / bare | view / view@8MiB |");
+    println!("|---|---:|---:|---:|---:|");
+    for v in o.get("sizes").and_then(Value::as_array).into_iter().flatten() {
+        let f = |key: &str| v.get(key).and_then(Value::as_f64).unwrap_or(f64::NAN);
+        println!(
+            "| {} | {} | {} | {:.2}x | {:.2}x |",
+            v["size"].as_str().unwrap_or("?"),
+            time(f("view_s") * 1e9),
+            time(f("bare_s") * 1e9),
+            f("view_over_bare"),
+            f("view_over_view_smallest")
+        );
+    }
+    println!();
+}
+
+/// A number of `rotated.json`'s `scan` (`group`, then a JSON pointer into it).
 fn pair(pairs: Option<&Value>, group: &str, key: &str) -> Option<f64> {
     pairs?.get(group)?.pointer(key)?.as_f64()
 }
@@ -270,15 +301,15 @@ fn rotation_slowed(pairs: Option<&Value>, group: &str) -> bool {
     sum(group).is_some_and(|v| v < 0.8 * best)
 }
 
-/// The scans and sums of `scan-pairs` (rotated in every round).
+/// The scans and sums of `rotated` (rotated in every round).
 fn rotation_table(pairs: Option<&Value>) {
     let Some(rounds) = pairs.and_then(|p| p.as_object()?.values().next()?.get("rounds")?.as_u64()) else {
-        println!("No `scan-pairs.json`: the scans were not measured in rotation (`--bin scan-pairs`).");
+        println!("No `rotated.json`: the scans were not measured in rotation (`--bin rotated`).");
         println!();
         return;
     };
     println!(
-        "In rotation (`cargo run --release -p hurray-benches --bin scan-pairs`: {rounds} rounds, each running \
+        "In rotation (`cargo run --release -p hurray-benches --bin rotated`: {rounds} rounds, each running \
          the four once, starting one further on each round; ratios are medians over the rounds of each \
          round's ratio):"
     );
@@ -700,7 +731,7 @@ fn peers_table(p: &Value) {
 fn targets(
     c: &BTreeMap<String, Bench>,
     peers: Option<&Value>,
-    pairs: Option<&Value>,
+    (opens, pairs): (Option<&Value>, Option<&Value>),
     results: &Path,
     ceilings: &Ceilings,
 ) {
@@ -715,15 +746,33 @@ fn targets(
     };
     let big = get("open/hurray_open_unscanned/8GiB");
     let ratio = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a / b);
-    row(
+    // Judged on the rotated measurement when there is one.
+    let largest = opens.and_then(|o| o.get("sizes")?.as_array()?.last());
+    let open_row = |name: &str, criterion: Option<f64>, key: &str, bound: f64| match largest
+        .filter(|l| l["size"] == "8GiB")
+        .and_then(|l| l[key].as_f64())
+    {
+        Some(r) => {
+            let criterion = criterion.map_or("–".to_string(), times);
+            println!(
+                "| {name} | {} in rotation (criterion {criterion}) | {} |",
+                times(r),
+                met(r <= bound)
+            );
+        }
+        None => row(name, criterion, &|v| v <= bound),
+    };
+    open_row(
         "open → view, 8 GiB within 1.5x of 8 MiB",
         ratio(big, get("open/hurray_open_unscanned/8MiB")),
-        &|v| v <= 1.5,
+        "view_over_view_smallest",
+        1.5,
     );
-    row(
+    open_row(
         "open → view, 8 GiB within 3x of bare open + mmap + read u64",
         ratio(big, get("open/mmap_read_u64_baseline/8GiB")),
-        &|v| v <= 3.0,
+        "view_over_bare",
+        3.0,
     );
     let med = |p: &Value, key: &str| p[key]["median_s"].as_f64();
     let ours = |key: &str| peers.and_then(|p| med(&p["ours"], key));
@@ -875,19 +924,22 @@ fn main() {
         return;
     }
     let peers = read_json(&results.join("peers.json"));
-    let pairs = read_json(&results.join("scan-pairs.json"));
+    let rotated = read_json(&results.join("rotated.json"));
+    let pairs = rotated.as_ref().and_then(|r| r.get("scan"));
+    let opens = rotated.as_ref().and_then(|r| r.get("open"));
     let ceilings = Ceilings::of(&c, &results);
     machine();
     open_table(&c);
+    open_rotation(opens);
     scan_table(&c, &ceilings);
-    rotation_table(pairs.as_ref());
+    rotation_table(pairs);
     access_tables(&c, peers.as_ref());
     heap_table(&results);
     match &peers {
         Some(p) => peers_table(p),
         None => println!("### 5. Peers: no peers.json (run benches/peers/run.sh)\n"),
     }
-    targets(&c, peers.as_ref(), pairs.as_ref(), &results, &ceilings);
+    targets(&c, peers.as_ref(), (opens, pairs), &results, &ceilings);
 }
 
 /// A ratio: two decimals near the targets (1.45x is not "1.5x"), none for
