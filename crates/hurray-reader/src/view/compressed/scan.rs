@@ -781,6 +781,63 @@ mod tests {
         }
     }
 
+    /// The default blocks (prefetching 2 Ki positions ahead, so the
+    /// vectorised loop runs only on arrays longer than that) on a 20 000-
+    /// element matrix with columns of 0 to 6 rows, damaged one way at a
+    /// time at positions spread over the array (block edges, cache-line
+    /// edges, inside the vectorised part and in the scalar tail): both
+    /// compilations of the loop, one part and seven, give the exact pass's
+    /// verdict, and the error names the position.
+    #[test]
+    fn default_blocks_on_long_arrays_find_every_single_damage() {
+        let (mut ptr, mut idx) = (vec![0u64], Vec::new());
+        let mut column = 0u64;
+        while idx.len() < 20_000 {
+            let rows = (column * 7 + column / 3) % 7; // 0..=6, empty columns included
+            idx.extend((0..rows).map(|r| r * 3 + column % 2));
+            ptr.push(idx.len() as u64);
+            column += 1;
+        }
+        let nrows = 20;
+        let valid = csc(&ptr, &idx, nrows);
+        assert!(exact_verdict(&valid) && split_verdict(&valid, &[]));
+        assert!(split_verdict(&valid, &[9_999, 12_345, 15_000]));
+        let starts: std::collections::HashSet<u64> = ptr.iter().copied().collect();
+        let positions = [
+            1usize, 7, 8, 255, 256, 257, 1_000, 4_095, 4_096, 12_345, 17_951, 17_952, 19_999,
+        ];
+        for &at in &positions {
+            let at = at.min(idx.len() - 1);
+            let mut damaged = Vec::new();
+            // The row before repeated, where no column starts: a violation.
+            if !starts.contains(&(at as u64)) {
+                let mut d = idx.clone();
+                d[at] = d[at - 1];
+                damaged.push(("repeat", d));
+            }
+            // A row at nrows: out of bounds wherever it is.
+            let mut d = idx.clone();
+            d[at] = nrows;
+            damaged.push(("bound", d));
+            // A row of 2^63 or more: the exact pass decides.
+            let mut d = idx.clone();
+            d[at] = u64::MAX - 1;
+            damaged.push(("huge", d));
+            for (what, d) in &damaged {
+                let c = csc(&ptr, d, nrows);
+                assert!(!exact_verdict(&c), "{what} at {at}");
+                assert!(!split_verdict(&c, &[]), "{what} at {at}");
+                assert!(!split_verdict(&c, &[at, at + 1, 5_000]), "{what} at {at}");
+                let e = c.validate_parallel(7).unwrap_err();
+                let position = match e {
+                    Error::NotIncreasing { position, .. } | Error::IndexOutOfBounds { position, .. } => position,
+                    other => panic!("{what} at {at}: {other:?}"),
+                };
+                assert_eq!(position, at as u64, "{what}");
+            }
+        }
+    }
+
     /// A decreasing pointer that nothing but the pointer check sees (the
     /// rows increase across the whole array), under every split and block
     /// size: each pair must be checked by some part.
