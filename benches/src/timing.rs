@@ -22,11 +22,7 @@ pub fn sample<R>(warmup: usize, runs: usize, mut f: impl FnMut() -> R) -> Vec<Du
 
 /// Median of sorted durations, in seconds.
 pub fn median_s(sorted: &[Duration]) -> f64 {
-    match sorted.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => sorted[n / 2].as_secs_f64(),
-        n => (sorted[n / 2 - 1].as_secs_f64() + sorted[n / 2].as_secs_f64()) / 2.0,
-    }
+    median(sorted.iter().map(Duration::as_secs_f64).collect())
 }
 
 /// `{"median_s": .., "min_s": .., "max_s": .., "runs": ..}`.

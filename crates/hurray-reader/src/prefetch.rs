@@ -16,6 +16,12 @@
 //! This module holds the crate's second `unsafe` block, the hint itself.
 #![allow(unsafe_code)]
 
+/// How many `u64`s ahead the scans (`compressed::scan`, `coo`) prefetch
+/// the index arrays they stream: 16 KiB. On the Intel host of
+/// `docs/performance.md` § Run I, 512 to 4 Ki were within noise of each
+/// other and well above no hint.
+pub(crate) const STREAM_AHEAD: usize = 2048;
+
 /// How many stored elements ahead the products prefetch. Measured on the
 /// AMD host of `docs/performance.md` (§ Run G) with 16, 32, 48, 64, 128 and
 /// 256: 32 to 64 were best, within noise of each other.

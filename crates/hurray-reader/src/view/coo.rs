@@ -508,9 +508,8 @@ fn bounds(current: &[u64], lims: &[u64]) -> Flags {
 /// `u64`s per cache line.
 const LINE: usize = 8;
 
-/// How far ahead (in `u64`s) [`streamed`] prefetches `indices`: 16 KiB, as
-/// the CSC scan (`compressed::scan`).
-const AHEAD: usize = 2048;
+/// How far ahead (in `u64`s) [`streamed`] prefetches `indices`.
+const AHEAD: usize = crate::prefetch::STREAM_AHEAD;
 
 /// Per-lane accumulators of [`streamed`]: summed once at the end, so the
 /// compiler keeps them in vector registers.

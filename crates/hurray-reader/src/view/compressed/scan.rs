@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::{slice_ok, Compressed};
 use crate::cursor::{to_u64, to_usize};
 use crate::error::{Error, Field, Result};
-use crate::prefetch::prefetch;
+use crate::prefetch::{prefetch, STREAM_AHEAD};
 use crate::view::threads::{share, spawn_or_run, MAX_THREADS};
 
 impl<'data> Compressed<'data> {
@@ -167,7 +167,7 @@ impl<'data> Compressed<'data> {
     /// `progress(bytes)` with the bytes scanned since its previous call.
     /// Never panics on damaged data.
     fn scan(&self, part: Part, progress: &mut dyn FnMut(u64)) -> Scan {
-        self.scan_blocks(part, Blocks::DEFAULT, Isa::detect(), progress)
+        self.scan_blocks(part, Blocks::DEFAULT, Isa::Avx2, progress)
     }
 
     /// [`scan`](Self::scan) with the block sizes of `blocks` (the tests use
@@ -182,8 +182,8 @@ impl<'data> Compressed<'data> {
 
     /// [`scan_blocks_with`](Self::scan_blocks_with) compiled for AVX2: four
     /// `u64` lanes a register instead of SSE2's two, so the block loop
-    /// retires about half the instructions (docs/performance.md § 2, "Run
-    /// I"). On a CPU without AVX2 it runs the baseline code.
+    /// retires about half the instructions (docs/performance.md § Run I).
+    /// On a CPU without AVX2 it runs the baseline code.
     #[cfg(target_arch = "x86_64")]
     #[allow(unsafe_code)]
     fn scan_blocks_avx2(&self, part: Part, blocks: Blocks, progress: &mut dyn FnMut(u64)) -> Scan {
@@ -492,33 +492,24 @@ impl Blocks {
     /// count); 16 pointers of slack; `idx` prefetched 2 Ki positions (16 KiB)
     /// ahead. Short blocks keep the marking of short columns short, and the
     /// prefetches (with [`PTR_AHEAD`]) keep memory busy meanwhile
-    /// (docs/performance.md § 2, "Run I"; 4 Ki-position blocks were
+    /// (docs/performance.md § Run I; 4 Ki-position blocks were
     /// measured when the pass still walked the columns, "Block size").
     const DEFAULT: Blocks = Blocks {
         positions: MAP,
         slack: 16,
-        ahead: 2048,
+        ahead: STREAM_AHEAD,
     };
 }
 
-/// The instruction sets the fast pass is compiled for: the target's
-/// baseline (SSE2 on x86-64) and AVX2, chosen at run time on x86-64.
+/// Which compilation of the fast pass's block loop runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 enum Isa {
+    /// The target's baseline (SSE2 on x86-64); the tests ask for it.
+    #[cfg_attr(not(test), allow(dead_code))]
     Baseline,
+    /// The AVX2 copy where the CPU has it (checked at each call, `std`
+    /// caches the answer), else the baseline: what the scan runs.
     Avx2,
-}
-
-impl Isa {
-    /// AVX2 where the CPU has it (`std` caches the answer), else the baseline.
-    fn detect() -> Isa {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            return Isa::Avx2;
-        }
-        Isa::Baseline
-    }
 }
 
 /// Entries of `ptr` + `idx` per thread below which
