@@ -2,7 +2,8 @@
 //! copy (the path without the mapping hazard). This module holds the crate's
 //! one `unsafe` block that matters for soundness (the others: in `prefetch`,
 //! a cache hint that touches no memory; in `view::compressed::scan`, the
-//! call of the scan's AVX2 copy once the CPU was found to have AVX2).
+//! calls of the scan's AVX2 and AVX-512 copies once the CPU was found to
+//! have them).
 #![allow(unsafe_code)]
 
 use std::fs::File;

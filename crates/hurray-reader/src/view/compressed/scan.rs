@@ -11,6 +11,9 @@ use crate::error::{Error, Field, Result};
 use crate::prefetch::{prefetch, STREAM_AHEAD};
 use crate::view::threads::{share, spawn_or_run, MAX_THREADS};
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+
 impl<'data> Compressed<'data> {
     /// Verifies the four storage invariants in one pass over `ptr` and `idx`,
     /// without allocating. The fast pass only counts (see [`Scan`]); when it
@@ -163,50 +166,44 @@ impl<'data> Compressed<'data> {
     /// one before and where no slice starts — and checking every index
     /// against the bound; `ptr` is checked not to decrease a block ahead.
     /// `idx` and `ptr` are each read from memory once, prefetched ahead.
-    /// The loops run compiled for AVX2 when the CPU has it ([`Isa`]). Calls
-    /// `progress(bytes)` with the bytes scanned since its previous call.
-    /// Never panics on damaged data.
+    /// The best compilation of the loop the CPU runs ([`Isa::detect`]):
+    /// AVX-512 (a loop of its own, [`avx512`], with the starts and descents
+    /// as bit masks), AVX2 or the baseline. Calls `progress(bytes)` with the
+    /// bytes scanned since its previous call. Never panics on damaged data.
     fn scan(&self, part: Part, progress: &mut dyn FnMut(u64)) -> Scan {
-        self.scan_blocks(part, Blocks::DEFAULT, Isa::Avx2, progress)
+        self.scan_blocks(part, Blocks::DEFAULT, Isa::detect(), progress)
     }
 
     /// [`scan`](Self::scan) with the block sizes of `blocks` (the tests use
-    /// tiny ones) and the loops compiled for `isa`.
-    fn scan_blocks(&self, part: Part, blocks: Blocks, isa: Isa, progress: &mut dyn FnMut(u64)) -> Scan {
-        match isa {
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => self.scan_blocks_avx2(part, blocks, progress),
-            _ => self.scan_blocks_with(part, blocks, progress),
-        }
-    }
-
-    /// [`scan_blocks_with`](Self::scan_blocks_with) compiled for AVX2: four
-    /// `u64` lanes a register instead of SSE2's two, so the block loop
-    /// retires about half the instructions (docs/performance.md § Run I).
-    /// On a CPU without AVX2 it runs the baseline code.
-    #[cfg(target_arch = "x86_64")]
+    /// tiny ones) and the loop compiled for `isa`, or for the best the CPU
+    /// has below it.
     #[allow(unsafe_code)]
-    fn scan_blocks_avx2(&self, part: Part, blocks: Blocks, progress: &mut dyn FnMut(u64)) -> Scan {
+    fn scan_blocks(&self, part: Part, blocks: Blocks, isa: Isa, progress: &mut dyn FnMut(u64)) -> Scan {
+        #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2")]
         fn avx2(c: &Compressed<'_>, part: Part, blocks: Blocks, progress: &mut dyn FnMut(u64)) -> Scan {
             c.scan_blocks_with(part, blocks, progress)
         }
-        if !std::arch::is_x86_feature_detected!("avx2") {
-            return self.scan_blocks_with(part, blocks, progress);
+        match isa.min(Isa::detect()) {
+            // SAFETY (both): a `target_feature` function may only run on a
+            // CPU that has the features it enables; `Isa::detect` found them
+            // on this one (`is_x86_feature_detected!`). Both functions are
+            // safe code: `avx2` the baseline loop recompiled, `avx512` a
+            // loop of safe intrinsics.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => unsafe { avx512::scan_blocks(self, part, blocks, progress) },
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => unsafe { avx2(self, part, blocks, progress) },
+            _ => self.scan_blocks_with(part, blocks, progress),
         }
-        // SAFETY: a `target_feature` function may only run on a CPU that has
-        // the features it enables, and this CPU has AVX2 (detected just
-        // above). `avx2` itself is safe code, the baseline loop recompiled.
-        unsafe { avx2(self, part, blocks, progress) }
     }
 
     /// The block loop of [`scan`](Self::scan), inlined into each of its
-    /// compilations (the baseline and [`scan_blocks_avx2`](Self::scan_blocks_avx2)).
+    /// compilations (the baseline and the AVX2 copy of [`scan_blocks`](Self::scan_blocks)).
     #[inline(always)]
     fn scan_blocks_with(&self, part: Part, blocks: Blocks, progress: &mut dyn FnMut(u64)) -> Scan {
-        const REPORT: usize = 1 << 21; // indices between progress reports
-                                       // Values below 2^63 are below the bound exactly when `lim - v` has
-                                       // its top bit clear (`lim` < 2^63); larger values set `high` anyway.
+        // Values below 2^63 are below the bound exactly when `lim - v` has
+        // its top bit clear (`lim` < 2^63); larger values set `high` anyway.
         let lim = self.inner_len.min(1 << 63).wrapping_sub(1);
         let positions = blocks.positions.clamp(1, MAP);
         let mut scan = Scan::default();
@@ -501,15 +498,34 @@ impl Blocks {
     };
 }
 
-/// Which compilation of the fast pass's block loop runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which compilation of the fast pass's block loop runs, from the least
+/// to the most the CPU must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Isa {
-    /// The target's baseline (SSE2 on x86-64); the tests ask for it.
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// The target's baseline (SSE2 on x86-64).
     Baseline,
-    /// The AVX2 copy where the CPU has it (checked at each call, `std`
-    /// caches the answer), else the baseline: what the scan runs.
+    /// The baseline loop compiled for AVX2 (four `u64` lanes a register).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     Avx2,
+    /// The loop of [`avx512`] (`avx512f` and `popcnt`).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    Avx512,
+}
+
+impl Isa {
+    /// The most this CPU has (`std` caches the detection).
+    fn detect() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("popcnt") {
+                return Isa::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Isa::Avx2;
+            }
+        }
+        Isa::Baseline
+    }
 }
 
 /// Entries of `ptr` + `idx` per thread below which
@@ -656,6 +672,9 @@ const MAP: usize = 256;
 /// How far ahead of the pointer fold `ptr` is prefetched (entries).
 const PTR_AHEAD: usize = 256;
 
+/// Positions of `idx` between two progress reports of a scan.
+const REPORT: usize = 1 << 21;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -694,7 +713,7 @@ mod tests {
         for w in parts.windows(2) {
             assert_eq!((w[0].to, w[0].last), (w[1].from, w[1].first));
         }
-        // Both compilations of the loop, whichever this CPU runs by default.
+        // Every compilation of the loop this CPU runs.
         let verdict = |isa: Isa| {
             let mut all = Scan::default();
             for &part in &parts {
@@ -704,6 +723,11 @@ mod tests {
         };
         let baseline = verdict(Isa::Baseline);
         assert_eq!(verdict(Isa::Avx2), baseline, "AVX2 and baseline disagree, {blocks:?}");
+        assert_eq!(
+            verdict(Isa::Avx512),
+            baseline,
+            "AVX-512 and baseline disagree, {blocks:?}"
+        );
         baseline
     }
 
