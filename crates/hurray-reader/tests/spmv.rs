@@ -272,7 +272,9 @@ fn spread(bits: u64) -> f64 {
 /// rows the f64 product is blocked (16 MiB and 24 bytes of `y`) and the
 /// f32 one direct with prefetching (8 MiB); with 2^22 + 3 rows the f32
 /// product is blocked and the f64 one direct (its bins would be too
-/// sparse: `Blocking::plan`'s unit test checks both sizes). A third of the
+/// sparse: `Blocking::plan`'s unit test checks both sizes); on a CPU with
+/// AVX-512 that f32 product takes the AVX-512 scatter (5 bins of 4 blocks
+/// of 1 MiB, one partition). A third of the
 /// columns put their rows in the first 2^17 rows, so that block's bin fills
 /// up and is applied many times before the end; the values span 2^±20 so
 /// that any change in the order of the additions would show in the

@@ -453,6 +453,18 @@ impl<T: Float> CscView<'_, T> {
     /// runs the plain scatter (`y[row] += value · x[col]` straight into
     /// `y`, no allocation).
     ///
+    /// On x86-64 CPUs with AVX-512 (`avx512f`, detected at run time), an
+    /// `f32` product in that range runs a blocked scatter of its own:
+    /// blocks of 1 MiB, at most 8 bins of up to 8 blocks, contributions
+    /// moved eight at a time (a vector compress per bin), and a full bin
+    /// split into its blocks in up to two partitions (4 parts, then 2).
+    /// The same products reach each `y[row]` in the same order: the same
+    /// result bit for bit. Its scratch, allocated on every call and freed
+    /// before returning, is the bins and the parts, 4 MiB each at most:
+    /// 44 MiB for 10 M rows, 56 MiB at most. It covers the same `f32`
+    /// range (4 M to 16 M rows, about `nrows / 4` non-zeros or more);
+    /// measured in `docs/performance.md` § Run K.
+    ///
     /// Aᵀ·x is [`transpose()`](Self::transpose)`.mul_vec(x, y)` (row dot
     /// products over the same arrays).
     ///
@@ -499,8 +511,9 @@ impl<T: Float> CscView<'_, T> {
     /// `mul_vec` plans a `y` of that length (plain scatter, prefetching or
     /// not, or blocked), and
     /// a thread whose range is blocked allocates its own bins and parts:
-    /// up to 32 MiB of bins plus parts of at most two bins' size, per
-    /// thread, freed before returning. That can happen where `mul_vec`
+    /// up to 32 MiB of bins plus parts of at most two bins' size (56 MiB
+    /// in all with the AVX-512 scatter), per thread, freed before
+    /// returning. That can happen where `mul_vec`
     /// itself, planning the whole of `y`, allocates nothing (an `f64` `y`
     /// of 5 M rows: 0 bytes on one thread, 48 MiB on two).
     ///

@@ -1,13 +1,17 @@
 //! `y = M·x` over the compressed structure: the scatter (CSC read as
 //! such, `y[idx[k]] += v[k] · x[j]`), with propagation blocking when `y`
-//! is large, and the dot products (CSR read as such), each on one thread
-//! or several.
+//! is large (for `f32` on CPUs with AVX-512, the version of [`avx512`]),
+//! and the dot products (CSR read as such), each on one thread or
+//! several.
 
 use super::{of_transpose, pairs, Compressed};
 use crate::cursor::{to_u64, to_usize};
 use crate::error::{Error, Result};
 use crate::prefetch;
 use crate::view::threads::{cores, share, spawn_or_run, MAX_THREADS};
+
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 
 /// The element types [`CscView::mul_vec`](crate::CscView::mul_vec) and
 /// [`CsrView::mul_vec`](crate::CsrView::mul_vec) compute with: `f32` and
@@ -29,8 +33,23 @@ impl Float for f32 {}
 impl Float for f64 {}
 
 mod private {
-    pub trait Sealed {}
-    impl Sealed for f32 {}
+    /// Seals [`Float`](super::Float), and holds what differs by type.
+    pub trait Sealed: Sized {
+        /// The blocked scatter compiled for AVX-512, where there is one
+        /// for the type (`f32`, x86-64; see [`super::avx512::scatter`]):
+        /// `y = M·x` into rows `first..first + y.len()` over `(ptr, idx,
+        /// values)`, or `false`, with `y` untouched, when it does not
+        /// apply. `nnz`: the window's share of the non-zeros, for the plan.
+        fn scatter_wide(_: (&[u64], &[u64], &[Self]), _x: &[Self], _y: &mut [Self], _first: u64, _nnz: u64) -> bool {
+            false
+        }
+    }
+    impl Sealed for f32 {
+        #[cfg(target_arch = "x86_64")]
+        fn scatter_wide(m: (&[u64], &[u64], &[f32]), x: &[f32], y: &mut [f32], first: u64, nnz: u64) -> bool {
+            super::avx512::scatter(m, x, y, first, (nnz, None))
+        }
+    }
     impl Sealed for f64 {}
 }
 
@@ -297,9 +316,10 @@ impl<'data> Compressed<'data> {
     /// over slice `j`), `y` overwritten. When `y` is larger than
     /// [`Blocking::DIRECT_MAX_Y_BYTES`] (see [`Blocking::plan`]) the
     /// contributions go through
-    /// [`scatter_blocked`](Self::scatter_blocked), otherwise (or when its
-    /// scratch cannot be allocated) straight into `y`
-    /// ([`scatter_direct`](Self::scatter_direct)). Both add the same
+    /// [`scatter_blocked`](Self::scatter_blocked) (for `f32` on a CPU with
+    /// AVX-512, through [`avx512::scatter`] where its plan applies),
+    /// otherwise (or when the scratch cannot be allocated) straight into
+    /// `y` ([`scatter_direct`](Self::scatter_direct)). All add the same
     /// products to each `y[i]` in the same order: the results are equal
     /// bit for bit. The caller has checked the lengths and the invariants;
     /// an index past `y` is skipped, never a panic.
@@ -318,6 +338,9 @@ impl<'data> Compressed<'data> {
             .saturating_mul(to_u64(y.len()).into())
             .checked_div(self.inner_len.into())
             .map_or(self.nnz, |n| u64::try_from(n).unwrap_or(u64::MAX));
+        if T::scatter_wide((self.ptr, self.idx, values), x, y, first, nnz) {
+            return;
+        }
         let done = Blocking::plan(y.len(), nnz, std::mem::size_of::<T>())
             .is_some_and(|blocking| self.scatter_blocked(values, x, y, first, blocking));
         if !done {
