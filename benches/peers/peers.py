@@ -307,7 +307,7 @@ def main():
         ("SpMV y = A x, direct scatter", "kernels::spmv_csc_direct", med(ours["spmv_csc_Ax_direct"]),
          "A @ x (int64)", med(r["spmv_Ax"]), med(r["spmv_Ax"]) / med(ours["spmv_csc_Ax_direct"]), "-"),
         ("SpMV y = A^T x", "CsrView::mul_vec on A.transpose()", med(ours["spmv_csr_of_At_Atx"]),
-         "A.T @ x (int64)", med(r["spmv_Atx"]), ratios["spmv_Atx_vs_scipy"], ">= 1.5x"),
+         "A.T @ x (int64)", med(r["spmv_Atx"]), ratios["spmv_Atx_vs_scipy"], "-"),
         ("SpMV y = A^T x, 2 threads", "CsrView::mul_vec_parallel(.., 2) on A.transpose()",
          med(ours["spmv_csr_of_At_Atx_2threads"]), "A.T @ x (int64, one thread)", med(r["spmv_Atx"]),
          med(r["spmv_Atx"]) / med(ours["spmv_csr_of_At_Atx_2threads"]), "-"),
