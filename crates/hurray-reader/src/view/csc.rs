@@ -445,7 +445,7 @@ impl<T: Float> CscView<'_, T> {
     /// for bit. This allocates, on every call, bins of at most 32 MiB in
     /// total plus parts of at most two bins' size and 8 bytes per bin and
     /// part, whatever `nnz`, freed before returning (24 MiB for `f32` with
-    /// 10 M rows). The blocked path is taken only where the bins, within
+    /// 10 M rows; the AVX-512 version below allocates more). The blocked path is taken only where the bins, within
     /// that bound, can hold at least one contribution per 16 bytes of the
     /// blocks they cover: for `f32` from 4 M to 16 M rows with at least
     /// about `nrows / 4` non-zeros, for `f64` from 2 M to 4 M rows with
@@ -460,10 +460,13 @@ impl<T: Float> CscView<'_, T> {
     /// split into its blocks in up to two partitions (4 parts, then 2).
     /// The same products reach each `y[row]` in the same order: the same
     /// result bit for bit. Its scratch, allocated on every call and freed
-    /// before returning, is the bins and the parts, 4 MiB each at most:
-    /// 44 MiB for 10 M rows, 56 MiB at most. It covers the same `f32`
-    /// range (4 M to 16 M rows, about `nrows / 4` non-zeros or more);
-    /// measured in `docs/performance.md` § Run K.
+    /// before returning, is the bins and the parts, 4 MiB (and 64 bytes)
+    /// each at most: 44 MiB for 10 M rows, 56 MiB at most. It runs for
+    /// 4 M to 16 M rows, like the portable one, when there are at least
+    /// 16 bytes of a bin's blocks per contribution it can hold: about
+    /// `nrows / 4` to `nrows / 3` non-zeros or more, depending on `nrows`
+    /// (a few fewer take the portable version or the plain scatter).
+    /// Measured in `docs/performance.md` § Run K.
     ///
     /// Aᵀ·x is [`transpose()`](Self::transpose)`.mul_vec(x, y)` (row dot
     /// products over the same arrays).
