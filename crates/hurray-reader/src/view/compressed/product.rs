@@ -131,27 +131,33 @@ impl Blocking {
         let range_shift = block_shift.checked_add(group).filter(|&r| r <= 32)?;
         let bins = bins_of(group);
         let room = Self::SCRATCH_BYTES / Self::entry_bytes(width).checked_mul(bins)?.max(1);
-        // Enough for an even share of the non-zeros (then no bin fills up
-        // early unless the rows are skewed), within the bound.
-        let share = usize::try_from(nnz / crate::cursor::to_u64(bins).max(1)).unwrap_or(usize::MAX);
-        let want = share
-            .max(1)
-            .checked_next_power_of_two()
-            .map_or(usize::BITS - 1, usize::ilog2);
-        let bin_shift = want.max(Self::MIN_BIN_SHIFT).min(room.max(1).ilog2());
-        // Each application of a bin reads its blocks and writes them back:
-        // at most BLOCK_BYTES_PER_ENTRY bytes of y per contribution, or the
-        // direct scatter (a cache line per non-zero) is as good.
-        let per_visit = share.clamp(1, 1usize.checked_shl(bin_shift)?);
         let covered = 1usize.checked_shl(range_shift)?.saturating_mul(width);
-        if per_visit.saturating_mul(Self::BLOCK_BYTES_PER_ENTRY) < covered {
-            return None;
-        }
+        let bin_shift = Self::bin_shift(nnz, bins, (Self::MIN_BIN_SHIFT, room.max(1).ilog2()), covered)?;
         Some(Blocking {
             block_shift,
             group,
             bin_shift,
         })
+    }
+
+    /// log2 of the contributions a bin holds, for `nnz` of them over
+    /// `bins` bins that each cover `covered` bytes of `y`: enough for an
+    /// even share (then no bin fills up early unless the rows are
+    /// skewed), at least `2^lo` and at most `2^hi` (`hi` wins). `None`
+    /// when a bin, applied, would bring fewer than one contribution per
+    /// [`BLOCK_BYTES_PER_ENTRY`](Self::BLOCK_BYTES_PER_ENTRY) bytes of
+    /// its blocks: each application reads its blocks and writes them
+    /// back, and beyond that the direct scatter (a cache line per
+    /// non-zero) is as good. Shared with the AVX-512 plan.
+    pub(crate) fn bin_shift(nnz: u64, bins: usize, (lo, hi): (u32, u32), covered: usize) -> Option<u32> {
+        let share = usize::try_from(nnz / to_u64(bins).max(1)).unwrap_or(usize::MAX);
+        let want = share
+            .max(1)
+            .checked_next_power_of_two()
+            .map_or(usize::BITS - 1, usize::ilog2);
+        let bin_shift = want.max(lo).min(hi);
+        let per_visit = share.clamp(1, 1usize.checked_shl(bin_shift)?);
+        (per_visit.saturating_mul(Self::BLOCK_BYTES_PER_ENTRY) >= covered).then_some(bin_shift)
     }
 
     /// log2 of the rows a bin covers (`block_shift + group`; the blocking
@@ -287,28 +293,39 @@ fn low_bits(bits: u32) -> u32 {
 }
 
 /// Adds the contributions of one bin or part to its block of `y` (rows
-/// `index·2^block_shift ..`), in order. The block is read once first, one
-/// value per cache line in address order, so that the hardware prefetcher
-/// brings it into the cache at streaming speed before the random
-/// additions; nothing is read for no contributions.
+/// `index·2^block_shift ..`), in order, in the block [`cached_block`]
+/// reads first; nothing is read for no contributions.
 #[inline(never)]
 fn apply<T: Float>(entries: &[(u32, T)], y: &mut [T], index: usize, block_shift: u32) {
     if entries.is_empty() {
         return;
     }
-    let start = index.checked_shl(block_shift).unwrap_or(usize::MAX);
-    let end = start
-        .saturating_add(1usize.checked_shl(block_shift).unwrap_or(usize::MAX))
-        .min(y.len());
-    let Some(block) = y.get_mut(start..end) else { return };
-    let line = (64 / std::mem::size_of::<T>()).max(1);
-    // The sum is only there to make the reads happen.
-    std::hint::black_box(block.iter().step_by(line).fold(T::default(), |a, &v| a + v));
+    let Some(block) = cached_block(y, index, block_shift) else {
+        return;
+    };
     for &(offset, p) in entries {
         if let Some(yr) = block.get_mut(usize::try_from(offset).unwrap_or(usize::MAX)) {
             *yr = *yr + p;
         }
     }
+}
+
+/// Block `index` of `y` (rows `index·2^block_shift ..`, cut at the end of
+/// `y`; `None` past it), read once first, one value per cache line in
+/// address order, so that the hardware prefetcher brings it into the
+/// cache at streaming speed before the random additions into it (without
+/// the read, the AVX-512 product took 1.8x its time, `docs/performance.md`
+/// § Run K).
+fn cached_block<T: Float>(y: &mut [T], index: usize, block_shift: u32) -> Option<&mut [T]> {
+    let start = index.checked_shl(block_shift).unwrap_or(usize::MAX);
+    let end = start
+        .saturating_add(1usize.checked_shl(block_shift).unwrap_or(usize::MAX))
+        .min(y.len());
+    let block = y.get_mut(start..end)?;
+    let line = (64 / std::mem::size_of::<T>()).max(1);
+    // The sum is only there to make the reads happen.
+    std::hint::black_box(block.iter().step_by(line).fold(T::default(), |a, &v| a + v));
+    Some(block)
 }
 
 impl<'data> Compressed<'data> {
@@ -685,7 +702,7 @@ mod tests {
     /// A value from random bits with a spread of magnitudes (exponents
     /// -20..20, both signs), so that adding in another order would change
     /// the rounding.
-    fn float_from(bits: u64) -> f64 {
+    pub(super) fn float_from(bits: u64) -> f64 {
         let mantissa = 1.0 + (bits & 0xFFFF_FFFF) as f64 / 4_294_967_296.0;
         let exponent = ((bits >> 32) % 41) as i32 - 20;
         let sign = if bits >> 63 == 1 { -1.0 } else { 1.0 };
@@ -747,15 +764,23 @@ mod tests {
         Ok(())
     }
 
-    proptest::proptest! {
-        #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
-        /// Propagation blocking gives the direct scatter's result bit for
-        /// bit, for any block size and bin length: empty columns, nnz = 0,
-        /// nrows = 1, repeated rows in a column (many contributions to one
-        /// row), rows past `nrows` (skipped by both), bins that fill up
-        /// many times.
-        #[test]
-        fn blocked_scatter_equals_direct(
+    /// A matrix for the scatters to agree on: `ptr`, `idx`, `values` and
+    /// `x` of [`cases`], `nrows` rows.
+    #[derive(Debug)]
+    pub(super) struct Case {
+        pub(super) ptr: Vec<u64>,
+        pub(super) idx: Vec<u64>,
+        pub(super) values: Vec<f64>,
+        pub(super) x: Vec<f64>,
+        pub(super) nrows: usize,
+    }
+
+    proptest::prop_compose! {
+        /// Matrices with empty columns, nnz = 0, nrows = 1, repeated rows
+        /// in a column (many contributions to one row), rows past `nrows`
+        /// (which every scatter skips), unsorted rows (a hot row repeats:
+        /// the scatters must not care), values of many magnitudes.
+        pub(super) fn cases()(
             lengths in proptest::collection::vec(
                 proptest::prop_oneof![3 => proptest::prelude::Just(0u64), 8 => 0u64..12, 1 => 0u64..200],
                 0..40,
@@ -764,25 +789,39 @@ mod tests {
             rows in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..64),
             seeds in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..64),
             past in 0u64..3,
-            block_shift in 0u32..8,
-            group in proptest::prop_oneof![proptest::prelude::Just(0u32), 1u32..4],
-            bin_shift in proptest::prop_oneof![0u32..3, 3u32..7, proptest::prelude::Just(10u32)],
-        ) {
+        ) -> Case {
             let mut ptr = vec![0u64];
             for l in &lengths {
                 let last = *ptr.last().unwrap();
                 ptr.push(last + l);
             }
             let nnz = *ptr.last().unwrap() as usize;
-            // Rows below nrows + past (past > 0: some out of range); not
-            // sorted (a hot row repeats): the scatters must not care.
+            // Rows below nrows + past (past > 0: some out of range).
             let bound = nrows as u64 + past;
             let idx: Vec<u64> = (0..nnz).map(|k| rows[k % rows.len()].wrapping_add(k as u64) % bound).collect();
             let values: Vec<f64> = (0..nnz).map(|k| float_from(seeds[k % seeds.len()].rotate_left(k as u32))).collect();
             let x: Vec<f64> = (0..lengths.len()).map(|j| float_from(seeds[j % seeds.len()] ^ (j as u64) << 7)).collect();
-            let c = Compressed { nnz: nnz as u64, ..csc(&ptr, &idx, nrows as u64) };
+            Case { ptr, idx, values, x, nrows }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
+        /// Propagation blocking gives the direct scatter's result bit for
+        /// bit, for any block size and bin length, on the matrices of
+        /// [`cases`]; bins that fill up many times.
+        #[test]
+        fn blocked_scatter_equals_direct(
+            case in cases(),
+            block_shift in 0u32..8,
+            group in proptest::prop_oneof![proptest::prelude::Just(0u32), 1u32..4],
+            bin_shift in proptest::prop_oneof![0u32..3, 3u32..7, proptest::prelude::Just(10u32)],
+        ) {
+            let Case { ptr, idx, values, x, nrows } = &case;
+            let nrows = *nrows;
+            let c = Compressed { nnz: idx.len() as u64, ..csc(ptr, idx, nrows as u64) };
             let blocking = Blocking { block_shift, group, bin_shift };
-            let r = blocked_equals_direct(&c, &values, &x, nrows, blocking, f64::to_bits, f64::NAN);
+            let r = blocked_equals_direct(&c, values, x, nrows, blocking, f64::to_bits, f64::NAN);
             proptest::prop_assert!(r.is_ok(), "f64: {:?}", r);
             let values: Vec<f32> = values.iter().map(|&v| v as f32).collect();
             let x: Vec<f32> = x.iter().map(|&v| v as f32).collect();

@@ -36,7 +36,7 @@ use std::arch::x86_64::{
     _mm512_sub_epi64,
 };
 
-use super::Blocking;
+use super::{cached_block, Blocking};
 use crate::cursor::{to_u64, to_usize};
 use crate::prefetch::{prefetch, STREAM_AHEAD};
 
@@ -95,14 +95,8 @@ impl Plan {
         let blocks = rows.div_ceil(1 << BLOCK_SHIFT);
         let group = (0..=MAX_GROUP).find(|&g| blocks.div_ceil(1 << g) <= MAX_BINS)?;
         let bins = blocks.div_ceil(1 << group);
-        let share = usize::try_from(nnz / to_u64(bins).max(1)).unwrap_or(usize::MAX).max(1);
-        let want = share.checked_next_power_of_two().map_or(usize::BITS - 1, usize::ilog2);
-        let bin_shift = want.clamp(MIN_BIN_SHIFT, MAX_BIN_SHIFT);
-        let per_visit = share.min(1 << bin_shift);
         let covered = (4usize << BLOCK_SHIFT) << group;
-        if per_visit.saturating_mul(Blocking::BLOCK_BYTES_PER_ENTRY) < covered {
-            return None;
-        }
+        let bin_shift = Blocking::bin_shift(nnz, bins, (MIN_BIN_SHIFT, MAX_BIN_SHIFT), covered)?;
         Some(Plan {
             block_shift: BLOCK_SHIFT,
             group,
@@ -149,15 +143,6 @@ impl Plan {
     /// plus one register, for the garbage lanes of the last store.
     fn stride(&self) -> usize {
         self.bin_len() + LANES
-    }
-
-    /// Bytes of scratch [`scatter`] allocates: the bins and the parts of
-    /// both partitions, a [`stride`](Self::stride) of `u64` each.
-    #[cfg(test)]
-    pub(super) fn scratch_bytes(&self) -> usize {
-        let (f1, f2) = self.fan_shifts();
-        let parts = (1usize << f1) + if f2 > 0 { 1 << f2 } else { 0 };
-        (self.bins + parts) * self.stride() * 8
     }
 }
 
@@ -276,9 +261,9 @@ fn put(to: &mut [u64], head: &mut usize, key: __m512i, part: u64, e: __m512i) {
 }
 
 /// The pass (see the module's description) over all stored elements into
-/// `N` bins (`plan.bins`; a constant, so that the bins' ends stay in
-/// registers), applying each bin when its room runs low and the rest at
-/// the end.
+/// `N` bins (`plan.bins`; a constant, so that the loop over the bins is
+/// unrolled, each with its bin number in a register), applying each bin
+/// when its room runs low and the rest at the end.
 #[target_feature(enable = "avx512f,popcnt")]
 fn pass<const N: usize>(
     (ptr, idx, values): (&[u64], &[u64], &[f32]),
@@ -293,7 +278,8 @@ fn pass<const N: usize>(
         second: s2,
     } = s;
     let range = splat(u64::from(plan.range_shift()));
-    let mask = splat((1u64 << plan.range_shift()) - 1);
+    let offset_mask = (1u64 << plan.range_shift()) - 1;
+    let mask = splat(offset_mask);
     let first_v = splat(first);
     let (stride, len) = (plan.stride(), plan.bin_len());
     let low = LOW_ROOM.min(len);
@@ -334,7 +320,7 @@ fn pass<const N: usize>(
                     let r = r.wrapping_sub(first);
                     let b = to_usize(r.checked_shr(plan.range_shift()).unwrap_or(u64::MAX));
                     if let Some(head) = heads.get_mut(b) {
-                        let entry = (r & ((1u64 << plan.range_shift()) - 1)) | u64::from((v * xj).to_bits()) << 32;
+                        let entry = (r & offset_mask) | u64::from((v * xj).to_bits()) << 32;
                         if let Some(slot) = bins.get_mut(*head) {
                             *slot = entry;
                         }
@@ -500,18 +486,16 @@ fn partition<const P: usize>(input: &[u64], shift: u32, out: &mut [u64]) -> ([us
 }
 
 /// Adds `entries` to block `index` of `y` (rows `index · 2^block_shift
-/// ..`), in order, after reading the block once, a value per cache line,
-/// so that the hardware prefetcher brings it into the cache at streaming
-/// speed; offsets past `y` are skipped.
+/// ..`), in order, in the block [`cached_block`] reads first; offsets
+/// past `y` are skipped.
 #[inline(never)]
 fn apply(entries: &[u64], y: &mut [f32], index: usize, block_shift: u32) {
     if entries.is_empty() {
         return;
     }
-    let start = index.checked_shl(block_shift).unwrap_or(usize::MAX);
-    let end = start.saturating_add(1 << block_shift).min(y.len());
-    let Some(block) = y.get_mut(start..end) else { return };
-    std::hint::black_box(block.iter().step_by(16).fold(0f32, |a, &v| a + v));
+    let Some(block) = cached_block(y, index, block_shift) else {
+        return;
+    };
     let mask = (1u64 << block_shift) - 1;
     for &e in entries {
         if let Some(yr) = block.get_mut(to_usize(e & mask)) {
@@ -522,6 +506,7 @@ fn apply(entries: &[u64], y: &mut [f32], index: usize, block_shift: u32) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{cases, Case};
     use super::*;
     use crate::view::compressed::tests::csc;
     use crate::view::compressed::Compressed;
@@ -562,10 +547,7 @@ mod tests {
     /// A value with a spread of magnitudes, so that another order of the
     /// additions would round differently.
     fn float_from(bits: u64) -> f32 {
-        let mantissa = 1.0 + (bits & 0xFF_FFFF) as f32 / 16_777_216.0;
-        let exponent = ((bits >> 32) % 41) as i32 - 20;
-        let sign = if bits >> 63 == 1 { -1.0 } else { 1.0 };
-        sign * mantissa * 2f32.powi(exponent)
+        super::super::tests::float_from(bits) as f32
     }
 
     proptest::proptest! {
@@ -573,33 +555,21 @@ mod tests {
         /// The AVX-512 scatter gives the direct scatter's `y` bit for bit,
         /// for any blocks, blocks per bin (no partition, one, two), bin
         /// length (bins applied many times during the pass), windows of
-        /// rows (rows below and past skipped), empty columns, repeated
-        /// and out-of-range rows, fewer than eight elements.
+        /// rows (rows below and past skipped), on the matrices of
+        /// [`cases`] (empty columns, repeated and out-of-range rows, fewer
+        /// than eight elements).
         #[test]
         fn wide_scatter_equals_direct(
-            lengths in proptest::collection::vec(
-                proptest::prop_oneof![3 => proptest::prelude::Just(0u64), 8 => 0u64..12, 1 => 0u64..200],
-                0..40,
-            ),
-            nrows in proptest::prop_oneof![1usize..4, 1usize..70, 500usize..700],
-            rows in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..64),
-            seeds in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..64),
-            past in 0u64..3,
+            case in cases(),
             block_shift in 0u32..6,
             group in 0u32..=MAX_GROUP,
             bin_shift in 3u32..8,
         ) {
-            let mut ptr = vec![0u64];
-            for l in &lengths {
-                let last = *ptr.last().unwrap();
-                ptr.push(last + l);
-            }
-            let nnz = *ptr.last().unwrap() as usize;
-            let bound = nrows as u64 + past;
-            let idx: Vec<u64> = (0..nnz).map(|k| rows[k % rows.len()].wrapping_add(k as u64) % bound).collect();
-            let values: Vec<f32> = (0..nnz).map(|k| float_from(seeds[k % seeds.len()].rotate_left(k as u32))).collect();
-            let x: Vec<f32> = (0..lengths.len()).map(|j| float_from(seeds[j % seeds.len()] ^ (j as u64) << 7)).collect();
-            let c = csc(&ptr, &idx, nrows as u64);
+            let Case { ptr, idx, values, x, nrows } = &case;
+            let nrows = *nrows;
+            let values: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+            let x: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+            let c = csc(ptr, idx, nrows as u64);
             if available("wide_scatter_equals_direct") {
                 for (lo, hi) in [(0, nrows), (nrows / 3, nrows * 2 / 3), (1.min(nrows), nrows), (0, nrows / 2)] {
                     // The smallest blocks from `block_shift` on that keep
@@ -682,7 +652,8 @@ mod tests {
         let p = Plan::new(9_998_917, 100_000_000).unwrap();
         assert_eq!((p.block_shift, p.group, p.bin_shift, p.bins), (18, 3, 19, 5));
         assert_eq!(p.fan_shifts(), (2, 1));
-        assert_eq!(p.scratch_bytes(), 11 * ((1 << 19) + 8) * 8);
+        let s = Scratch::new(&p).unwrap();
+        assert_eq!(s.bins.len() + s.first.len() + s.second.len(), 11 * ((1 << 19) + 8));
         // tests/spmv.rs: 2^22 + 3 rows, 2 M non-zeros: 17 blocks, four to
         // a bin (5 bins), 400 000 a bin (2^19).
         let p = Plan::new((1 << 22) + 3, 2_000_000).unwrap();
