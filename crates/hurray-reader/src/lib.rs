@@ -80,6 +80,7 @@ mod packed;
 mod prefetch;
 mod quant;
 pub mod raw;
+mod shared;
 mod tensor;
 mod validate;
 mod value;
@@ -108,6 +109,7 @@ pub use packed::{
     float4_e2m1_to_f32, float6_e2m3_to_f32, float6_e3m2_to_f32, float8_e4m3_to_f32, float8_e5m2_to_f32,
     float8_e8m0_to_f32, PackedView,
 };
+pub use shared::SharedFile;
 pub use tensor::{Tensor, MAX_COMPOSITE_DEPTH};
 pub use value::Value;
 pub use view::compressed::{Float, Slices};

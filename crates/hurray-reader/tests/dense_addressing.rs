@@ -570,3 +570,85 @@ fn strided_packed_slots_past_the_last_element_are_not_padding() {
     let read: Vec<f64> = (0..4u64).map(|i| float(t.dense_value(&[i]).unwrap())).collect();
     assert_eq!(read, F6_VALUES[..4]);
 }
+
+/// `Addressing::positions` walks the logical indices in row-major order and
+/// agrees with `position` for every dense tensor of the fixtures and, when
+/// `HURRAY_INTEROP_DIR` is set, of the interop corpus (row-major,
+/// column-major, strided with negative and zero strides, tiled, Morton,
+/// Hilbert); `strides` is given exactly for the linear layouts.
+#[test]
+fn positions_agree_with_position_on_every_dense_tensor() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures");
+    let mut paths: Vec<std::path::PathBuf> = ["dtypes.hry", "sparse_formats.hry", "empty.hry"]
+        .iter()
+        .map(|f| std::path::Path::new(root).join(f))
+        .collect();
+    if let Some(dir) = std::env::var_os("HURRAY_INTEROP_DIR") {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(dir);
+        for entry in std::fs::read_dir(&dir).expect("HURRAY_INTEROP_DIR is set but cannot be read") {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.ends_with(".hry") && !name.starts_with("invalid_") {
+                paths.push(path);
+            }
+        }
+    }
+    let (mut tensors, mut linear) = (0, 0);
+    for path in &paths {
+        let bytes = AlignedBytes::read(path).unwrap();
+        let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+        for entry in file.entries() {
+            let t = file.tensor(entry.name()).unwrap();
+            if !t.layout().is_dense() || t.not_viewable().is_some() {
+                continue;
+            }
+            let a = t.addressing().unwrap();
+            let walked: Vec<u64> = a.positions().collect();
+            let each: Vec<u64> = hurray_reader::logical_indices(a.shape())
+                .map(|i| a.position(&i).unwrap())
+                .collect();
+            assert_eq!(walked, each, "{}: {}", path.display(), entry.name());
+            let count = usize::try_from(t.element_count().unwrap()).unwrap();
+            assert_eq!(walked.len(), count, "{}", entry.name());
+            let is_linear = matches!(t.layout().as_str(), "row_major" | "col_major" | "strided");
+            assert_eq!(a.strides().is_some(), is_linear, "{}", entry.name());
+            if let Some(strides) = a.strides() {
+                let origin = i128::from(t.element_origin().unwrap());
+                for (index, p) in hurray_reader::logical_indices(a.shape()).zip(&walked) {
+                    let dot: i128 = index
+                        .iter()
+                        .zip(&strides)
+                        .map(|(&i, &s)| i128::from(i) * i128::from(s))
+                        .sum();
+                    assert_eq!(origin + dot, i128::from(*p));
+                }
+                linear += 1;
+            }
+            tensors += 1;
+        }
+    }
+    assert!(
+        tensors >= 14 && linear >= 12,
+        "{tensors} dense tensors, {linear} linear"
+    );
+}
+
+#[test]
+fn strides_of_the_linear_layouts() {
+    let file = |d: &TensorDescriptor, bytes: &[u8]| one_tensor(d, vec![BufferData::Bytes(bytes)]);
+    let row = file(
+        &TensorDescriptor::row_major(ElementType::Int8, vec![2, 3, 4]).unwrap(),
+        &[0; 24],
+    );
+    let col = file(
+        &TensorDescriptor::column_major(ElementType::Int8, vec![2, 3, 4]).unwrap(),
+        &[0; 24],
+    );
+    // The first positions in logical order: [0, 0, 0], [0, 0, 1], [0, 0, 2].
+    for (bytes, strides, first) in [(&row, [12, 4, 1], [0, 1, 2]), (&col, [1, 2, 6], [0, 6, 12])] {
+        let f = HurrayFile::parse(bytes, Options::strict()).unwrap();
+        let a = f.tensor("t").unwrap().addressing().unwrap();
+        assert_eq!(a.strides(), Some(strides.to_vec()));
+        assert_eq!(a.positions().take(3).collect::<Vec<_>>(), first);
+    }
+}

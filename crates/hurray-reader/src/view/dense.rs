@@ -58,6 +58,62 @@ impl<'data> Addressing<'data> {
             bound: 0,
         })
     }
+
+    /// For row-major, column-major and strided tensors, the step in
+    /// elements from one element to the next along each dimension (`rank`
+    /// entries; a strided tensor's may be negative or zero), so that
+    /// `position(index) = element_origin + Σ index[k] × strides[k]`
+    /// (`memory-layout.md` § Element Address Computation). `None` for tiled,
+    /// Morton and Hilbert tensors, whose positions are not linear in the
+    /// index, and when a step does not fit in an `i64`.
+    ///
+    /// A program that addresses elements itself (a numpy array over the
+    /// buffer, an `ndarray` view) multiplies these by the element width.
+    pub fn strides(&self) -> Option<Vec<i64>> {
+        let strides: Vec<i128> = match &self.fields {
+            LayoutFields::Strided { strides } => strides.iter().map(|s| i128::from(s.get())).collect(),
+            LayoutFields::Tiled { .. } | LayoutFields::Morton { .. } | LayoutFields::Hilbert(_) => return None,
+            _ if self.layout == Layout::ColMajor => col_major_strides(&self.storage_shape).collect(),
+            _ => row_major_strides(&self.storage_shape).collect(),
+        };
+        strides.into_iter().map(|s| i64::try_from(s).ok()).collect()
+    }
+
+    /// The position in buffer 0 of every element, in logical row-major
+    /// order (the last dimension fastest): `position(index)` for each
+    /// index of [`logical_indices`], without an allocation per element.
+    /// Empty for an empty tensor, one position for a scalar. (It would end
+    /// early at a position that does not fit in a `u64`, which the checks of
+    /// [`HurrayFile::tensor`](crate::HurrayFile::tensor) rule out.)
+    pub fn positions(&self) -> impl Iterator<Item = u64> + '_ {
+        let strides = self.strides();
+        let mut index = vec![0u64; self.shape.len()];
+        let mut done = self.shape.contains(&0);
+        std::iter::from_fn(move || {
+            if done {
+                return None;
+            }
+            let p = match &strides {
+                Some(s) => u64::try_from(self.origin + dot(&index, s.iter().map(|&s| i128::from(s)))).ok(),
+                None => self.position(&index).ok(),
+            };
+            done = !next_index(&mut index, &self.shape);
+            p
+        })
+    }
+}
+
+/// Steps `index` to the next index of `shape` in row-major order; false
+/// after the last one.
+fn next_index(index: &mut [u64], shape: &[u64]) -> bool {
+    for (i, &n) in index.iter_mut().zip(shape).rev() {
+        *i += 1;
+        if *i < n {
+            return true;
+        }
+        *i = 0;
+    }
+    false
 }
 
 /// Where element `[0, ..., 0]` of a dense tensor lies in buffer 0
@@ -364,21 +420,11 @@ impl<'data> Tensor<'data> {
 /// Every logical index of `shape` in row-major order (the last dimension
 /// fastest); one empty index for a scalar, none for an empty tensor.
 pub fn logical_indices(shape: &[u64]) -> impl Iterator<Item = Vec<u64>> + '_ {
-    let empty = shape.contains(&0);
-    let mut next: Option<Vec<u64>> = (!empty).then(|| vec![0; shape.len()]);
+    let mut next: Option<Vec<u64>> = (!shape.contains(&0)).then(|| vec![0; shape.len()]);
     std::iter::from_fn(move || {
         let current = next.take()?;
         let mut following = current.clone();
-        let mut carried = true;
-        for (i, &n) in following.iter_mut().zip(shape).rev() {
-            *i += 1;
-            if *i < n {
-                carried = false;
-                break;
-            }
-            *i = 0;
-        }
-        if !carried {
+        if next_index(&mut following, shape) {
             next = Some(following);
         }
         Some(current)
