@@ -1,0 +1,603 @@
+"""``File`` and ``Tensor``: a Hurray file as a mapping of zero-copy views."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from . import _native
+
+__all__ = ["File", "Tensor", "open"]
+
+# Element types whose stored bytes numpy reads as they are (little-endian).
+_NUMPY_DTYPES = {
+    "int8": "i1",
+    "uint8": "u1",
+    "int16": "<i2",
+    "uint16": "<u2",
+    "int32": "<i4",
+    "uint32": "<u4",
+    "int64": "<i8",
+    "uint64": "<u8",
+    "float16": "<f2",
+    "float32": "<f4",
+    "float64": "<f8",
+    "complex64": "<c8",
+    "complex128": "<c16",
+}
+
+# Buffers of indices into a shape: exposed as int64 (scipy keeps int64
+# index arrays as they are, and copies uint64 ones).
+_INDEX_ROLES = ("row_indices", "col_ptr", "col_indices", "row_ptr", "indices", "pos_", "crd_")
+
+# The CSC buffer names and their names in the CSR of the transpose.
+_TRANSPOSED_ROLES = {
+    "row_indices": "col_indices",
+    "col_ptr": "row_ptr",
+    "col_indices": "row_indices",
+    "row_ptr": "col_ptr",
+}
+
+_INT64_MAX = 2**63 - 1
+
+
+def _default_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def open(  # noqa: A001 (the name the package promises)
+    path: str | os.PathLike[str],
+    *,
+    permissive: bool = False,
+    mmap: bool = True,
+    threads: int | None = None,
+) -> File:
+    """Open a Hurray file: parse its header, trailer, footer index and KV
+    metadata, and nothing else.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.hry`` file.
+    permissive : bool
+        The reader's permissive mode (``hurray_reader`` Rust docs, ``Mode``):
+        unknown tags, extra bytes and non-zero padding are accepted where the
+        spec allows a reader to. Strict (``False``) rejects them.
+    mmap : bool
+        ``True`` (default) maps the file: opening costs the same for any file
+        size and arrays point into the mapping. ``False`` reads the whole file
+        into memory first, for files that may change while open or that live
+        on storage where mapping is a poor idea (see *The mapping hazard*).
+    threads : int, optional
+        Threads for the storage-invariant scans (``to_scipy``, ``validate``);
+        by default the CPUs this process may run on.
+
+    Returns
+    -------
+    File
+        A context manager and a read-only mapping from tensor name to
+        :class:`Tensor`, in file order.
+
+    Raises
+    ------
+    FormatError
+        The container breaks a rule of the spec (the message, and the
+        attributes ``tensor``, ``field``, ``offset`` and ``rule``, say which).
+    OSError
+        The file cannot be opened, mapped or read (``FileNotFoundError``,
+        ``IsADirectoryError``, ...).
+
+    Notes
+    -----
+    *The mapping hazard.* A mapped file is read as it is *now*: if another
+    process truncates it while it is mapped, touching a page past the new
+    end kills this process with ``SIGBUS``, and if it rewrites it, arrays
+    change under your feet. Map only files nothing else modifies while you
+    read them (write new files beside old ones and rename, as
+    :func:`hurray_reader.save` does); otherwise pass ``mmap=False``.
+    """
+    if threads is None:
+        threads = _default_threads()
+    elif isinstance(threads, bool) or not isinstance(threads, int):
+        raise TypeError(f"threads must be an int, not {type(threads).__name__}")
+    elif threads < 1:
+        raise ValueError(f"threads must be at least 1, not {threads}")
+    path = os.fspath(path)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    native = _native.open_file(path, bool(permissive), bool(mmap), threads)
+    return File(native, path)
+
+
+class File(Mapping[str, "Tensor"]):
+    """An open Hurray file: a read-only mapping from tensor name to
+    :class:`Tensor`, in file order (by descriptor offset).
+
+    Made by :func:`hurray_reader.open`. Close it (or use ``with``) to let the
+    mapping go: arrays already made keep their part of it alive on their
+    own, so they stay readable after :meth:`close`.
+    """
+
+    def __init__(self, native: _native.File, path: str) -> None:
+        self._native: _native.File | None = native
+        self._path = path
+        self._names: list[str] = native.names()
+        self._tensors: dict[str, Tensor] = {}
+
+    def _live(self) -> _native.File:
+        if self._native is None:
+            raise ValueError(f"I/O operation on closed file {self._path!r}")
+        return self._native
+
+    # Mapping
+    def __getitem__(self, name: str) -> Tensor:
+        if not isinstance(name, str):
+            raise TypeError(f"tensor names are str, not {type(name).__name__}")
+        native = self._live()
+        tensor = self._tensors.get(name)
+        if tensor is None:
+            tensor = Tensor(self, native.tensor_info(name))
+            self._tensors[name] = tensor
+        return tensor
+
+    def __iter__(self) -> Iterator[str]:
+        self._live()
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._live()
+
+    # Whole file
+    @property
+    def path(self) -> str:
+        """The path the file was opened from."""
+        return self._path
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The KV metadata section, in file order: ``str``, ``int`` (int64 and
+        uint64), ``float``, ``bool``, ``bytes``, or a ``list`` of one of
+        those. A new dict each time."""
+        return self._live().metadata()
+
+    @property
+    def container(self) -> dict[str, Any]:
+        """Container facts: ``container_version`` (major, minor),
+        ``file_flags``, ``data_buffer_alignment`` (bytes), ``size`` (bytes),
+        ``mapped``, ``strict``, ``threads``."""
+        return self._live().container()
+
+    def validate(self) -> None:
+        """Check the whole file, as ``hurray-inspect --validate`` does: every
+        tensor's descriptor and data (storage invariants, quantization
+        parameters, packing bits) and, in strict mode, the padding between
+        regions. Runs without the GIL, on the file's threads.
+
+        Raises
+        ------
+        FormatError
+            The first rule broken.
+        """
+        self._live().validate()
+
+    def close(self) -> None:
+        """Release this object's hold on the file. Arrays made from it keep
+        the bytes they read alive; tensors from it stop working."""
+        self._native = None
+        self._tensors.clear()
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._native is None
+
+    def __enter__(self) -> File:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self._native is None:
+            return f"<hurray_reader.File {self._path!r} (closed)>"
+        c = self.container
+        how = "mapped" if c["mapped"] else "in memory"
+        s = "" if len(self) == 1 else "s"
+        return f"<hurray_reader.File {self._path!r}: {len(self)} tensor{s}, {c['size']} bytes, {how}>"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        if self._native is None:
+            return f"<p>{html.escape(repr(self))}</p>"
+        rows = []
+        for name in self._names[:_HTML_ROWS]:
+            try:
+                t = self[name]
+                cells = (name, t._type_text(), t.layout, _shape_text(t.shape), "" if t.nnz is None else str(t.nnz))
+            except Exception as e:  # a broken descriptor: show the error, not the table's end
+                cells = (name, "", "", "", f"error: {e}")
+            rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+        more = len(self._names) - _HTML_ROWS
+        if more > 0:
+            rows.append(f"<tr><td colspan=5>… {more} more</td></tr>")
+        head = "".join(f"<th>{h}</th>" for h in ("name", "dtype", "layout", "shape", "nnz"))
+        return (
+            f"<p>{html.escape(repr(self))}</p><table><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
+
+
+_HTML_ROWS = 50
+
+
+def _shape_text(shape: tuple[int | None, ...]) -> str:
+    return "[" + ", ".join("?" if n is None else str(n) for n in shape) + "]"
+
+
+class Tensor:
+    """One tensor of an open :class:`File`: its descriptor, and zero-copy
+    numpy and scipy views of its data.
+
+    Attributes describe the descriptor; nothing reads the data until
+    :meth:`buffers`, :meth:`numpy` or :meth:`to_scipy` is called.
+    """
+
+    __slots__ = ("_file", "_info", "_transposed", "_checked")
+
+    def __init__(self, file: File, info: dict[str, Any], transposed: bool = False) -> None:
+        self._file = file
+        self._info = info
+        self._transposed = transposed
+        self._checked = False
+
+    # Descriptor
+    @property
+    def name(self) -> str:
+        """The tensor's name in the footer index."""
+        return self._info["name"]
+
+    @property
+    def element_type(self) -> str:
+        """The spec's element type name: ``float32``, ``bfloat16``, ``int4``, ...
+        (``unknown`` for a tag only permissive mode accepts)."""
+        return self._info["element_type"] or "unknown"
+
+    @property
+    def dtype(self) -> np.dtype[Any] | str:
+        """The element type as a ``numpy.dtype`` where numpy has it (``bool``
+        included, though the file packs it 8 to a byte), else the spec's name
+        as a ``str`` (``bfloat16``, ``float8_e4m3``, ``int4``, ...). For a
+        quantized tensor, the stored type; see :attr:`quantization`."""
+        et = self.element_type
+        if et in _NUMPY_DTYPES:
+            return np.dtype(et)
+        if et == "bool":
+            return np.dtype(bool)
+        return et
+
+    @property
+    def layout(self) -> str:
+        """The layout's spec name: ``csc``, ``csr``, ``coo``, ``csf``,
+        ``row_major``, ``col_major``, ``strided``, ``tiled``, ``morton``,
+        ``hilbert``, ``block_paged``, ``composite``."""
+        layout = self._info["layout"]
+        if self._transposed:
+            return {"csc": "csr", "csr": "csc"}[layout]
+        return layout
+
+    @property
+    def shape(self) -> tuple[int | None, ...]:
+        """The shape; ``None`` for a dynamic dimension."""
+        shape = tuple(self._info["shape"])
+        return shape[::-1] if self._transposed else shape
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions (the rank)."""
+        return len(self._info["shape"])
+
+    @property
+    def nnz(self) -> int | None:
+        """Stored elements of a sparse tensor (CSC, CSR, COO, CSF); ``None``
+        for other layouts."""
+        return self._info["nnz"]
+
+    @property
+    def quantization(self) -> dict[str, Any] | None:
+        """The quantization section: ``scheme`` (``per_tensor_affine``,
+        ``per_channel_affine``, ``per_block_affine``, ``nf4``, ``mxfp``) and
+        its fields; ``None`` when the tensor is not quantized."""
+        q = self._info["quantization"]
+        return None if q is None else dict(q)
+
+    @property
+    def statistics(self) -> dict[str, Any] | None:
+        """The statistics section's fields whose ``computed_mask`` bit is set
+        (``nnz``, ``sparsity_ratio``, ``value_min``, ..., ``has_inf``); ``None``
+        without a statistics section. Advisory: written by the producer."""
+        s = self._info["statistics"]
+        return None if s is None else dict(s)
+
+    @property
+    def members(self) -> list[str]:
+        """A composite head's member tensors, in order; empty otherwise."""
+        return list(self._info["members"])
+
+    @property
+    def T(self) -> Tensor:
+        """The transpose of a CSC tensor as CSR (or of a CSR as CSC), over
+        the same buffers: no copy. ``t.T.to_scipy()`` is
+        ``t.to_scipy().T``."""
+        if self._info["layout"] not in ("csc", "csr"):
+            raise TypeError(f"tensor {self.name!r}: .T is for CSC and CSR tensors, not {self.layout}")
+        t = Tensor(self._file, self._info, not self._transposed)
+        t._checked = self._checked
+        return t
+
+    # Data
+    def _native(self) -> _native.File:
+        return self._file._live()
+
+    def _array(self, buffer: dict[str, Any]) -> np.ndarray:
+        storage = self._native().storage
+        role, et, count = buffer["role"], buffer["element_type"], buffer["count"]
+        if et == "uint64" and role.startswith(_INDEX_ROLES):
+            dtype = np.dtype("<i8")
+        elif et in _NUMPY_DTYPES:
+            dtype = np.dtype(_NUMPY_DTYPES[et])
+        else:
+            dtype, count = np.dtype("u1"), buffer["byte_size"]
+        if count == 0:
+            return _read_only(np.empty(0, dtype))
+        return np.frombuffer(storage, dtype=dtype, count=count, offset=buffer["offset"])
+
+    def buffers(self) -> dict[str, np.ndarray]:
+        """The tensor's buffers by their spec role: ``values``,
+        ``row_indices``, ``col_ptr`` (CSC), ``col_indices``, ``row_ptr``
+        (CSR), ``indices`` (COO, shape ``(nnz, ndim)``), ``pos_L``/``crd_L``
+        (CSF), ``data`` (dense), ``scales``, ``zero_points``, ``page_pool``,
+        ``block_table``, ``seq_ptr``.
+
+        Every array is a read-only view of the file's bytes that keeps them
+        alive (no copy). Index buffers (``uint64`` in the file) are
+        ``int64`` views. Element types numpy lacks (packed ``bool``,
+        sub-byte integers, float8/6/4, bfloat16, float128) are given as their
+        raw ``uint8`` bytes; :meth:`numpy` and :meth:`to_scipy` decode them.
+        """
+        out = {}
+        for b in self._info["buffers"]:
+            array = self._array(b)
+            role = b["role"]
+            if role == "indices" and self._info["layout"] == "coo":
+                array = array.reshape(-1, max(self.ndim, 1))
+            if self._transposed:
+                role = _TRANSPOSED_ROLES.get(role, role)
+            out[role] = array
+        return out
+
+    def _buffer(self, role: str) -> np.ndarray:
+        buffers = self.buffers()
+        if role not in buffers:
+            raise AttributeError(f"tensor {self.name!r} ({self.layout}) has no {role} buffer")
+        return buffers[role]
+
+    @property
+    def values(self) -> np.ndarray:
+        """The ``values`` buffer of a sparse tensor (see :meth:`buffers`)."""
+        return self._buffer("values")
+
+    @property
+    def row_indices(self) -> np.ndarray:
+        """CSC: the row of each stored value, ``int64``, length ``nnz``."""
+        return self._buffer("row_indices")
+
+    @property
+    def col_ptr(self) -> np.ndarray:
+        """CSC: where each column's values start, ``int64``, length ``ncols + 1``."""
+        return self._buffer("col_ptr")
+
+    @property
+    def col_indices(self) -> np.ndarray:
+        """CSR: the column of each stored value, ``int64``, length ``nnz``."""
+        return self._buffer("col_indices")
+
+    @property
+    def row_ptr(self) -> np.ndarray:
+        """CSR: where each row's values start, ``int64``, length ``nrows + 1``."""
+        return self._buffer("row_ptr")
+
+    @property
+    def indices(self) -> np.ndarray:
+        """COO: the coordinates of each stored value, ``int64``, shape ``(nnz, ndim)``."""
+        return self._buffer("indices")
+
+    def _check(self, validate: bool) -> None:
+        if validate and not self._checked:
+            self._native().check(self.name)
+            self._checked = True
+
+    def validate(self) -> None:
+        """Run every check that reads this tensor's data (the storage
+        invariant scan, quantization parameters, packing bits), without the
+        GIL, on the file's threads.
+
+        Raises
+        ------
+        FormatError
+            The first violation, naming its position and byte offset.
+        """
+        self._checked = False
+        self._check(True)
+
+    def numpy(self, *, dequantize: bool = True) -> np.ndarray:
+        """A dense tensor as a numpy array of its :attr:`shape`.
+
+        Row-major, column-major and strided tensors of a type numpy has are
+        read-only views of the mapping (no copy; a strided tensor's strides
+        may be negative or zero). Tiled, Morton and Hilbert tensors, element
+        types numpy lacks (decoded: packed ``bool`` to ``bool``, 2- and 4-bit
+        integers to ``int8``/``uint8``, float8/6/4 and bfloat16 to
+        ``float32``), and quantized tensors (their real values: ``float32``,
+        ``float64`` for MXFP) are decoded into a new read-only array: a copy.
+        ``dequantize=False`` gives a quantized tensor's stored codes.
+
+        Raises
+        ------
+        TypeError
+            A sparse tensor (use :meth:`to_scipy`), a composite head, a type
+            numpy cannot hold (``float128``), an unknown tag.
+        FormatError
+            The descriptor breaks a rule (or a quantization parameter, when
+            dequantizing).
+        """
+        info = self._info
+        if info["layout"] in ("csc", "csr", "coo", "csf"):
+            raise TypeError(f"tensor {self.name!r} is sparse ({info['layout']}): use to_scipy()")
+        if info["not_viewable"] is not None:
+            raise TypeError(f"tensor {self.name!r}: {info['not_viewable']}")
+        shape = self.shape
+        if None in shape:
+            raise ValueError(f"tensor {self.name!r} has a dynamic dimension: {_shape_text(shape)}")
+        if any(n > _INT64_MAX for n in shape):
+            raise ValueError(f"tensor {self.name!r}: shape {_shape_text(shape)} does not fit numpy's int64 dimensions")
+        quantized = info["quantization"] is not None and dequantize
+        dense = info["dense"]
+        et = self.element_type
+        if dense is not None and not quantized and et in _NUMPY_DTYPES:
+            dtype = np.dtype(_NUMPY_DTYPES[et])
+            strides = tuple(s * dtype.itemsize for s in dense["strides"])
+            if 0 in shape:
+                return _read_only(np.empty(shape, dtype))
+            return np.ndarray(shape, dtype, buffer=self._native().storage, offset=dense["offset"], strides=strides)
+        data, dtype = self._native().decode_dense(self.name, quantized)
+        return np.frombuffer(data, dtype=dtype).reshape(shape)
+
+    def to_scipy(self, *, validate: bool = True, dequantize: bool = True) -> Any:
+        """A sparse tensor as a scipy sparse array over the mapping.
+
+        CSC gives ``scipy.sparse.csc_array``, CSR ``csr_array``, COO
+        ``coo_array`` (n-dimensional where scipy supports it). Index arrays
+        are the file's (``int64`` views, no copy; scipy keeps them). Values
+        are the file's too when scipy supports their type; ``float16`` is
+        widened to ``float32``, types numpy lacks are decoded and quantized
+        values dequantized (see :meth:`numpy`): copies of the values only.
+        Every array is read-only.
+
+        Parameters
+        ----------
+        validate : bool
+            Run the storage-invariant scan first (default; once per tensor
+            object), without the GIL and on the file's threads, so that scipy
+            gets arrays it can trust, marked canonical. ``False`` skips it:
+            only for trusted files, since scipy's kernels do not check
+            indices and a corrupt file could then crash them.
+        dequantize : bool
+            A quantized tensor's real values (default) or its stored codes.
+
+        Raises
+        ------
+        FormatError
+            The scan found a broken invariant (the message names column,
+            position and byte offset).
+        TypeError
+            A dense or CSF tensor, a composite head, an unknown tag.
+        ValueError
+            A dimension at or beyond ``2**63`` (scipy's indices are int64).
+        """
+        import scipy.sparse as sp
+
+        info = self._info
+        layout = info["layout"]
+        if layout not in ("csc", "csr", "coo"):
+            hint = ": use numpy()" if layout not in ("csf", "composite", "block_paged") else ""
+            raise TypeError(f"tensor {self.name!r} ({layout}) has no scipy form{hint}")
+        if info["not_viewable"] is not None:
+            raise TypeError(f"tensor {self.name!r}: {info['not_viewable']}")
+        shape = tuple(info["shape"])
+        if any(n is None or n > _INT64_MAX for n in shape):
+            raise ValueError(f"tensor {self.name!r}: shape {_shape_text(shape)} does not fit scipy's int64 indices")
+        self._check(validate)
+        buffers = {b["role"]: b for b in info["buffers"]}
+        values = self._scipy_values(buffers["values"], dequantize)
+        if layout == "coo":
+            indices = self._array(buffers["indices"]).reshape(-1, max(len(shape), 1))
+            coords = tuple(indices[:, k] for k in range(len(shape)))
+            if len(shape) != 2 and not _scipy_nd_coo():
+                raise TypeError(f"tensor {self.name!r}: this scipy has no {len(shape)}-dimensional coo_array")
+            return sp.coo_array((values, coords), shape=shape)
+        if layout == "csc":
+            indices, pointers = self._array(buffers["row_indices"]), self._array(buffers["col_ptr"])
+        else:
+            indices, pointers = self._array(buffers["col_indices"]), self._array(buffers["row_ptr"])
+        if self._transposed:
+            layout, shape = {"csc": "csr", "csr": "csc"}[layout], shape[::-1]
+        make = sp.csc_array if layout == "csc" else sp.csr_array
+        matrix = make((values, indices, pointers), shape=shape)
+        if validate:
+            # The scan proved it: sorted, no duplicates. scipy then never
+            # tries to sort the read-only arrays in place.
+            matrix.has_sorted_indices = True
+            matrix.has_canonical_format = True
+        return matrix
+
+    def _scipy_values(self, buffer: dict[str, Any], dequantize: bool) -> np.ndarray:
+        et = buffer["element_type"]
+        quantized = self._info["quantization"] is not None and dequantize
+        if not quantized and et in _NUMPY_DTYPES:
+            values = self._array(buffer)
+            if et == "float16":  # scipy.sparse has no float16
+                values = _read_only(values.astype(np.float32))
+            return values
+        data, dtype = self._native().decode_values(self.name, quantized)
+        return np.frombuffer(data, dtype=dtype)
+
+    # Display
+    def _type_text(self) -> str:
+        q = self._info["quantization"]
+        return self.element_type if q is None else f"{self.element_type} · {q['scheme']}"
+
+    def __repr__(self) -> str:
+        nnz = "" if self.nnz is None else f", nnz {self.nnz}"
+        t = " (transposed view)" if self._transposed else ""
+        return f"<hurray_reader.Tensor {self.name!r}: {self._type_text()} {self.layout} {_shape_text(self.shape)}{nnz}{t}>"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        rows = [
+            ("name", self.name),
+            ("dtype", self._type_text()),
+            ("layout", self.layout),
+            ("shape", _shape_text(self.shape)),
+        ]
+        if self.nnz is not None:
+            rows.append(("nnz", str(self.nnz)))
+        for b in self._info["buffers"]:
+            rows.append((f"buffer {b['role']}", f"{b['element_type']} × {b['count']} at offset {b['offset']}"))
+        body = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
+        return f"<table>{body}</table>"
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def _scipy_nd_coo() -> bool:
+    import scipy.sparse as sp
+
+    try:
+        sp.coo_array((np.zeros(0), (np.zeros(0, np.int64),) * 3), shape=(1, 1, 1))
+    except (TypeError, ValueError):
+        return False
+    return True

@@ -1,0 +1,25 @@
+//! `hurray_reader._native`: the Rust half of the `hurray_reader` Python
+//! package. A thin layer: it maps `hurray-reader` and `hurray-writer` types
+//! to Python ones; what a Python user calls is in `python/hurray_reader/`.
+//!
+//! The one `unsafe` block is `Bytes::__getbuffer__` (`storage.rs`), which
+//! hands numpy a read-only pointer into bytes the exporting object owns.
+
+mod decode;
+mod error;
+mod file;
+mod save;
+mod storage;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("FormatError", m.py().get_type::<error::FormatError>())?;
+    m.add_class::<file::File>()?;
+    m.add_class::<storage::Bytes>()?;
+    m.add_function(wrap_pyfunction!(file::open_file, m)?)?;
+    m.add_function(wrap_pyfunction!(save::save, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

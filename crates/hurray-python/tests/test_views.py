@@ -1,0 +1,293 @@
+"""What the package promises of its arrays: zero copy, read-only, alive on
+their own; and of its objects: mapping behaviour, errors, reprs."""
+
+from __future__ import annotations
+
+import gc
+import json
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import hurray_reader as hr
+from hurray_reader import _native
+
+from corpus import FIXTURES, corpus
+
+WORKED = FIXTURES / "csc_worked_example.hry"
+WORKED_DENSE = np.array(
+    [[1, 0, 0, 2, 0], [0, 0, 3, 0, 0], [0, 4, 0, 0, 5], [0, 0, 0, 0, 0]],
+    dtype=np.float32,
+)
+
+
+def _owner(array: np.ndarray) -> object:
+    """The object at the end of an array's base chain."""
+    while isinstance(array, np.ndarray) and array.base is not None:
+        array = array.base
+    return array
+
+
+@pytest.mark.parametrize("mmap", [True, False])
+def test_csc_buffers_and_scipy_share_the_files_bytes(mmap):
+    with hr.open(WORKED, mmap=mmap) as f:
+        assert f.container["mapped"] is mmap
+        t = f["A"]
+        buffers = t.buffers()
+        assert list(buffers) == ["values", "row_indices", "col_ptr"]
+        assert buffers["values"].tolist() == [1.0, 4.0, 3.0, 2.0, 5.0]
+        assert buffers["row_indices"].tolist() == [0, 2, 1, 0, 2]
+        assert buffers["col_ptr"].tolist() == [0, 1, 2, 3, 4, 5]
+        assert buffers["row_indices"].dtype == np.int64
+        a = t.to_scipy()
+        assert isinstance(a, sp.csc_array)
+        assert a.shape == (4, 5) and a.nnz == 5 and a.dtype == np.float32
+        assert np.array_equal(a.toarray(), WORKED_DENSE)
+        for ours, theirs in [(t.values, a.data), (t.row_indices, a.indices), (t.col_ptr, a.indptr)]:
+            assert np.shares_memory(ours, theirs)
+            assert isinstance(_owner(theirs), _native.Bytes)
+        # Every view points into the same exported bytes, at the buffer's
+        # offset in the file (values at 4096, row_indices at 8192).
+        storage = _owner(a.data)
+        base = np.frombuffer(storage, dtype=np.uint8)
+        assert a.data.ctypes.data - base.ctypes.data == 4096
+        assert a.indices.ctypes.data - base.ctypes.data == 8192
+        assert len(storage) == WORKED.stat().st_size
+
+
+def test_arrays_are_read_only():
+    with hr.open(FIXTURES / "sparse_formats.hry") as f:
+        arrays = list(f["m.csc"].buffers().values())
+        a = f["m.csc"].to_scipy()
+        arrays += [a.data, a.indices, a.indptr, f["m.dense"].numpy(), f["m.dense_col_major"].numpy()]
+        arrays += [f["m.coo"].to_scipy().coords[0]]
+    with hr.open(FIXTURES / "dtypes.hry") as f:
+        arrays += [f["bf16"].numpy(), f["bool"].numpy()]  # decoded copies too
+    for array in arrays:
+        assert not array.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            array[...] = 0
+        with pytest.raises(ValueError, match="WRITEABLE"):
+            array.flags.writeable = True
+
+
+def test_arrays_keep_the_mapping_alive():
+    f = hr.open(WORKED)
+    t = f["A"]
+    values, a, dense = t.values, t.to_scipy(), hr.open(FIXTURES / "sparse_formats.hry")["m.dense"].numpy()
+    f.close()
+    del f, t
+    gc.collect()
+    assert values.tolist() == [1.0, 4.0, 3.0, 2.0, 5.0]
+    assert np.array_equal(a.toarray(), WORKED_DENSE)
+    assert (a @ np.ones(5, np.float32)).tolist() == [3.0, 3.0, 9.0, 0.0]
+    assert dense.shape == (5, 6)
+
+
+def test_a_closed_file_refuses_new_work():
+    f = hr.open(WORKED)
+    t = f["A"]
+    f.close()
+    assert f.closed
+    assert repr(f) == f"<hurray_reader.File {str(WORKED)!r} (closed)>"
+    for call in (lambda: f["A"], lambda: list(f), lambda: f.metadata, t.buffers, t.to_scipy):
+        with pytest.raises(ValueError, match="closed file"):
+            call()
+
+
+def test_mapping_behaviour_and_file_order():
+    with hr.open(FIXTURES / "sparse_formats.hry") as f:
+        names = ["m.csc", "m.csr", "m.coo", "m.coo_unsorted", "m.dense", "m.dense_col_major", "m.csc_int32", "csf"]
+        assert list(f) == names and list(f.keys()) == names and len(f) == 8
+        assert "m.csc" in f and "nope" not in f and 3 not in f
+        assert [t.name for t in f.values()] == names
+        assert [(n, t.layout) for n, t in f.items()][:3] == [("m.csc", "csc"), ("m.csr", "csr"), ("m.coo", "coo")]
+        with pytest.raises(KeyError, match="nope"):
+            f["nope"]
+        with pytest.raises(TypeError, match="tensor names are str"):
+            f[0]
+        assert f.metadata == {
+            "producer": "hurray-writer make_fixtures",
+            "matrix.nnz": 12,
+            "matrix.offset": -3,
+            "matrix.scale": 0.25,
+            "matrix.symmetric": False,
+            "matrix.tag": b"\x00\x01\xfe\xff",
+            "matrix.names": ["csc", "csr", "coo"],
+        }
+        assert f.container["container_version"] == (1, 0)
+        assert f.container["data_buffer_alignment"] == 4096
+
+
+def test_tensor_attributes():
+    with hr.open(FIXTURES / "sparse_formats.hry") as f:
+        t = f["m.csc"]
+        assert (t.name, str(t.dtype), t.element_type, t.layout) == ("m.csc", "float64", "float64", "csc")
+        assert (t.shape, t.ndim, t.nnz) == ((5, 6), 2, 12)
+        assert t.quantization is None and t.statistics is None and t.members == []
+        assert f["m.dense"].nnz is None
+        assert f["csf"].shape == (2, 3, 4) and f["csf"].ndim == 3
+        assert repr(t) == "<hurray_reader.Tensor 'm.csc': float64 csc [5, 6], nnz 12>"
+        assert "<td>m.csc</td><td>float64</td><td>csc</td><td>[5, 6]</td><td>12</td>" in f._repr_html_()
+        assert "<th>nnz</th><td>12</td>" in t._repr_html_()
+    with hr.open(FIXTURES / "dtypes.hry") as f:
+        assert f["bf16"].dtype == "bfloat16" and f["int4"].dtype == "int4"
+        assert f["bool"].dtype == np.dtype(bool) and f["c64"].dtype == np.complex64
+        assert f["scalar"].shape == () and f["scalar"].numpy().shape == ()
+    assert repr(hr.open(WORKED)) == f"<hurray_reader.File {str(WORKED)!r}: 1 tensor, 16467 bytes, mapped>"
+
+
+def test_transpose_is_the_csr_of_the_same_buffers():
+    with hr.open(WORKED) as f:
+        t = f["A"]
+        tt = t.T
+        assert (tt.layout, tt.shape, tt.nnz) == ("csr", (5, 4), 5)
+        assert repr(tt) == "<hurray_reader.Tensor 'A': float32 csr [5, 4], nnz 5 (transposed view)>"
+        assert list(tt.buffers()) == ["values", "col_indices", "row_ptr"]
+        assert np.shares_memory(tt.row_ptr, t.col_ptr) and np.shares_memory(tt.col_indices, t.row_indices)
+        at = tt.to_scipy()
+        assert isinstance(at, sp.csr_array) and np.array_equal(at.toarray(), WORKED_DENSE.T)
+        assert np.shares_memory(at.indptr, t.col_ptr)
+        assert tt.T.layout == "csc" and tt.T.shape == (4, 5)
+    with hr.open(FIXTURES / "sparse_formats.hry") as f:
+        csr = f["m.csr"]
+        assert np.array_equal(csr.T.to_scipy().toarray(), csr.to_scipy().toarray().T)
+        with pytest.raises(TypeError, match="CSC and CSR"):
+            f["m.coo"].T
+
+
+def test_every_layout_of_one_matrix_reads_the_same():
+    manifest = json.loads((FIXTURES / "manifest.json").read_text())
+    entry = next(e for e in manifest["files"] if e["file"] == "sparse_formats.hry")
+    dense_of = {t["name"]: np.array(t["dense"]) for t in entry["tensors"] if "dense" in t}
+    want = dense_of["m.dense"]
+    assert want.shape == (5, 6) and np.count_nonzero(want) == 12
+    with hr.open(FIXTURES / "sparse_formats.hry") as f:
+        for name in ("m.csc", "m.csr", "m.coo", "m.coo_unsorted"):
+            assert np.array_equal(f[name].to_scipy().toarray(), want), name
+        for name in ("m.dense", "m.dense_col_major"):
+            dense = f[name].numpy()
+            assert np.array_equal(dense, want), name
+            assert np.shares_memory(dense, f[name].buffers()["data"])  # no copy
+        assert f["m.dense_col_major"].numpy().flags.f_contiguous
+        int32 = f["m.csc_int32"].to_scipy().toarray()
+        assert int32.dtype == np.int32 and np.array_equal(int32, dense_of["m.csc_int32"])
+        assert np.array_equal(int32 != 0, want != 0)
+        coo = f["m.coo"].to_scipy()
+        assert isinstance(coo, sp.coo_array)
+        assert np.shares_memory(coo.coords[0], f["m.coo"].indices)
+        with pytest.raises(TypeError, match="csf"):
+            f["csf"].to_scipy()
+        with pytest.raises(TypeError, match="sparse"):
+            f["m.csc"].numpy()
+        with pytest.raises(TypeError, match="use numpy"):
+            f["m.dense"].to_scipy()
+
+
+def test_decoded_types_are_copies_with_the_logical_values():
+    with hr.open(FIXTURES / "dtypes.hry") as f:
+        assert f["bool"].numpy().tolist() == [True, False, True, True, False]
+        assert f["uint4"].numpy().tolist() == [5, 12, 3]
+        assert f["uint2"].numpy().tolist() == [3, 1, 2]
+        assert f["int4"].numpy().tolist() == [[-8, 7], [1, -1]]
+        assert f["float6"].numpy().tolist() == [1.0, 1.5, -2.0, 3.0, 0.5]
+        bf16 = f["bf16"].numpy()
+        assert bf16.dtype == np.float32 and bf16.reshape(-1)[:2].tolist() == [1.0, -2.5]
+        assert bf16.reshape(-1)[3] == -np.inf
+        assert f["bool"].buffers()["data"].tolist() == [13]  # raw packed bytes
+        f16 = f["f16"].numpy()
+        assert f16.dtype == np.float16 and np.shares_memory(f16, f["f16"].buffers()["data"])
+        assert f16.view(np.uint16).tolist() == [15360, 32768, 31743, 31744]
+        assert f["i64"].numpy().flags.f_contiguous
+
+
+def test_format_error_carries_the_rust_errors_location():
+    with hr.open(FIXTURES / "invalid" / "csc_indices_unsorted.hry") as f:
+        t = f["t"]
+        with pytest.raises(hr.FormatError) as caught:
+            t.to_scipy()
+        e = caught.value
+        assert isinstance(e, ValueError)
+        assert (e.tensor, e.field, e.offset, e.rule) == (
+            "t",
+            "row_indices[1]",
+            8200,
+            "layouts/csc.md § Storage Invariants (3)",
+        )
+        assert str(e).startswith("tensor 't': row_indices[1] at offset 8200: ")
+        # validate=False hands scipy the unchecked arrays (trusted files only).
+        assert t.to_scipy(validate=False).nnz == t.nnz
+        with pytest.raises(hr.FormatError):
+            f.validate()
+    with pytest.raises(hr.FormatError) as caught:
+        hr.open(FIXTURES / "invalid" / "header_magic.hry")
+    assert (caught.value.tensor, caught.value.field, caught.value.offset) == (None, "magic", 0)
+    assert caught.value.rule == "file-format.md § File Header"
+
+
+def test_os_errors_and_arguments():
+    with pytest.raises(FileNotFoundError, match="no/such.hry: cannot open"):
+        hr.open("/no/such.hry")
+    with pytest.raises(IsADirectoryError):
+        hr.open(FIXTURES)
+    with pytest.raises(ValueError, match="at least 1"):
+        hr.open(WORKED, threads=0)
+    with pytest.raises(TypeError, match="threads must be an int"):
+        hr.open(WORKED, threads=2.0)
+    assert hr.open(WORKED, threads=3).container["threads"] == 3
+    assert hr.open(WORKED).container["threads"] >= 1
+
+
+def test_permissive_mode_is_the_librarys():
+    with hr.open(WORKED, permissive=True) as f:
+        assert f.container["strict"] is False
+        assert np.array_equal(f["A"].to_scipy().toarray(), WORKED_DENSE)
+
+
+def test_interop_dense_layouts_view_or_decode():
+    folder, _ = corpus("HURRAY_INTEROP_DIR")
+    with hr.open(folder / "dense_col_major.hry") as f:
+        for name in f:
+            t = f[name]
+            if t.dtype in (np.float32, np.float64):
+                assert np.shares_memory(t.numpy(), t.buffers()["data"]), name
+    with hr.open(folder / "hilbert_f32_4x4.hry") as f:
+        (t,) = f.values()
+        dense = t.numpy()
+        assert dense.shape == (4, 4) and not np.shares_memory(dense, t.buffers()["data"])
+
+
+def test_scans_release_the_gil(tmp_path):
+    """A second Python thread keeps running while a scan runs: the longest
+    pause between its steps is far shorter than the scan."""
+    n_cols, per_col = 250_000, 64
+    rows = np.tile(np.arange(per_col, dtype=np.int64) * 3, n_cols)
+    col_ptr = np.arange(n_cols + 1, dtype=np.int64) * per_col
+    a = sp.csc_array((np.ones(rows.size, np.float32), rows, col_ptr), shape=(per_col * 3, n_cols))
+    path = tmp_path / "big.hry"
+    hr.save(path, {"A": a})
+    with hr.open(path, threads=1) as f:
+        t = f["A"]
+        started = time.perf_counter()
+        t.validate()
+        scan = time.perf_counter() - started
+        gaps, done = [], threading.Event()
+
+        def scans():
+            for _ in range(3):
+                t.validate()
+            done.set()
+
+        worker = threading.Thread(target=scans)
+        last = time.perf_counter()
+        worker.start()
+        while not done.is_set():
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+        worker.join()
+    assert scan > 0.005, scan  # long enough to see
+    assert max(gaps) < scan / 2, (max(gaps), scan)
