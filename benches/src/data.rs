@@ -28,6 +28,9 @@ pub const TENSOR: &str = "A";
 pub enum Pattern {
     /// 0..=20 entries per slice (mean 10), square matrix.
     Random10,
+    /// 0..=200 entries per slice (mean 100), square matrix: 100 M
+    /// non-zeros are a 1 M × 1 M matrix.
+    Random100,
     /// 0..=4 entries per slice (mean 2), square matrix: very short columns.
     Short2,
     /// A single outer slice holding every entry; inner bound `4 × nnz`.
@@ -40,6 +43,7 @@ impl Pattern {
     pub fn name(self) -> &'static str {
         match self {
             Pattern::Random10 => "random10",
+            Pattern::Random100 => "random100",
             Pattern::Short2 => "short2",
             Pattern::OneColumn => "onecol",
         }
@@ -50,6 +54,7 @@ impl Pattern {
     fn count(self, j: u64, nnz: u64) -> u64 {
         match self {
             Pattern::Random10 => mix(j ^ 0xC0_1A_B0_5E) % 21,
+            Pattern::Random100 => mix(j ^ 0x0100_C01A) % 201,
             Pattern::Short2 => mix(j ^ 0x5_4017) % 5,
             Pattern::OneColumn => nnz,
         }
@@ -58,6 +63,7 @@ impl Pattern {
     fn max_count(self, nnz: u64) -> u64 {
         match self {
             Pattern::Random10 => 20,
+            Pattern::Random100 => 200,
             Pattern::Short2 => 4,
             Pattern::OneColumn => nnz,
         }
@@ -445,7 +451,12 @@ mod tests {
 
     #[test]
     fn generated_structures_are_valid() {
-        for pattern in [Pattern::Random10, Pattern::Short2, Pattern::OneColumn] {
+        for pattern in [
+            Pattern::Random10,
+            Pattern::Random100,
+            Pattern::Short2,
+            Pattern::OneColumn,
+        ] {
             for nnz in [1, 7, 100, 1000, 4097] {
                 let spec = MatrixSpec::new(pattern, Format::Csc, Values::F32, nnz);
                 let (dims, idx, ptr) = arrays(spec);
