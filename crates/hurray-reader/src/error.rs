@@ -977,6 +977,24 @@ pub enum Error {
         expected: u64,
     },
 
+    /// A block of columns (rows) asked of a CSC (CSR) view
+    /// ([`CscView::column_block`](crate::CscView::column_block)) that is
+    /// reversed or reaches past the last one.
+    #[error("tensor '{}': {what} block {start}..{end} is not within 0..{bound}", shown_name(.tensor))]
+    BlockArgument {
+        /// The tensor.
+        tensor: Box<str>,
+        /// `column` or `row` (on a transposed view, `transpose's column`
+        /// or `transpose's row`).
+        what: &'static str,
+        /// The block's first column (row).
+        start: u64,
+        /// One past its last.
+        end: u64,
+        /// The view's number of columns (rows).
+        bound: u64,
+    },
+
     /// An explicitly requested owned copy (e.g. [`CscView::to_csr`](crate::CscView::to_csr))
     /// is larger than the allocator can provide.
     #[error("tensor '{}': {what}: cannot allocate {} for the copy", shown_name(.tensor), shown_bytes(*.bytes))]
@@ -1140,6 +1158,7 @@ impl Error {
             | Error::Misaligned { tensor, .. }
             | Error::NotViewable { tensor, .. }
             | Error::IndexArgument { tensor, .. }
+            | Error::BlockArgument { tensor, .. }
             | Error::CoordinateArgument { tensor, .. }
             | Error::LengthMismatch { tensor, .. }
             | Error::AllocationFailed { tensor, .. } => Some(tensor),

@@ -31,22 +31,40 @@ impl<'data> CscStructure<'data> {
         self.inner.outer_len
     }
 
-    /// Number of stored elements.
+    /// Number of stored elements (of a [`column_block`](Self::column_block):
+    /// its columns').
     pub fn nnz(&self) -> u64 {
-        self.inner.nnz
+        self.inner.stored()
     }
 
     /// Column pointers: `ncols + 1` entries; column `j` holds positions
-    /// `col_ptr[j]..col_ptr[j + 1]` of `row_indices` and `values`.
+    /// `col_ptr[j]..col_ptr[j + 1]` of `row_indices` and `values`. Of a
+    /// [`column_block`](Self::column_block) `j0..j1`: the file's
+    /// `col_ptr[j0..=j1]`, positions in the file's arrays, so its first
+    /// entry is `col_ptr[j0]`, not 0 (subtract it for positions in the
+    /// block's [`row_indices`](Self::row_indices)).
     #[doc(alias = "indptr")]
     pub fn col_ptr(&self) -> &'data [u64] {
         self.inner.ptr
     }
 
-    /// Row index of each stored element, `nnz` entries.
+    /// Row index of each stored element, `nnz` entries (of a block: its
+    /// columns' part of the file's `row_indices`).
     #[doc(alias = "indices")]
     pub fn row_indices(&self) -> &'data [u64] {
-        self.inner.idx
+        self.inner.indices()
+    }
+
+    /// The columns `cols` (`j0..j1`) as a structure of their own, over the
+    /// same arrays (no copy): `ncols = j1 - j0`, its column `j` the file's
+    /// `j0 + j`. See [`CscView::column_block`].
+    ///
+    /// # Errors
+    /// As [`CscView::column_block`].
+    pub fn column_block(&self, cols: std::ops::Range<u64>) -> Result<Self> {
+        Ok(CscStructure {
+            inner: self.inner.block(cols)?,
+        })
     }
 
     /// True once the storage invariants have been verified (by
@@ -204,21 +222,62 @@ impl<'data, T: Element> CscView<'data, T> {
         self.structure.nnz()
     }
 
-    /// Stored values in column order, `nnz` entries (buffer 0).
+    /// Stored values in column order, `nnz` entries (buffer 0; of a
+    /// [`column_block`](Self::column_block), its columns' part).
     pub fn values(&self) -> &'data [T] {
-        self.values
+        self.values.get(self.structure.inner.positions()).unwrap_or_default()
     }
 
-    /// Row index of each value, `nnz` entries (buffer 1).
+    /// Row index of each value, `nnz` entries (buffer 1; of a block, its
+    /// columns' part).
     pub fn row_indices(&self) -> &'data [u64] {
         self.structure.row_indices()
     }
 
     /// Column pointers, `ncols + 1` entries (buffer 2): column `j` holds
     /// positions `col_ptr[j]..col_ptr[j + 1]` of `row_indices` and `values`.
+    /// Of a [`column_block`](Self::column_block) `j0..j1`, the file's
+    /// `col_ptr[j0..=j1]`: positions in the file's arrays, starting at
+    /// `col_ptr[j0]` (see [`CscStructure::col_ptr`]).
     #[doc(alias = "indptr")]
     pub fn col_ptr(&self) -> &'data [u64] {
         self.structure.col_ptr()
+    }
+
+    /// The sub-matrix of the columns `cols` (`A[:, j0..j1]`): a view of
+    /// shape `nrows × (j1 - j0)` over the same bytes, no copy. Its column
+    /// `j` is the file's column `j0 + j`; [`values`](Self::values) and
+    /// [`row_indices`](Self::row_indices) are the block's contiguous part
+    /// of the file's (positions `col_ptr[j0]..col_ptr[j1]`), and every
+    /// method works on it (`get`, `column`, `columns`, `iter`, `mul_vec`,
+    /// `transpose`, `to_csr`, and `column_block` again). An empty range is
+    /// an empty view. The block of a validated view is validated; of an
+    /// unvalidated one, [`validate`](Self::validate) scans the block's
+    /// columns alone, and errors name the file's columns and positions.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let bytes = hurray_reader::AlignedBytes::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry"))?;
+    /// # let file = hurray_reader::HurrayFile::parse(&bytes, hurray_reader::Options::default())?;
+    /// let a = file.tensor("A")?.csc::<f32>()?; // 4 × 5
+    /// let b = a.column_block(2..4)?;            // columns 2 and 3
+    /// assert_eq!((b.nrows(), b.ncols(), b.nnz()), (4, 2, 2));
+    /// assert_eq!(b.get(0, 1)?, Some(&2.0));    // the file's A[0, 3]
+    /// assert_eq!((b.values(), b.row_indices(), b.col_ptr()), (&[3.0, 2.0][..], &[1, 0][..], &[2, 3, 4][..]));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::BlockArgument`](crate::Error::BlockArgument) for a
+    /// reversed range or one past `ncols` (never a panic). On an
+    /// unvalidated view, the error of a damaged pointer where the block
+    /// starts or ends, or at the ends of the file's `col_ptr` (O(1) checks).
+    pub fn column_block(&self, cols: std::ops::Range<usize>) -> Result<Self> {
+        let cols = to_u64(cols.start)..to_u64(cols.end);
+        Ok(CscView {
+            structure: self.structure.column_block(cols)?,
+            values: self.values,
+        })
     }
 
     /// The structure without values.
@@ -275,9 +334,10 @@ impl<'data, T: Element> CscView<'data, T> {
     /// # Errors
     /// As [`CscStructure::column_range`].
     pub fn column(&self, j: u64) -> Result<Column<'data, T>> {
+        // Positions in the file's arrays (a block's are too).
         let range = self.structure.column_range(j)?;
         Ok(Column {
-            rows: self.row_indices().get(range.clone()).unwrap_or_default().iter(),
+            rows: self.structure.inner.idx.get(range.clone()).unwrap_or_default().iter(),
             values: self.values.get(range).unwrap_or_default().iter(),
         })
     }
@@ -350,7 +410,7 @@ impl<'data, T: Element> CscView<'data, T> {
     pub fn to_csr(&self) -> Result<CsrMatrix<T>> {
         let view = self.validated()?;
         let tensor = view.structure.inner.tensor;
-        let nnz = view.values.len();
+        let nnz = view.values().len();
         let rows = view.nrows().checked_add(1);
         // row_ptr has nrows + 1 entries whatever nnz is, and nrows is not
         // bounded by the file size: allocate fallibly, never abort.
@@ -370,7 +430,7 @@ impl<'data, T: Element> CscView<'data, T> {
             ));
         }
         col_indices.resize(nnz, 0);
-        values.extend_from_slice(view.values);
+        values.extend_from_slice(view.values());
         // Count each row's entries at row_ptr[r + 1]; the running sum then
         // makes row_ptr[r] the start of row r.
         for &r in view.row_indices() {
@@ -390,8 +450,9 @@ impl<'data, T: Element> CscView<'data, T> {
         // Scatter column by column (so each row's columns come out sorted),
         // using row_ptr[r] as row r's next free slot...
         for j in 0..view.ncols() {
+            // Positions in the file's arrays (a block's are too).
             let range = view.structure.column_range(j)?;
-            let rows = view.row_indices().get(range.clone()).unwrap_or_default();
+            let rows = view.structure.inner.idx.get(range.clone()).unwrap_or_default();
             let vals = view.values.get(range).unwrap_or_default();
             for (&r, v) in rows.iter().zip(vals) {
                 let Some(slot) = usize::try_from(r).ok().and_then(|r| row_ptr.get_mut(r)) else {

@@ -120,6 +120,7 @@ impl<'data> CsfStructure<'data> {
                 idx_offset: level.crd_offset,
                 scanned: false,
                 transposed: false,
+                window: None,
             };
             level_index.validate()?;
         }

@@ -32,22 +32,38 @@ impl<'data> CsrStructure<'data> {
         self.inner.inner_len
     }
 
-    /// Number of stored elements.
+    /// Number of stored elements (of a [`row_block`](Self::row_block): its
+    /// rows').
     pub fn nnz(&self) -> u64 {
-        self.inner.nnz
+        self.inner.stored()
     }
 
     /// Row pointers: `nrows + 1` entries; row `i` holds positions
-    /// `row_ptr[i]..row_ptr[i + 1]` of `col_indices` and `values`.
+    /// `row_ptr[i]..row_ptr[i + 1]` of `col_indices` and `values`. Of a
+    /// [`row_block`](Self::row_block) `i0..i1`: the file's
+    /// `row_ptr[i0..=i1]`, positions in the file's arrays, starting at
+    /// `row_ptr[i0]`, not 0.
     #[doc(alias = "indptr")]
     pub fn row_ptr(&self) -> &'data [u64] {
         self.inner.ptr
     }
 
-    /// Column index of each stored element, `nnz` entries.
+    /// Column index of each stored element, `nnz` entries (of a block: its
+    /// rows' part of the file's `col_indices`).
     #[doc(alias = "indices")]
     pub fn col_indices(&self) -> &'data [u64] {
-        self.inner.idx
+        self.inner.indices()
+    }
+
+    /// The rows `rows` (`i0..i1`) as a structure of their own, over the
+    /// same arrays (no copy). See [`CsrView::row_block`].
+    ///
+    /// # Errors
+    /// As [`CsrView::row_block`].
+    pub fn row_block(&self, rows: std::ops::Range<u64>) -> Result<Self> {
+        Ok(CsrStructure {
+            inner: self.inner.block(rows)?,
+        })
     }
 
     /// True once the storage invariants have been verified (by
@@ -210,21 +226,43 @@ impl<'data, T: Element> CsrView<'data, T> {
         self.structure.nnz()
     }
 
-    /// Stored values in row order, `nnz` entries (buffer 0).
+    /// Stored values in row order, `nnz` entries (buffer 0; of a
+    /// [`row_block`](Self::row_block), its rows' part).
     pub fn values(&self) -> &'data [T] {
-        self.values
+        self.values.get(self.structure.inner.positions()).unwrap_or_default()
     }
 
-    /// Column index of each value, `nnz` entries (buffer 1).
+    /// Column index of each value, `nnz` entries (buffer 1; of a block, its
+    /// rows' part).
     pub fn col_indices(&self) -> &'data [u64] {
         self.structure.col_indices()
     }
 
     /// Row pointers, `nrows + 1` entries (buffer 2): row `i` holds
     /// positions `row_ptr[i]..row_ptr[i + 1]` of `col_indices` and `values`.
+    /// Of a [`row_block`](Self::row_block) `i0..i1`, the file's
+    /// `row_ptr[i0..=i1]` (see [`CsrStructure::row_ptr`]).
     #[doc(alias = "indptr")]
     pub fn row_ptr(&self) -> &'data [u64] {
         self.structure.row_ptr()
+    }
+
+    /// The sub-matrix of the rows `rows` (`A[i0..i1, :]`): a view of shape
+    /// `(i1 - i0) × ncols` over the same bytes, no copy; what
+    /// [`CscView::column_block`] is for columns (on the transpose of a CSC
+    /// view, its column block). Every method works on it.
+    ///
+    /// # Errors
+    /// [`Error::BlockArgument`](crate::Error::BlockArgument) for a
+    /// reversed range or one past `nrows`; on an unvalidated view, the
+    /// error of a damaged pointer where the block starts or ends, or at the
+    /// ends of the file's `row_ptr`.
+    pub fn row_block(&self, rows: std::ops::Range<usize>) -> Result<Self> {
+        let rows = crate::cursor::to_u64(rows.start)..crate::cursor::to_u64(rows.end);
+        Ok(CsrView {
+            structure: self.structure.row_block(rows)?,
+            values: self.values,
+        })
     }
 
     /// The structure without values.
@@ -279,7 +317,8 @@ impl<'data, T: Element> CsrView<'data, T> {
     /// As [`CsrStructure::row_range`].
     pub fn row(&self, i: u64) -> Result<impl ExactSizeIterator<Item = (u64, &'data T)> + 'data> {
         let range = self.structure.row_range(i)?;
-        let cols = self.col_indices().get(range.clone()).unwrap_or_default();
+        // Positions in the file's arrays (a block's are too).
+        let cols = self.structure.inner.idx.get(range.clone()).unwrap_or_default();
         let vals = self.values.get(range).unwrap_or_default();
         Ok(cols.iter().copied().zip(vals))
     }
@@ -504,6 +543,7 @@ impl<T: Element> CsrMatrix<T> {
                     idx_offset: 0,
                     scanned: true,
                     transposed: false,
+                    window: None,
                 },
             },
             values: &self.values,

@@ -75,6 +75,7 @@ impl<'data> Tensor<'data> {
             idx_offset: idx.file_offset(),
             scanned: false,
             transposed: false,
+            window: None,
         })
     }
 }

@@ -78,6 +78,23 @@ pub(crate) struct Compressed<'data> {
     /// `CsrView::transpose`): errors about the file keep its names
     /// (`names`), argument errors name the view's rows and columns.
     pub(crate) transposed: bool,
+    /// For a block of consecutive slices of the file's matrix
+    /// ([`block`](Self::block)): which. `ptr` is then the block's window of
+    /// the file's pointer array (`outer_len + 1` entries, positions in the
+    /// file's `idx`), and `idx` and `nnz` stay the file's.
+    pub(crate) window: Option<Window>,
+}
+
+/// Where a block of outer slices lies in the file's matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Window {
+    /// The file's number of the block's first slice (`j0` of columns
+    /// `j0..j1`).
+    pub(crate) first: u64,
+    /// The positions of `idx` (and of the values) the block's slices hold:
+    /// `ptr[j0]..ptr[j1]`, checked to lie within `0..=nnz`.
+    pub(crate) start: usize,
+    pub(crate) end: usize,
 }
 
 impl<'data> Compressed<'data> {
@@ -100,6 +117,86 @@ impl<'data> Compressed<'data> {
         } else {
             (self.names.outer, self.names.inner)
         }
+    }
+
+    /// The positions of `idx` (and of the values) this structure's slices
+    /// hold: all of them, or a block's.
+    pub(crate) fn positions(&self) -> std::ops::Range<usize> {
+        match self.window {
+            Some(w) => w.start..w.end,
+            None => 0..self.idx.len(),
+        }
+    }
+
+    /// The stored elements: `nnz`, or a block's share of them.
+    pub(crate) fn stored(&self) -> u64 {
+        match self.window {
+            Some(w) => to_u64(w.end.saturating_sub(w.start)),
+            None => self.nnz,
+        }
+    }
+
+    /// The inner indices of this structure's elements: `idx`, or a block's part.
+    pub(crate) fn indices(&self) -> &'data [u64] {
+        self.idx.get(self.positions()).unwrap_or_default()
+    }
+
+    /// The file's number of slice `j` of this structure (a block's slices
+    /// are numbered from 0 in its view, from `j0` in the file).
+    pub(crate) fn file_slice(&self, j: u64) -> u64 {
+        self.window.map_or(j, |w| w.first.saturating_add(j))
+    }
+
+    /// The slices `range` (of `0..outer_len`) as a structure of their own,
+    /// over the same arrays: no copy. A block of a scanned structure is
+    /// scanned; of an unscanned one, the pointers it starts and ends at are
+    /// checked against the file's (`ptr[0] = 0`, `ptr[n] = nnz` and `ptr[j0]
+    /// <= ptr[j1] <= nnz`, O(1)), and its own scan
+    /// ([`validate`](Self::validate)) reads its slices alone.
+    pub(crate) fn block(&self, range: std::ops::Range<u64>) -> Result<Compressed<'data>> {
+        let (start, end) = (range.start, range.end);
+        if start > end || end > self.outer_len {
+            return Err(Error::BlockArgument {
+                tensor: self.tensor.into(),
+                what: self.argument_names().0,
+                start,
+                end,
+                bound: self.outer_len,
+            });
+        }
+        if !self.scanned {
+            if self.window.is_none() {
+                if self.ptr_entry(0) != 0 {
+                    return Err(self.ptr_first());
+                }
+                self.check_last()?;
+            }
+            let (a, b) = (self.ptr_entry(start), self.ptr_entry(end));
+            let bound = to_u64(self.positions().end);
+            if a > bound || b > bound {
+                return Err(self.ptr_too_large(if a > bound { start } else { end }));
+            }
+            if b < a {
+                return Err(self.ptr_decreasing(end));
+            }
+        }
+        let ptr = usize::try_from(start)
+            .ok()
+            .zip(usize::try_from(end).ok())
+            .and_then(|(s, e)| self.ptr.get(s..=e))
+            .unwrap_or_default();
+        let position = |i: u64| usize::try_from(self.ptr_entry(i)).unwrap_or(usize::MAX);
+        Ok(Compressed {
+            outer_len: end - start,
+            ptr,
+            ptr_offset: self.ptr_at(start),
+            window: Some(Window {
+                first: self.file_slice(start),
+                start: position(start),
+                end: position(end),
+            }),
+            ..*self
+        })
     }
 
     fn ptr_at(&self, i: u64) -> u64 {
@@ -137,7 +234,7 @@ impl<'data> Compressed<'data> {
         if !self.scanned {
             // The two pointers in array order, as the full check names
             // them: the first that is wrong, and for the same reason.
-            if j == 0 && start != 0 {
+            if j == 0 && start != 0 && self.window.is_none() {
                 return Err(self.ptr_first());
             }
             // A pointer above nnz: the array decreases after it when its last
@@ -340,6 +437,7 @@ mod tests {
             idx_offset: 2000,
             scanned: false,
             transposed: false,
+            window: None,
         }
     }
 

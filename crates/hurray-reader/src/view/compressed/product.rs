@@ -351,10 +351,11 @@ impl<'data> Compressed<'data> {
     /// `first` could wrap into it.
     fn scatter_rows<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
         // The window's share of the elements, for the plan (rows evenly filled).
-        let nnz = u128::from(self.nnz)
+        let stored = self.stored();
+        let nnz = u128::from(stored)
             .saturating_mul(to_u64(y.len()).into())
             .checked_div(self.inner_len.into())
-            .map_or(self.nnz, |n| u64::try_from(n).unwrap_or(u64::MAX));
+            .map_or(stored, |n| u64::try_from(n).unwrap_or(u64::MAX));
         if T::scatter_wide((self.ptr, self.idx, values), x, y, first, nnz) {
             return;
         }

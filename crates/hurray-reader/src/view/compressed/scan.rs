@@ -38,7 +38,7 @@ impl<'data> Compressed<'data> {
     /// `progress(done, total)` (bytes of `ptr` and `idx` scanned) every few
     /// megabytes and at the end, always on the calling thread.
     pub(crate) fn validate_with(&self, threads: usize, progress: &mut dyn FnMut(u64, u64)) -> Result<()> {
-        let entries = self.ptr.len().saturating_add(self.idx.len());
+        let entries = self.ptr.len().saturating_add(self.positions().len());
         let threads = threads.min(entries / MIN_PER_THREAD).max(1);
         self.validate_threads(threads, progress)
     }
@@ -61,12 +61,23 @@ impl<'data> Compressed<'data> {
 
     /// Bytes of `ptr` and `idx` a scan reads.
     pub(crate) fn scan_bytes(&self) -> u64 {
-        to_u64(self.ptr.len().saturating_add(self.idx.len())).saturating_mul(8)
+        to_u64(self.ptr.len().saturating_add(self.positions().len())).saturating_mul(8)
     }
 
-    /// `ptr[0] = 0` and `ptr[n] = nnz = idx.len()` (invariant 1).
+    /// `ptr[0] = 0` and `ptr[n] = nnz = idx.len()` (invariant 1); for a
+    /// block, that its window starts and ends where
+    /// [`block`](Compressed::block) found it to (within `0..=nnz`).
     fn ends_ok(&self) -> bool {
-        self.ptr.first() == Some(&0) && self.ptr.last() == Some(&self.nnz) && to_u64(self.idx.len()) == self.nnz
+        match self.window {
+            None => {
+                self.ptr.first() == Some(&0) && self.ptr.last() == Some(&self.nnz) && to_u64(self.idx.len()) == self.nnz
+            }
+            Some(w) => {
+                self.ptr.first() == Some(&to_u64(w.start))
+                    && self.ptr.last() == Some(&to_u64(w.end))
+                    && w.end <= self.idx.len()
+            }
+        }
     }
 
     /// The first outer slice whose start is at or after `position` (exact
@@ -112,8 +123,9 @@ impl<'data> Compressed<'data> {
     /// (bytes) on the calling thread, which scans the first range itself.
     fn fast_scan(&self, threads: usize, progress: &mut dyn FnMut(u64)) -> Scan {
         let threads = threads.clamp(1, MAX_THREADS);
-        let len = self.idx.len();
-        let share = |t: usize| share(len, t, threads);
+        let positions = self.positions();
+        let len = positions.len();
+        let share = |t: usize| positions.start.saturating_add(share(len, t, threads));
         let mut parts = [Part::default(); MAX_THREADS];
         for (t, part) in parts.iter_mut().enumerate().take(threads) {
             let next = t.saturating_add(1);
@@ -325,7 +337,7 @@ impl<'data> Compressed<'data> {
 
     /// The exact pass: slice by slice, naming the first violation.
     fn exact_scan(&self) -> Result<()> {
-        let mut start = 0usize;
+        let mut start = self.positions().start;
         for (j, &end) in self.ptr.iter().skip(1).enumerate() {
             let end = usize::try_from(end).unwrap_or(usize::MAX);
             let slice = self.idx.get(start..end).unwrap_or_default();
@@ -339,7 +351,7 @@ impl<'data> Compressed<'data> {
 
     /// Invariants 1 and 2: `ptr[0] = 0`, `ptr[n] = nnz`, non-decreasing.
     pub(crate) fn check_pointer_array(&self) -> Result<()> {
-        if self.ptr_entry(0) != 0 {
+        if self.ptr_entry(0) != 0 && self.window.is_none() {
             return Err(self.ptr_first());
         }
         // The first decrease names the broken pair, unless a pointer before
@@ -374,7 +386,7 @@ impl<'data> Compressed<'data> {
         Error::PtrDecreasing {
             tensor: self.tensor.into(),
             array: self.names.ptr,
-            position,
+            position: self.file_slice(position),
             offset: self.ptr_at(position),
             value: self.ptr_entry(position),
             previous: self.ptr_entry(position.saturating_sub(1)),
@@ -382,8 +394,12 @@ impl<'data> Compressed<'data> {
         }
     }
 
-    /// Invariant 1's end: `ptr[n] = nnz`.
+    /// Invariant 1's end: `ptr[n] = nnz` (a block's end was checked when
+    /// it was made).
     pub(super) fn check_last(&self) -> Result<()> {
+        if self.window.is_some() {
+            return Ok(());
+        }
         let last = self.ptr.last().copied().unwrap_or(0);
         if last != self.nnz {
             return Err(Error::PtrLast {
@@ -408,11 +424,11 @@ impl<'data> Compressed<'data> {
         Error::PtrTooLarge {
             tensor: self.tensor.into(),
             array: self.names.ptr,
-            position,
+            position: self.file_slice(position),
             offset: self.ptr_at(position),
             value,
             nnz: self.nnz,
-            last: self.outer_len,
+            last: self.file_slice(self.outer_len),
             next: (next <= self.outer_len)
                 .then(|| self.ptr_entry(next))
                 .filter(|&next| next < value),
@@ -432,7 +448,7 @@ impl<'data> Compressed<'data> {
                         tensor: self.tensor.into(),
                         array: self.names.idx,
                         slice: self.names.outer,
-                        slice_index: j,
+                        slice_index: self.file_slice(j),
                         position,
                         offset: self.idx_at(position),
                         value: v,
@@ -460,7 +476,7 @@ impl<'data> Compressed<'data> {
             tensor: self.tensor.into(),
             array: self.names.idx,
             slice: self.names.outer,
-            slice_index: j,
+            slice_index: self.file_slice(j),
             position: to_u64(start),
             offset: self.idx_at(to_u64(start)),
             value: 0,
