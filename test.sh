@@ -3,8 +3,9 @@
 #
 # 1. `cargo test --workspace` (the reader, the writer, the CLI, the benches'
 #    smoke tests).
-# 2. The Python package installed as a user installs it
-#    (`pip install ./crates/hurray-python[test]`) into a virtualenv of its own
+# 2. The Python package installed as a user installs it, with its test and
+#    dask extras (`pip install "./crates/hurray-python[test,dask]"`), into a
+#    virtualenv of its own
 #    (target/venv; HURRAY_VENV to put it elsewhere, PYTHON to pick the
 #    interpreter, 3.11 or newer), then pytest on crates/hurray-python/tests.
 #
@@ -19,5 +20,5 @@ venv="${HURRAY_VENV:-target/venv}"
 if [ ! -x "$venv/bin/python" ]; then
   "${PYTHON:-python3}" -m venv "$venv"
 fi
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "./crates/hurray-python[test]"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "./crates/hurray-python[test,dask]"
 "$venv/bin/python" -m pytest -q crates/hurray-python/tests

@@ -222,3 +222,19 @@ pub fn values(tensor: &Tensor<'_>, dequantize: bool) -> Result<Decoded, PyErr> {
         ))),
     }
 }
+
+/// The logical coordinates of a CSF tensor's stored elements, leaf order
+/// (the order of its `values`), as `nnz × rank` `int64` (every coordinate
+/// is below its dimension, so below 2^63 once the scan has passed): the
+/// COO form of the tree. Scans the tree first (`CsfStructure::entries`).
+pub fn csf_coordinates(tensor: &Tensor<'_>) -> Result<Decoded, PyErr> {
+    let structure = tensor.csf_structure().map_err(read_error)?;
+    let entries = structure.entries().map_err(read_error)?;
+    let count = u64::from(tensor.rank())
+        .checked_mul(tensor.nnz().unwrap_or(0))
+        .ok_or_else(|| PyMemoryError::new_err("too many coordinates"))?;
+    let coordinates = entries
+        .flat_map(|(coords, _)| coords)
+        .map(|c| Ok(Value::Int(i64::try_from(c).unwrap_or(-1))));
+    decode_as(ElementType::Int64, coordinates, count)
+}

@@ -4,8 +4,8 @@
 
 use hurray_reader::Error;
 use pyo3::exceptions::{
-    PyFileNotFoundError, PyIndexError, PyIsADirectoryError, PyKeyError, PyMemoryError, PyOSError, PyPermissionError,
-    PyTypeError, PyValueError,
+    PyFileNotFoundError, PyIndexError, PyIsADirectoryError, PyKeyError, PyMemoryError, PyNotADirectoryError, PyOSError,
+    PyPermissionError, PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
 
@@ -34,13 +34,7 @@ impl From<ReadError> for PyErr {
     fn from(ReadError(e): ReadError) -> PyErr {
         let message = e.to_string();
         match &e {
-            Error::Io { kind, .. } => match kind {
-                std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
-                std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
-                std::io::ErrorKind::IsADirectory => PyIsADirectoryError::new_err(message),
-                std::io::ErrorKind::OutOfMemory => PyMemoryError::new_err(message),
-                _ => PyOSError::new_err(message),
-            },
+            Error::Io { kind, .. } => os_error(*kind, None, message, None),
             Error::NotFound { name } => PyKeyError::new_err(name.to_string()),
             Error::PositionNotFound { .. }
             | Error::IndexArgument { .. }
@@ -54,6 +48,50 @@ impl From<ReadError> for PyErr {
             _ => Python::attach(|py| format_error(py, &e, message)),
         }
     }
+}
+
+/// The `OSError` subclass Python raises for `kind`, as
+/// `OSError(errno, message, filename)`: `errno` given, or the usual one for
+/// `kind` (a kind without one gives a plain `OSError(message)`).
+pub fn os_error(
+    kind: std::io::ErrorKind,
+    errno: Option<i32>,
+    message: String,
+    filename: Option<&std::path::Path>,
+) -> PyErr {
+    use std::io::ErrorKind::*;
+    let usual = match kind {
+        NotFound => Some(2),          // ENOENT
+        PermissionDenied => Some(13), // EACCES
+        AlreadyExists => Some(17),    // EEXIST
+        NotADirectory => Some(20),    // ENOTDIR
+        IsADirectory => Some(21),     // EISDIR
+        InvalidInput => Some(22),     // EINVAL
+        StorageFull => Some(28),      // ENOSPC
+        OutOfMemory => return PyMemoryError::new_err(message),
+        _ => None,
+    };
+    let Some(errno) = errno.or(usual) else {
+        return PyOSError::new_err(message);
+    };
+    let args = (errno, message, filename.map(|p| p.to_string_lossy().into_owned()));
+    match kind {
+        NotFound => PyFileNotFoundError::new_err(args),
+        PermissionDenied => PyPermissionError::new_err(args),
+        IsADirectory => PyIsADirectoryError::new_err(args),
+        NotADirectory => PyNotADirectoryError::new_err(args),
+        _ => PyOSError::new_err(args),
+    }
+}
+
+/// An `std::io::Error` about `path` as Python's `OSError`.
+pub fn io_error(e: &std::io::Error, what: &str, path: &std::path::Path) -> PyErr {
+    os_error(
+        e.kind(),
+        e.raw_os_error(),
+        format!("{}: {what}: {e}", path.display()),
+        Some(path),
+    )
 }
 
 fn format_error(py: Python<'_>, e: &Error, message: String) -> PyErr {

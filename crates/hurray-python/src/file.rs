@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 
 use hurray_reader::{
-    descriptor_flags, statistics_mask, Buffer, BufferRole, ElementType, HurrayFile, KvArray, KvValue, Mode, Options,
-    QuantScheme, SharedFile, Tensor, DYNAMIC,
+    descriptor_flags, statistics_mask, Buffer, BufferRole, ElementType, HurrayFile, KvArray, KvValue, Layout, Mode,
+    Options, QuantScheme, SharedFile, Tensor, DYNAMIC,
 };
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
@@ -35,7 +35,10 @@ pub fn open_file(py: Python<'_>, path: PathBuf, permissive: bool, mmap: bool, th
             SharedFile::read(&path, options)
         }
     });
-    let shared = shared.map_err(crate::error::ReadError)?;
+    let shared = shared.map_err(|e| match e {
+        hurray_reader::Error::Io { kind, message } => crate::error::os_error(kind, None, message.into(), Some(&path)),
+        e => crate::error::ReadError(e).into(),
+    })?;
     let storage = Py::new(py, Bytes::file(shared.clone()))?;
     Ok(File { shared, storage })
 }
@@ -117,6 +120,27 @@ impl File {
         py.detach(|| Ok(self.tensor(name)?.validate_data()?))
     }
 
+    /// Runs the storage-invariant scan of the outer slices `start..stop`
+    /// alone (the columns of a CSC tensor, the rows of a CSR one), without
+    /// the GIL, on up to the file's threads.
+    fn check_block(&self, py: Python<'_>, name: &str, start: u64, stop: u64) -> ReadResult<()> {
+        py.detach(|| -> ReadResult<()> {
+            let t = self.tensor(name)?;
+            // As strict views do (`Options::threads`): no more threads than
+            // 256 Ki entries of the arrays each.
+            let most = t.options().threads();
+            let threads = |entries: u64| usize::try_from(entries >> 18).unwrap_or(usize::MAX).clamp(1, most);
+            if t.layout() == Layout::Csc {
+                let b = t.csc_structure()?.column_block(start..stop)?;
+                b.validate_parallel(threads(b.nnz().saturating_add(b.ncols())))?;
+            } else {
+                let b = t.csr_structure()?.row_block(start..stop)?;
+                b.validate_parallel(threads(b.nnz().saturating_add(b.nrows())))?;
+            }
+            Ok(())
+        })
+    }
+
     /// A dense tensor's elements in logical row-major order, decoded (or
     /// dequantized) into a new array: `(Bytes, numpy dtype name)`.
     fn decode_dense(&self, py: Python<'_>, name: &str, dequantize: bool) -> PyResult<(Bytes, &'static str)> {
@@ -131,6 +155,14 @@ impl File {
         let decoded = py.detach(|| decode::values(&self.tensor(name)?, dequantize))?;
         let dtype = decoded.dtype();
         Ok((Bytes::decoded(decoded), dtype))
+    }
+
+    /// A CSF tensor's coordinates, `nnz × rank` `int64` in leaf order, after
+    /// its scan, without the GIL.
+    fn csf_coordinates(&self, py: Python<'_>, name: &str) -> PyResult<Bytes> {
+        Ok(Bytes::decoded(
+            py.detach(|| decode::csf_coordinates(&self.tensor(name)?))?,
+        ))
     }
 
     fn __repr__(&self) -> String {

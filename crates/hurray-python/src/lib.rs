@@ -15,7 +15,12 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("FormatError", m.py().get_type::<error::FormatError>())?;
+    let format_error = m.py().get_type::<error::FormatError>();
+    // Class defaults, so `FormatError("...").tensor` is None rather than missing.
+    for attribute in ["tensor", "field", "offset", "rule"] {
+        format_error.setattr(attribute, m.py().None())?;
+    }
+    m.add("FormatError", format_error)?;
     m.add_class::<file::File>()?;
     m.add_class::<storage::Bytes>()?;
     m.add_function(wrap_pyfunction!(file::open_file, m)?)?;

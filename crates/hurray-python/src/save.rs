@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use hurray_reader::{Options, SharedFile};
 use hurray_writer::{BufferData, ElementType, FileWriter, KvArray, KvValue, TensorDescriptor, WriterOptions};
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::{PyOSError, PyOverflowError, PyTypeError, PyValueError};
+
+use crate::error::io_error;
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PySlice, PyString, PyTuple};
 
@@ -31,7 +33,7 @@ pub struct Spec {
 
 fn writer_error(e: hurray_writer::Error) -> PyErr {
     match e {
-        hurray_writer::Error::Io(io) => PyOSError::new_err(io.to_string()),
+        hurray_writer::Error::Io(io) => PyErr::from(io),
         other => PyValueError::new_err(other.to_string()),
     }
 }
@@ -49,7 +51,7 @@ fn descriptor(spec: &Spec) -> PyResult<TensorDescriptor> {
     let matrix = || match shape.as_slice() {
         &[nrows, ncols] => Ok((nrows, ncols)),
         _ => Err(PyValueError::new_err(format!(
-            "{}: a {} matrix has two dimensions",
+            "tensor '{}': a {} matrix has two dimensions",
             spec.name, spec.layout
         ))),
     };
@@ -183,15 +185,25 @@ pub fn save(
         .iter()
         .map(|(k, v)| Ok((k.clone(), kv_value(v)?)))
         .collect::<PyResult<_>>()?;
-    let dir = match path.parent() {
+    // Write where a symbolic link points, as `open(path, "wb")` would.
+    let target = std::fs::canonicalize(&path).unwrap_or(path);
+    let dir = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let tmp = tempfile::Builder::new()
-        .prefix(".hurray-")
-        .suffix(".tmp")
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".hurray-").suffix(".tmp");
+    // A new file gets 0o666 less the umask (as `open` gives it); one that
+    // replaces a file keeps that file's permissions.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let existing = std::fs::metadata(&target).ok().map(|m| m.permissions());
+    let tmp = builder
         .tempfile_in(&dir)
-        .map_err(|e| PyOSError::new_err(format!("{}: cannot create a temporary file: {e}", dir.display())))?;
+        .map_err(|e| io_error(&e, "cannot create a temporary file in its folder", &target))?;
     let mut writer =
         FileWriter::new(tmp, WriterOptions::default().kv_metadata(!kv.is_empty())).map_err(writer_error)?;
     for (key, value) in kv {
@@ -201,12 +213,22 @@ pub fn save(
         write_tensor(py, &mut writer, spec)?;
     }
     let tmp = writer.finish().map_err(writer_error)?;
-    py.detach(|| check(tmp.path()))?;
+    py.detach(|| check(tmp.path())).map_err(|e| {
+        // What save() prepared broke a rule: a bug of this package, not the caller's.
+        PyValueError::new_err(format!(
+            "{}: the file written did not pass validation and was removed (please report this): {e}",
+            target.display()
+        ))
+    })?;
+    if let Some(permissions) = existing {
+        std::fs::set_permissions(tmp.path(), permissions)
+            .map_err(|e| io_error(&e, "cannot set permissions", &target))?;
+    }
     tmp.as_file()
         .sync_all()
-        .map_err(|e| PyOSError::new_err(format!("{}: cannot sync: {e}", path.display())))?;
-    tmp.persist(&path)
-        .map_err(|e| PyOSError::new_err(format!("{}: cannot rename into place: {}", path.display(), e.error)))?;
+        .map_err(|e| io_error(&e, "cannot sync", &target))?;
+    tmp.persist(&target)
+        .map_err(|e| io_error(&e.error, "cannot rename into place", &target))?;
     Ok(())
 }
 

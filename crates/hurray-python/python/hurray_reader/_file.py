@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import operator
 import os
+import stat
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import _native
+
+if TYPE_CHECKING:
+    import scipy.sparse
 
 __all__ = ["File", "Tensor", "open"]
 
@@ -43,6 +48,9 @@ _TRANSPOSED_ROLES = {
 
 _INT64_MAX = 2**63 - 1
 
+#: The most threads a scan uses (more are taken as this many).
+MAX_THREADS = 64
+
 
 def _default_threads() -> int:
     try:
@@ -66,9 +74,12 @@ def open(  # noqa: A001 (the name the package promises)
     path : str or os.PathLike
         The ``.hry`` file.
     permissive : bool
-        The reader's permissive mode (``hurray_reader`` Rust docs, ``Mode``):
-        unknown tags, extra bytes and non-zero padding are accepted where the
-        spec allows a reader to. Strict (``False``) rejects them.
+        Accept what the spec allows a lenient reader to accept: unknown
+        element-type, layout and quantization tags (such a tensor is listed
+        but its data is not interpreted), extra bytes after a descriptor,
+        the index or the KV section, gaps and non-zero padding between
+        regions. Bounds and overflow checks stay on. The default (strict)
+        rejects all of these with ``FormatError``.
     mmap : bool
         ``True`` (default) maps the file: opening costs the same for any file
         size and arrays point into the mapping. ``False`` reads the whole file
@@ -76,7 +87,8 @@ def open(  # noqa: A001 (the name the package promises)
         on storage where mapping is a poor idea (see *The mapping hazard*).
     threads : int, optional
         Threads for the storage-invariant scans (``to_scipy``, ``validate``);
-        by default the CPUs this process may run on.
+        by default the CPUs this process may run on. At most 64 are used;
+        small arrays get fewer.
 
     Returns
     -------
@@ -91,7 +103,9 @@ def open(  # noqa: A001 (the name the package promises)
         attributes ``tensor``, ``field``, ``offset`` and ``rule``, say which).
     OSError
         The file cannot be opened, mapped or read (``FileNotFoundError``,
-        ``IsADirectoryError``, ...).
+        ``IsADirectoryError``, ...; ``errno`` and ``filename`` set), or is
+        not a regular file (a FIFO, a socket, a device: refused at once,
+        never waited on).
 
     Notes
     -----
@@ -104,14 +118,28 @@ def open(  # noqa: A001 (the name the package promises)
     """
     if threads is None:
         threads = _default_threads()
-    elif isinstance(threads, bool) or not isinstance(threads, int):
-        raise TypeError(f"threads must be an int, not {type(threads).__name__}")
-    elif threads < 1:
-        raise ValueError(f"threads must be at least 1, not {threads}")
+    elif isinstance(threads, bool):
+        raise TypeError("threads must be an int, not bool")
+    else:
+        try:
+            threads = operator.index(threads)
+        except TypeError:
+            raise TypeError(f"threads must be an int, not {type(threads).__name__}") from None
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, not {threads}")
     path = os.fspath(path)
     if isinstance(path, bytes):
         path = os.fsdecode(path)
-    native = _native.open_file(path, bool(permissive), bool(mmap), threads)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None  # the native open says why, with the same errno
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        # Opening a FIFO blocks until a writer comes; a device can be endless.
+        import errno
+
+        raise OSError(errno.EINVAL, f"{path}: not a regular file (a FIFO, socket or device)", path)
+    native = _native.open_file(path, bool(permissive), bool(mmap), min(threads, MAX_THREADS))
     return File(native, path)
 
 
@@ -140,6 +168,8 @@ class File(Mapping[str, "Tensor"]):
         if not isinstance(name, str):
             raise TypeError(f"tensor names are str, not {type(name).__name__}")
         native = self._live()
+        if not _encodable(name):
+            raise KeyError(name)  # names are UTF-8: no lone surrogate names one
         tensor = self._tensors.get(name)
         if tensor is None:
             tensor = Tensor(self, native.tensor_info(name))
@@ -151,10 +181,12 @@ class File(Mapping[str, "Tensor"]):
         return iter(self._names)
 
     def __len__(self) -> int:
+        self._live()
         return len(self._names)
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in self._live()
+        native = self._live()
+        return isinstance(name, str) and _encodable(name) and name in native
 
     # Whole file
     @property
@@ -238,6 +270,14 @@ class File(Mapping[str, "Tensor"]):
 
 
 _HTML_ROWS = 50
+
+
+def _encodable(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _shape_text(shape: tuple[int | None, ...]) -> str:
@@ -348,7 +388,11 @@ class Tensor:
     def _native(self) -> _native.File:
         return self._file._live()
 
-    def _array(self, buffer: dict[str, Any]) -> np.ndarray:
+    def _array(self, buffer: dict[str, Any], part: tuple[int, int] | None = None) -> np.ndarray:
+        """The buffer as an array over the file's bytes, or its elements
+        ``part`` (start, stop). A part is made from the bytes directly, not
+        sliced from the whole: scipy copies an array that is a small view
+        of a larger one (``_prune_array``)."""
         storage = self._native().storage
         role, et, count = buffer["role"], buffer["element_type"], buffer["count"]
         if et == "uint64" and role.startswith(_INDEX_ROLES):
@@ -357,9 +401,15 @@ class Tensor:
             dtype = np.dtype(_NUMPY_DTYPES[et])
         else:
             dtype, count = np.dtype("u1"), buffer["byte_size"]
+        offset = buffer["offset"]
+        if part is not None:
+            start, stop = part
+            if not 0 <= start <= stop <= count:
+                raise ValueError(f"tensor {self.name!r}: elements {start}..{stop} are not within 0..{count}")
+            offset, count = offset + start * dtype.itemsize, stop - start
         if count == 0:
             return _read_only(np.empty(0, dtype))
-        return np.frombuffer(storage, dtype=dtype, count=count, offset=buffer["offset"])
+        return np.frombuffer(storage, dtype=dtype, count=count, offset=offset)
 
     def buffers(self) -> dict[str, np.ndarray]:
         """The tensor's buffers by their spec role: ``values``,
@@ -370,9 +420,12 @@ class Tensor:
 
         Every array is a read-only view of the file's bytes that keeps them
         alive (no copy). Index buffers (``uint64`` in the file) are
-        ``int64`` views. Element types numpy lacks (packed ``bool``,
-        sub-byte integers, float8/6/4, bfloat16, float128) are given as their
-        raw ``uint8`` bytes; :meth:`numpy` and :meth:`to_scipy` decode them.
+        ``int64`` views; nothing here scans them, so in a file that breaks
+        the rules an index of ``2**63`` or more reads as negative (the
+        scan of :meth:`to_scipy` or :meth:`validate` rejects such a file).
+        Element types numpy lacks (packed ``bool``, sub-byte integers,
+        float8/6/4, bfloat16, float128) are given as their raw ``uint8``
+        bytes; :meth:`numpy` and :meth:`to_scipy` decode them.
         """
         out = {}
         for b in self._info["buffers"]:
@@ -462,7 +515,7 @@ class Tensor:
         """
         info = self._info
         if info["layout"] in ("csc", "csr", "coo", "csf"):
-            raise TypeError(f"tensor {self.name!r} is sparse ({info['layout']}): use to_scipy()")
+            raise TypeError(f"tensor {self.name!r} is sparse ({info['layout']}): use to_scipy() (then .toarray())")
         if info["not_viewable"] is not None:
             raise TypeError(f"tensor {self.name!r}: {info['not_viewable']}")
         shape = self.shape
@@ -482,7 +535,15 @@ class Tensor:
         data, dtype = self._native().decode_dense(self.name, quantized)
         return np.frombuffer(data, dtype=dtype).reshape(shape)
 
-    def to_scipy(self, *, validate: bool = True, dequantize: bool = True) -> Any:
+    def to_scipy(
+        self,
+        *,
+        validate: bool = True,
+        dequantize: bool = True,
+        columns: range | slice | None = None,
+        rows: range | slice | None = None,
+        copy: bool = False,
+    ) -> scipy.sparse.sparray:
         """A sparse tensor as a scipy sparse array over the mapping.
 
         CSC gives ``scipy.sparse.csc_array``, CSR ``csr_array``, COO
@@ -491,7 +552,14 @@ class Tensor:
         are the file's too when scipy supports their type; ``float16`` is
         widened to ``float32``, types numpy lacks are decoded and quantized
         values dequantized (see :meth:`numpy`): copies of the values only.
-        Every array is read-only.
+        A CSF tensor gives the ``coo_array`` of its stored elements (its
+        coordinates decoded from the tree: a copy).
+
+        Every array is read-only: what scipy computes *from* the matrix
+        works (products, sums, slicing, conversions, solvers), what changes
+        it in place does not (``eliminate_zeros``, ``sort_indices`` on an
+        unchecked matrix, ``A *= 2``, ``A[i, j] = v``, ``setdiag``,
+        ``resize``): take ``copy=True``, or ``A.copy()``.
 
         Parameters
         ----------
@@ -499,10 +567,23 @@ class Tensor:
             Run the storage-invariant scan first (default; once per tensor
             object), without the GIL and on the file's threads, so that scipy
             gets arrays it can trust, marked canonical. ``False`` skips it:
-            only for trusted files, since scipy's kernels do not check
-            indices and a corrupt file could then crash them.
+            only for files you trust. scipy's kernels do not check indices:
+            on a corrupt file they read and write out of bounds, which can
+            kill the interpreter (segmentation fault, "double free") or
+            silently give wrong results.
         dequantize : bool
             A quantized tensor's real values (default) or its stored codes.
+        columns : range or slice, optional
+            CSC only: the block of these consecutive columns,
+            ``A[:, j0:j1]``, as a ``csc_array`` of shape ``(nrows, j1 - j0)``
+            over the same mapping (its values and indices are the file's;
+            its ``indptr`` is a new array of ``j1 - j0 + 1`` entries, since
+            scipy wants it to start at 0). With ``validate``, only the block
+            is scanned.
+        rows : range or slice, optional
+            CSR only (``t.T`` of a CSC too): the block of these rows.
+        copy : bool
+            Writable copies of every array instead of views of the file.
 
         Raises
         ------
@@ -510,37 +591,74 @@ class Tensor:
             The scan found a broken invariant (the message names column,
             position and byte offset).
         TypeError
-            A dense or CSF tensor, a composite head, an unknown tag.
+            A dense tensor, a composite head, an unknown tag;
+            ``columns=`` of a CSR or ``rows=`` of a CSC tensor.
         ValueError
-            A dimension at or beyond ``2**63`` (scipy's indices are int64).
+            A dimension at or beyond ``2**63`` (scipy's indices are int64); a
+            block with a step, or reversed.
+        IndexError
+            A block past the last column (row).
         """
+        matrix = self._scipy(validate, dequantize, columns, rows)
+        return matrix.copy() if copy else matrix
+
+    def _scipy(self, validate: bool, dequantize: bool, columns: Any, rows: Any) -> Any:
         import scipy.sparse as sp
 
         info = self._info
         layout = info["layout"]
-        if layout not in ("csc", "csr", "coo"):
-            hint = ": use numpy()" if layout not in ("csf", "composite", "block_paged") else ""
+        if layout not in ("csc", "csr", "coo", "csf"):
+            hint = ": use numpy()" if layout not in ("composite", "block_paged") else ": read buffers()"
             raise TypeError(f"tensor {self.name!r} ({layout}) has no scipy form{hint}")
         if info["not_viewable"] is not None:
             raise TypeError(f"tensor {self.name!r}: {info['not_viewable']}")
         shape = tuple(info["shape"])
         if any(n is None or n > _INT64_MAX for n in shape):
             raise ValueError(f"tensor {self.name!r}: shape {_shape_text(shape)} does not fit scipy's int64 indices")
-        self._check(validate)
+        view_layout = self.layout
+        block = None
+        if columns is not None or rows is not None:
+            wanted = "csc" if columns is not None else "csr"
+            if view_layout != wanted or (columns is not None and rows is not None):
+                given = "columns=" if columns is not None else "rows="
+                raise TypeError(f"tensor {self.name!r} ({view_layout}): {given} is for {wanted.upper()} tensors")
+            # The file's outer slices: its columns (CSC) or rows (CSR).
+            outer = shape[1] if layout == "csc" else shape[0]
+            block = _block(columns if columns is not None else rows, outer)
+            if validate and not self._checked:
+                self._native().check_block(self.name, *block)
+        else:
+            self._check(validate)
         buffers = {b["role"]: b for b in info["buffers"]}
-        values = self._scipy_values(buffers["values"], dequantize)
-        if layout == "coo":
-            indices = self._array(buffers["indices"]).reshape(-1, max(len(shape), 1))
+        if layout in ("coo", "csf"):
+            if block is not None:
+                raise TypeError(f"tensor {self.name!r} ({layout}): blocks are for CSC and CSR tensors")
+            values = self._scipy_values(buffers["values"], dequantize)
+            if layout == "csf":
+                # The tree's coordinates, decoded (the scan runs with them).
+                coordinates = self._native().csf_coordinates(self.name)
+                indices = np.frombuffer(coordinates, dtype=np.int64).reshape(-1, max(len(shape), 1))
+            else:
+                indices = self._array(buffers["indices"]).reshape(-1, max(len(shape), 1))
             coords = tuple(indices[:, k] for k in range(len(shape)))
             if len(shape) != 2 and not _scipy_nd_coo():
                 raise TypeError(f"tensor {self.name!r}: this scipy has no {len(shape)}-dimensional coo_array")
             return sp.coo_array((values, coords), shape=shape)
-        if layout == "csc":
-            indices, pointers = self._array(buffers["row_indices"]), self._array(buffers["col_ptr"])
-        else:
-            indices, pointers = self._array(buffers["col_indices"]), self._array(buffers["row_ptr"])
+        index, pointer = ("row_indices", "col_ptr") if layout == "csc" else ("col_indices", "row_ptr")
+        pointers = self._array(buffers[pointer])
+        part = None
+        if block is not None:
+            start, stop = block
+            window = pointers[start : stop + 1]
+            part = (int(window[0]), int(window[-1]))
+            pointers = _read_only(window - part[0])
+        indices = self._array(buffers[index], part)
+        values = self._scipy_values(buffers["values"], dequantize, part)
         if self._transposed:
             layout, shape = {"csc": "csr", "csr": "csc"}[layout], shape[::-1]
+        if block is not None:
+            width = block[1] - block[0]
+            shape = (shape[0], width) if layout == "csc" else (width, shape[1])
         make = sp.csc_array if layout == "csc" else sp.csr_array
         matrix = make((values, indices, pointers), shape=shape)
         if validate:
@@ -550,16 +668,17 @@ class Tensor:
             matrix.has_canonical_format = True
         return matrix
 
-    def _scipy_values(self, buffer: dict[str, Any], dequantize: bool) -> np.ndarray:
+    def _scipy_values(self, buffer: dict[str, Any], dequantize: bool, part: tuple[int, int] | None = None) -> np.ndarray:
         et = buffer["element_type"]
         quantized = self._info["quantization"] is not None and dequantize
         if not quantized and et in _NUMPY_DTYPES:
-            values = self._array(buffer)
+            values = self._array(buffer, part)
             if et == "float16":  # scipy.sparse has no float16
                 values = _read_only(values.astype(np.float32))
             return values
         data, dtype = self._native().decode_values(self.name, quantized)
-        return np.frombuffer(data, dtype=dtype)
+        values = np.frombuffer(data, dtype=dtype)
+        return values if part is None else _read_only(values[part[0] : part[1]].copy())
 
     # Display
     def _type_text(self) -> str:
@@ -586,6 +705,26 @@ class Tensor:
             rows.append((f"buffer {b['role']}", f"{b['element_type']} × {b['count']} at offset {b['offset']}"))
         body = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
         return f"<table>{body}</table>"
+
+
+def _block(block: range | slice, count: int) -> tuple[int, int]:
+    """``(start, stop)`` of a block of consecutive slices out of ``count``."""
+    if isinstance(block, slice):
+        if block.step not in (None, 1):
+            raise ValueError(f"a block has no step: {block}")
+        start = 0 if block.start is None else block.start
+        stop = count if block.stop is None else block.stop
+    elif isinstance(block, range):
+        if block.step != 1:
+            raise ValueError(f"a block has no step: {block}")
+        start, stop = block.start, block.stop
+    else:
+        raise TypeError(f"a block is a range or a slice, not {type(block).__name__}")
+    if start < 0 or stop > count:
+        raise IndexError(f"block {start}..{stop} is outside 0..{count}")
+    if stop < start:
+        raise ValueError(f"block {start}..{stop} is reversed")
+    return int(start), int(stop)
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

@@ -73,6 +73,8 @@ def save(
     """
     if not isinstance(tensors, Mapping):
         raise TypeError(f"tensors must be a mapping of name to array, not {type(tensors).__name__}")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise TypeError(f"metadata must be a mapping of key to value, not {type(metadata).__name__}")
     specs = [_spec(name, value) for name, value in tensors.items()]
     kv = [(_key(k), _kv_value(v)) for k, v in (metadata or {}).items()]
     _native.save(os.fspath(path), specs, kv)
@@ -81,10 +83,20 @@ def save(
 def _key(key: object) -> str:
     if not isinstance(key, str):
         raise TypeError(f"KV keys are str, not {type(key).__name__}")
-    return key
+    return _utf8(key, "a KV key")
+
+
+def _utf8(text: str, what: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} must be UTF-8 text, and {text!r} holds a lone surrogate") from None
+    return text
 
 
 def _kv_value(v: Any) -> Any:
+    if isinstance(v, str):
+        return _utf8(v, "a KV string")
     if isinstance(v, np.generic):
         return v.item()
     if isinstance(v, np.ndarray):
@@ -116,6 +128,43 @@ def _bytes(array: np.ndarray) -> memoryview:
     return memoryview(flat.view(np.uint8))
 
 
+def _canonical(name: str, value: Any) -> bool:
+    """Whether a sparse array is in the form Hurray stores (indices sorted
+    within each column or row, no duplicates; COO coordinates in row-major
+    order), checked on the arrays rather than taken from scipy's flag, which
+    can be stale. Negative or out-of-shape indices are a ValueError."""
+    if value.format == "coo":
+        coords = [np.asarray(c) for c in value.coords]
+        for axis, (c, n) in enumerate(zip(coords, value.shape)):
+            if c.size and (c.min() < 0 or c.max() >= n):
+                raise ValueError(f"tensor {name!r}: a coordinate of axis {axis} is outside 0..{n}")
+        if not coords or coords[0].size < 2:
+            return True
+        # Row-major order, strictly: compare each entry with the one before.
+        after = np.zeros(coords[0].size - 1, dtype=bool)
+        equal = np.ones(coords[0].size - 1, dtype=bool)
+        for c in coords:
+            diff = np.diff(c.astype(np.int64))
+            after |= equal & (diff > 0)
+            equal &= diff == 0
+        return bool(after.all())
+    indices, indptr = np.asarray(value.indices), np.asarray(value.indptr)
+    bound = value.shape[0] if value.format == "csc" else value.shape[1]
+    if indices.size and (indices.min() < 0 or indices.max() >= bound):
+        raise ValueError(f"tensor {name!r}: an index of {value.format} indices is outside 0..{bound}")
+    if indptr.size and (indptr[0] != 0 or np.any(np.diff(indptr) < 0) or indptr[-1] > indices.size):
+        raise ValueError(f"tensor {name!r}: the {value.format} indptr is not a valid pointer array")
+    if indptr[-1] != indices.size or value.data.size != indices.size:
+        return False  # room after the last stored element: prune it
+    if indices.size < 2:
+        return True
+    rising = np.diff(indices.astype(np.int64)) > 0
+    starts = indptr[1:-1]  # positions where a new column (row) begins
+    starts = starts[(starts > 0) & (starts < indices.size)]
+    rising[starts - 1] = True
+    return bool(rising.all())
+
+
 def _indices(array: np.ndarray) -> memoryview:
     """Indices as ``uint64`` bytes (no copy for non-negative int64/uint64)."""
     array = np.ascontiguousarray(array)
@@ -127,10 +176,13 @@ def _indices(array: np.ndarray) -> memoryview:
 def _spec(name: Any, value: Any) -> dict[str, Any]:
     if not isinstance(name, str):
         raise TypeError(f"tensor names are str, not {type(name).__name__}")
+    _utf8(name, "a tensor name")
     import scipy.sparse as sp
 
     if sp.issparse(value):
         return _sparse_spec(name, value)
+    if isinstance(value, np.ma.MaskedArray):
+        raise TypeError(f"tensor {name!r}: a masked array has no Hurray form: pass .filled(...) or .data")
     array = np.asarray(value)
     et = _element_type(name, array.dtype)
     shape = list(array.shape)  # before ascontiguousarray, which makes a 0-d array 1-d
@@ -152,12 +204,16 @@ def _spec(name: Any, value: Any) -> dict[str, Any]:
 
 def _sparse_spec(name: str, value: Any) -> dict[str, Any]:
     fmt = value.format
-    if fmt not in ("csc", "csr", "coo"):
+    if value.ndim != 2:
+        value, fmt = value.tocoo(), "coo"  # CSC and CSR are matrices
+    elif fmt not in ("csc", "csr", "coo"):
         value, fmt = value.tocsr(), "csr"
     et = _element_type(name, value.dtype)
-    if not value.has_canonical_format:
+    if not _canonical(name, value):
         value = value.copy()
         value.sum_duplicates()
+        if fmt != "coo":
+            value.prune()  # no room after the last stored element
     data = np.ascontiguousarray(value.data)
     spec = {
         "name": name,

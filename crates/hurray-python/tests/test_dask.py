@@ -1,0 +1,129 @@
+"""``hurray_reader.dask.from_hurray`` on a real scheduler: a
+``dask.distributed.LocalCluster`` of worker processes computes ``A @ x``,
+``A.sum(axis=0)`` and ``A[:, j0:j1]`` on corpus files and on a 100 M
+non-zero matrix, equal to scipy on the whole matrix; the task graph holds
+no data."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import hurray_reader as hr
+
+from corpus import FIXTURES, corpus
+
+da = pytest.importorskip("dask.array", reason="the dask extra is not installed")
+distributed = pytest.importorskip("dask.distributed")
+hd = pytest.importorskip("hurray_reader.dask")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+    ) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def dense(x):
+    return x.todense() if hasattr(x, "todense") else np.asarray(x)
+
+
+def agree(client, path, name, chunk_cols):
+    """Every operation through Dask equals scipy's on the whole matrix."""
+    with hr.open(path) as f:
+        whole = f[name].to_scipy()
+    a = hd.from_hurray(path, name, chunk_cols=chunk_cols)
+    assert a.shape == whole.shape and a.dtype == whole.dtype
+    x = np.linspace(-1, 1, whole.shape[1]).astype(whole.dtype if whole.dtype.kind == "f" else np.float64)
+    got_ax = dense(client.compute(a @ x).result())
+    assert np.allclose(got_ax, whole @ x, rtol=1e-5, atol=1e-6)
+    got_sum = dense(client.compute(a.sum(axis=0)).result())
+    assert np.allclose(got_sum, whole.sum(axis=0), rtol=1e-5, atol=1e-6)
+    j0, j1 = whole.shape[1] // 3, (2 * whole.shape[1]) // 3 + 1
+    got_block = dense(client.compute(a[:, j0:j1]).result())
+    assert np.array_equal(got_block, whole[:, j0:j1].toarray())
+    return a
+
+
+def test_fixture_and_corpus_matrices(client):
+    agree(client, FIXTURES / "csc_worked_example.hry", "A", 2)
+    agree(client, FIXTURES / "sparse_formats.hry", "m.csc", 4)
+    agree(client, FIXTURES / "sparse_formats.hry", "m.csr", 2)  # row blocks
+    folder, _ = corpus("HURRAY_INTEROP_DIR")
+    a = agree(client, folder / "csc_random_f64_200x300.hry", "random_f64", 64)
+    assert a.chunks == ((200,), (64, 64, 64, 64, 44))
+    agree(client, folder / "csc_column_patterns.hry", "wide_columns", None)
+    # (float32 and float64 only: pydata sparse compiles its kernels with
+    # numba in each worker, for each value type, ~10 s a type.)
+
+
+def test_blocks_by_bytes_and_arguments(tmp_path):
+    path = tmp_path / "m.hry"
+    a = sp.random_array((50, 1000), density=0.1, format="csc", dtype=np.float32, rng=5)
+    hr.save(path, {"A": a})
+    whole = hd.from_hurray(path, "A")
+    assert whole.chunks == ((50,), (1000,))  # 5 000 values: one block
+    old = hd.BLOCK_BYTES
+    try:
+        hd.BLOCK_BYTES = 12 * 1000  # about 1 000 non-zeros (4 + 8 bytes each) a block
+        blocks = hd.from_hurray(path, "A")
+    finally:
+        hd.BLOCK_BYTES = old
+    widths = blocks.chunks[1]
+    assert sum(widths) == 1000 and 4 <= len(widths) <= 6
+    with pytest.raises(ValueError, match="positive int"):
+        hd.from_hurray(path, "A", chunk_cols=0)
+    with pytest.raises(KeyError):
+        hd.from_hurray(path, "B")
+    hr.save(tmp_path / "d.hry", {"D": np.ones((2, 2))})
+    with pytest.raises(TypeError, match="CSC or CSR"):
+        hd.from_hurray(tmp_path / "d.hry", "D")
+
+
+def test_a_broken_block_fails_its_task(tmp_path, client):
+    """Each task scans its own block: the block holding the damage raises
+    FormatError on the worker, the others compute."""
+    src = FIXTURES / "invalid" / "csc_indices_unsorted.hry"
+    a = hd.from_hurray(src, "t", chunk_cols=1)
+    with hr.open(src) as f:
+        ncols = f["t"].shape[1]
+    outcomes = []
+    for j in range(ncols):
+        try:
+            client.compute(a[:, j : j + 1]).result()
+            outcomes.append("ok")
+        except hr.FormatError as e:
+            outcomes.append(e.field)
+    assert "row_indices[1]" in outcomes and "ok" in outcomes
+
+
+def big_matrix(path):
+    """1 M x 1 M, 100 M non-zeros (100 a column), float32: 1.2 GB."""
+    n, per = 1_000_000, 100
+    rows = (np.arange(per, dtype=np.int64) * (n // per))[None, :] + (np.arange(n, dtype=np.int64) % (n // per))[:, None]
+    col_ptr = np.arange(n + 1, dtype=np.int64) * per
+    values = np.ones(n * per, dtype=np.float32)
+    values[:: 7] = 2.0
+    hr.save(path, {"A": sp.csc_array((values, rows.reshape(-1), col_ptr), shape=(n, n))})
+
+
+def test_100m_nonzeros_on_two_workers(tmp_path_factory, client):
+    path = tmp_path_factory.mktemp("big") / "big.hry"
+    big_matrix(path)
+    a = hd.from_hurray(path, "A")
+    # The graph holds paths and column ranges, never data.
+    graph = dict(a.__dask_graph__())
+    assert len(pickle.dumps(graph)) < 1_000_000
+    assert len(a.chunks[1]) == -(-100_000_000 // (hd.BLOCK_BYTES // 12)) == 9  # 1.2 GB in blocks of 128 MiB
+    with hr.open(path) as f:
+        whole = f["A"].to_scipy()
+    x = np.random.default_rng(3).standard_normal(whole.shape[1]).astype(np.float32)
+    assert np.allclose(dense(client.compute(a @ x).result()), whole @ x, rtol=1e-4, atol=1e-3)
+    assert np.array_equal(dense(client.compute(a.sum(axis=0)).result()), whole.sum(axis=0))
+    block = dense(client.compute(a[:, 499_990:500_010]).result())
+    assert np.array_equal(block, whole[:, 499_990:500_010].toarray())

@@ -1,0 +1,123 @@
+"""What a first user tried that the package got wrong once: each is kept
+here with the right behaviour."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import hurray_reader as hr
+
+from corpus import FIXTURES
+
+WORKED = FIXTURES / "csc_worked_example.hry"
+
+
+def test_a_fifo_or_a_device_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    # In a child process, so that a hang fails the test instead of the run.
+    code = f"import hurray_reader as hr\ntry:\n    hr.open({str(fifo)!r})\nexcept OSError as e:\n    print(e.errno, e)"
+    for mmap in (True, False):
+        run = subprocess.run([sys.executable, "-c", code.replace(")\nexcept", f", mmap={mmap})\nexcept")],
+                             capture_output=True, text=True, timeout=60)
+        assert run.stdout.startswith(f"{errno.EINVAL} "), run.stdout + run.stderr
+        assert "not a regular file (a FIFO, socket or device)" in run.stdout
+    with pytest.raises(OSError, match="not a regular file") as caught:
+        hr.open("/dev/null", mmap=False)
+    assert (caught.value.errno, caught.value.filename) == (errno.EINVAL, "/dev/null")
+
+
+def test_os_errors_carry_errno_and_filename(tmp_path):
+    missing = tmp_path / "no" / "such.hry"
+    with pytest.raises(FileNotFoundError) as caught:
+        hr.open(missing)
+    assert (caught.value.errno, caught.value.filename) == (errno.ENOENT, str(missing))
+    with pytest.raises(IsADirectoryError) as caught:
+        hr.open(tmp_path)
+    assert caught.value.errno == errno.EISDIR
+    with pytest.raises(FileNotFoundError) as caught:
+        hr.save(missing, {"x": np.arange(3)})
+    assert caught.value.errno == errno.ENOENT
+
+
+def test_save_keeps_permissions_and_follows_links(tmp_path):
+    umask = os.umask(0o022)
+    try:
+        new = tmp_path / "new.hry"
+        hr.save(new, {"x": np.arange(3)})
+        assert new.stat().st_mode & 0o777 == 0o644
+        os.chmod(new, 0o640)
+        hr.save(new, {"y": np.arange(2)})
+        assert new.stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(umask)
+    target, link = tmp_path / "a.hry", tmp_path / "link.hry"
+    hr.save(target, {"x": np.arange(3)})
+    link.symlink_to(target.name)
+    hr.save(link, {"y": np.arange(2)})
+    assert link.is_symlink()
+    with hr.open(target) as f:
+        assert list(f) == ["y"]
+
+
+def test_save_checks_the_arrays_not_scipys_flags(tmp_path):
+    # Unsorted indices with a stale "canonical" flag: sorted on a copy.
+    m = sp.csr_array((np.array([1.0, 2.0, 3.0]), np.array([2, 0, 1]), np.array([0, 3])), shape=(1, 3))
+    m.has_canonical_format = True
+    hr.save(tmp_path / "m.hry", {"m": m})
+    with hr.open(tmp_path / "m.hry") as f:
+        assert f["m"].col_indices.tolist() == [0, 1, 2]
+        assert f["m"].to_scipy().toarray().tolist() == [[2.0, 3.0, 1.0]]
+    bad = sp.csr_array((np.array([1.0]), np.array([-1]), np.array([0, 1])), shape=(1, 3))
+    with pytest.raises(ValueError, match="tensor 'bad': an index of csr indices is outside 0..3"):
+        hr.save(tmp_path / "bad.hry", {"bad": bad})
+    assert not (tmp_path / "bad.hry").exists()
+    # A 1-D sparse array is written as a 1-D COO.
+    v = sp.csr_array(np.array([0, 1.0, 0, 2.0]))
+    assert v.ndim == 1
+    hr.save(tmp_path / "v.hry", {"v": v})
+    with hr.open(tmp_path / "v.hry") as f:
+        assert (f["v"].layout, f["v"].shape) == ("coo", (4,))
+        assert f["v"].to_scipy().toarray().tolist() == [0, 1.0, 0, 2.0]
+    with pytest.raises(TypeError, match="masked array"):
+        hr.save(tmp_path / "x.hry", {"x": np.ma.masked_array([1, 2], mask=[0, 1])})
+    with pytest.raises(TypeError, match="metadata must be a mapping"):
+        hr.save(tmp_path / "x.hry", {}, metadata=[("a", 1)])
+
+
+def test_names_that_are_not_utf8(tmp_path):
+    with pytest.raises(ValueError, match="a tensor name must be UTF-8 text"):
+        hr.save(tmp_path / "s.hry", {"\ud800": np.arange(2)})
+    with pytest.raises(ValueError, match="a KV key must be UTF-8 text"):
+        hr.save(tmp_path / "s.hry", {"x": np.arange(2)}, metadata={"\udfff": 1})
+    with hr.open(WORKED) as f:
+        assert "\ud800" not in f
+        with pytest.raises(KeyError):
+            f["\ud800"]
+
+
+def test_threads_argument():
+    assert hr.open(WORKED, threads=np.int64(2)).container["threads"] == 2
+    assert hr.open(WORKED, threads=2**70).container["threads"] == 64
+    with pytest.raises(TypeError, match="not bool"):
+        hr.open(WORKED, threads=True)
+
+
+def test_format_error_attributes_default_to_none():
+    e = hr.FormatError("made by hand")
+    assert (e.tensor, e.field, e.offset, e.rule) == (None, None, None, None)
+    assert isinstance(e, ValueError)
+
+
+def test_a_closed_file_has_no_length():
+    f = hr.open(WORKED)
+    f.close()
+    with pytest.raises(ValueError, match="closed file"):
+        len(f)
