@@ -71,6 +71,7 @@ mod descriptor;
 mod element_type;
 mod error;
 mod file;
+mod interop;
 mod kv;
 mod layout;
 mod layout_rules;

@@ -202,8 +202,8 @@ impl<'data> CscStructure<'data> {
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct CscView<'data, T> {
-    structure: CscStructure<'data>,
-    values: &'data [T],
+    pub(crate) structure: CscStructure<'data>,
+    pub(crate) values: &'data [T],
 }
 
 impl<'data, T: Element> CscView<'data, T> {

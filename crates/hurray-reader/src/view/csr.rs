@@ -202,8 +202,8 @@ impl<'data> CsrStructure<'data> {
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct CsrView<'data, T> {
-    structure: CsrStructure<'data>,
-    values: &'data [T],
+    pub(crate) structure: CsrStructure<'data>,
+    pub(crate) values: &'data [T],
 }
 
 impl<'data, T: Element> CsrView<'data, T> {

@@ -12,7 +12,7 @@ use crate::value::Value;
 /// Maps logical indices of a dense tensor to element positions in buffer 0.
 #[derive(Debug, Clone)]
 pub struct Addressing<'data> {
-    tensor: &'data str,
+    pub(crate) tensor: &'data str,
     layout: Layout,
     shape: Vec<u64>,
     /// The shape whose row- or column-major strides place the elements:
@@ -22,7 +22,7 @@ pub struct Addressing<'data> {
     fields: LayoutFields<'data>,
     /// Position of element `[0, ..., 0]`, in elements from buffer 0's
     /// first element (at byte [`Buffer::element_start`](crate::Buffer::element_start)).
-    origin: i128,
+    pub(crate) origin: i128,
 }
 
 impl<'data> Addressing<'data> {
@@ -294,8 +294,8 @@ pub(crate) fn hilbert_index(coords: &[u64], order: u32) -> u64 {
 /// A dense tensor with elements `T`, borrowed from buffer 0.
 #[derive(Debug, Clone)]
 pub struct DenseView<'data, T> {
-    addressing: Addressing<'data>,
-    elements: &'data [T],
+    pub(crate) addressing: Addressing<'data>,
+    pub(crate) elements: &'data [T],
 }
 
 impl<'data, T: Element> DenseView<'data, T> {
