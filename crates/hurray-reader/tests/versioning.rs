@@ -95,6 +95,51 @@ fn newer_major_versions_are_rejected_in_both_modes() {
     ));
 }
 
+/// `versioning.md` § Compatibility Matrix: a major version below ours is
+/// rejected too (no migration path is defined at 1.x), and the message
+/// says it is older, not newer.
+#[test]
+fn older_and_newer_major_versions_are_named_as_such() {
+    let container = |major: u8| {
+        let raw = RawFileFields {
+            container_version: Some([major, 0]),
+            ..RawFileFields::default()
+        };
+        let bytes = file_with(csc_descriptor(), WriterOptions::default().raw(raw));
+        HurrayFile::parse(&bytes, Options::permissive())
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        container(0),
+        "container_version_major at offset 8: version 0 is older than the supported major version 1 \
+         (file-format.md § File Header)"
+    );
+    assert_eq!(
+        container(2),
+        "container_version_major at offset 8: version 2 is newer than the supported major version 1 \
+         (file-format.md § File Header)"
+    );
+    let descriptor = |major: u8| {
+        let mut d = csc_descriptor();
+        d.version_major = major;
+        let bytes = file_with(d, WriterOptions::default());
+        let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+        file.tensor("A").unwrap_err().to_string()
+    };
+    // The descriptor starts at 64; version_major is its byte 4.
+    assert_eq!(
+        descriptor(0),
+        "tensor 'A': version_major at offset 68: version 0 is older than the supported major version 1 \
+         (metadata.md § Version Compatibility; versioning.md § Compatibility Matrix)"
+    );
+    assert_eq!(
+        descriptor(2),
+        "tensor 'A': version_major at offset 68: version 2 is newer than the supported major version 1 \
+         (metadata.md § Version Compatibility; versioning.md § Compatibility Matrix)"
+    );
+}
+
 #[test]
 fn newer_container_minor_version_is_read() {
     let raw = RawFileFields {

@@ -562,6 +562,23 @@ fn container(c: &mut Corpus) {
     );
     let b = write(
         raw_opts(RawFileFields {
+            container_version: Some([0, 0]),
+            ..Default::default()
+        }),
+        &[],
+        vec![dense()],
+    );
+    c.add(
+        "header_container_version_0",
+        "container_version_major 0 is older than supported (no migration path at 1.x)",
+        hdr,
+        "open",
+        "UnsupportedVersion",
+        "container_version_major",
+        b,
+    );
+    let b = write(
+        raw_opts(RawFileFields {
             header_reserved: Some([0, 1]),
             ..Default::default()
         }),
@@ -1208,6 +1225,15 @@ fn descriptor(c: &mut Corpus) {
         "UnsupportedVersion",
         "version_major",
         single(dense().d(|d| d.version_major = 2)),
+    );
+    c.add(
+        "descriptor_version_major_0",
+        "descriptor version_major 0 is older than supported (no migration path at 1.x)",
+        "metadata.md § Version Compatibility",
+        "tensor",
+        "UnsupportedVersion",
+        "version_major",
+        single(dense().d(|d| d.version_major = 0)),
     );
     c.add(
         "descriptor_length_19",
