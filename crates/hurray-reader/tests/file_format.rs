@@ -1697,6 +1697,15 @@ fn mutations(f: &MFile, enc: &Enc, g: &mut Rng) -> Vec<Mutation> {
         "index",
         Accepts,
     );
+    let minor = 1 + g.below(255) as u8;
+    let b = m.model(|f| {
+        f.index_extra = vec![0xA5; 8];
+        f.container_minor = minor;
+    });
+    m.accepts(
+        "a newer container minor version's content after the last index entry is skipped",
+        b,
+    );
     if !f.tensors.is_empty() {
         let p = g.below(f.tensors.len() as u64) as usize;
         let (e, i) = (enc.entries[p], enc.index_order[p]);
@@ -1871,6 +1880,15 @@ fn mutations(f: &MFile, enc: &Enc, g: &mut Rng) -> Vec<Mutation> {
             "TrailingBytes",
             "KV section",
             Accepts,
+        );
+        let minor = 1 + g.below(255) as u8;
+        let b = m.model(|f| {
+            f.kv_extra = vec![0xA5; 4];
+            f.container_minor = minor;
+        });
+        m.accepts(
+            "a newer container minor version's content after the last KV entry is skipped",
+            b,
         );
         let b = m.patch(|b| set(b, start, u32::MAX.to_le_bytes()));
         m.rejects("kv_count fits the KV section", b, "CountTooLarge", "kv_count", Rejects);

@@ -152,6 +152,50 @@ fn newer_container_minor_version_is_read() {
     assert!(file.validate().is_ok());
 }
 
+/// `versioning.md` § Compatibility Matrix (NOTES.md 'Unknown trailing
+/// content in the index and KV sections'): bytes after the last index
+/// entry, or after the last KV entry, inside the section's length. In a
+/// file of a newer container minor version they are content this reader
+/// does not know, skipped by the length even in strict mode; in version
+/// 1.0 strict mode rejects them, permissive mode skips them. The files are
+/// the malformed corpus's, with `container_version_minor` (byte 9, outside
+/// the CRC-covered index) set to 0 and to 1.
+#[test]
+fn trailing_index_and_kv_content_is_skipped_in_a_newer_container_minor_version() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/invalid");
+    let cases = [
+        (
+            "index_trailing_bytes.hry",
+            "index at offset 8235: 8 unexpected bytes after the last field \
+             (file-format.md § Index Section › Index Encoding)",
+        ),
+        (
+            "kv_trailing_bytes.hry",
+            "KV section at offset 8209: 7 unexpected bytes after the last field \
+             (file-format.md § KV Metadata Section › KV Section Encoding)",
+        ),
+    ];
+    for (name, strict_error) in cases {
+        let original = std::fs::read(dir.join(name)).unwrap();
+        assert_eq!(original[8..10], [1, 0], "{name}: a version 1.0 file");
+        for minor in [0u8, 1, 0xFF] {
+            let mut patched = original.clone();
+            patched[9] = minor;
+            let bytes = AlignedBytes::from_slice(&patched);
+            let strict = HurrayFile::parse(&bytes, Options::strict());
+            if minor == 0 {
+                assert_eq!(strict.map(|_| ()).unwrap_err().to_string(), strict_error, "{name}");
+            } else {
+                let file = strict.unwrap_or_else(|e| panic!("{name}, 1.{minor}: {e}"));
+                assert_eq!(file.container_version(), (1, minor));
+                assert_eq!(file.validate(), Ok(()), "{name}, 1.{minor}");
+            }
+            let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+            assert_eq!(file.validate(), Ok(()), "{name}, 1.{minor}, permissive");
+        }
+    }
+}
+
 #[test]
 fn unknown_layout_tag_strict_rejects_permissive_keeps_the_descriptor() {
     let mut d = csc_descriptor();
