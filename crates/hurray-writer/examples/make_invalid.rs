@@ -2162,6 +2162,29 @@ fn block_paged(c: &mut Corpus) {
         "buffer[1].byte_size",
         single(paged_with(1, &[0, 1, 1], &[0, 2])),
     );
+    // int8 pages, per-channel scales along the paged axis: one per token (4).
+    let d = TensorDescriptor::block_paged(E::Int8, [4, 1, 2], paged_fields(1), 2)
+        .unwrap()
+        .to_raw();
+    let channel = Tn::new("t", d, vec![(0..8).collect(), u32b(&[0, 1]), u32b(&[0, 2])]).d(|d| {
+        d.buffers.push(BufferHandle::new(16));
+        d.quantization = Some(
+            PerChannelAffine {
+                scale_buffer_index: 3,
+                ..pc()
+            }
+            .encode(),
+        );
+    });
+    c.add(
+        "paged_quant_per_channel_axis_0",
+        "per-channel quantization along the paged axis 0 (only num_heads or head_dim, axes 1 and 2)",
+        "layouts/block-paged.md § Quantization Compatibility › Per-scheme composition",
+        "tensor",
+        "Invalid",
+        "quantization.axis",
+        single(channel.with(|t| t.bufs.push(f32b(&[0.5; 4])))),
+    );
     // uint64 tables: seq_ptr[num_seqs] = 2^62 entries of 8 bytes do not fit
     // in a u64 byte size.
     let wide = BlockPaged {
