@@ -1354,6 +1354,31 @@ fn permissive_relaxations_are_shown() {
     );
 }
 
+/// A statistics block that breaks a field rule (`value_stddev` below 0.0,
+/// `metadata.md` § Statistics Section › Field Encoding) is an error in
+/// strict mode; with --permissive the tensor is accepted and the broken
+/// rule shown as a WARNING line and a `warnings` entry.
+#[test]
+fn a_statistics_rule_permissive_mode_accepts_is_a_warning() {
+    let file = path(&fixtures_dir().join("invalid"), "statistics_value_stddev_negative.hry");
+    let out = inspect(&["--validate"], &file);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let warning = "statistics.value_stddev at offset 181: value -1.0 is not allowed, expected a standard \
+                   deviation >= 0.0 (not NaN) (metadata.md § Statistics Section › Field Encoding): accepted by \
+                   permissive mode, which keeps the advisory block (strict mode rejects it)";
+    let out = inspect(&["--validate", "--permissive"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("\n  t          WARNING  {warning}\n")),
+        "{}",
+        stdout(&out)
+    );
+    let v = ok_json(&["--validate", "--permissive", "--json"], &file);
+    assert_eq!(v["tensors"][0]["warnings"], json!([warning]), "{v}");
+    let v = ok_json(&["--validate", "--permissive", "--json", "--tensor", "t"], &file);
+    assert_eq!(v["warnings"], json!([warning]), "{v}");
+}
+
 /// Every `hurray-inspect --json ...` example in `docs/cli.md` followed by
 /// its JSON output is what the tool prints today, byte for byte (an example
 /// shortened with a `...` line matches line by line up to and after it).

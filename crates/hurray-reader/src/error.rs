@@ -1330,6 +1330,7 @@ pub(crate) mod rule {
     pub const QUANT_PLACEMENT: &str = "quantization.md § Buffer Table Placement Rules";
     pub const SHARD: &str = "metadata.md § Shard Section";
     pub const STATISTICS: &str = "metadata.md § Statistics Section";
+    pub const STATISTICS_FIELDS: &str = "metadata.md § Statistics Section › Field Encoding";
     pub const EXTENSION_TYPE: &str = "metadata.md § Extension Type Section";
     pub const COMPOSITE_MEMBER: &str = "metadata.md § Composite Member Section";
     pub const COMPOSITE_HEAD: &str = "layouts/composite.md § Head Layout-Specific Fields";

@@ -36,10 +36,14 @@ pub enum Mode {
     /// oversized dense and parameter buffers (the layout buffers of CSC,
     /// CSR, COO and CSF must have their exact size in both modes), extra
     /// bytes after the last field of a descriptor, the index or the KV
-    /// section, gaps and non-zero padding between regions, a data region
-    /// not at the first boundary after its descriptor, a statistics `nnz`
-    /// that disagrees with the descriptor's (the descriptor's is used;
+    /// section (both modes skip them in a newer minor version), gaps and
+    /// non-zero padding between regions, a data region not at the first
+    /// boundary after its descriptor, a statistics `nnz` that disagrees
+    /// with the descriptor's (the descriptor's is used;
     /// [`Tensor::statistics_nnz_mismatch`](crate::Tensor::statistics_nnz_mismatch)
+    /// reports it), a negative or NaN statistics `value_stddev` or an
+    /// `nm_n` above `nm_m`
+    /// ([`Tensor::statistics_rule_violation`](crate::Tensor::statistics_rule_violation)
     /// reports it). Regions still never overlap.
     /// Bounds, overflow and alignment checks stay on: permissive never means
     /// unsafe. A torn composite is an error in both modes (its members are

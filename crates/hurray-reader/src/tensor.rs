@@ -613,6 +613,19 @@ impl<'data> Tensor<'data> {
         (valid && stats.nnz.get() != nnz).then_some((stats.nnz.get(), nnz))
     }
 
+    /// The statistics block breaks a field rule of `metadata.md` §
+    /// Statistics Section › Field Encoding: `value_stddev` below 0.0 or NaN
+    /// with `VALUE_STATS_VALID` set, or `nm_n > nm_m` with
+    /// `NM_SPARSITY_VALID` set. Returns the error strict mode gives
+    /// ([`Error::InvalidNumber`] naming `statistics.value_stddev`,
+    /// [`Error::Invalid`] naming `statistics.nm_n`), so this is only ever
+    /// `Some` in permissive mode, which keeps the (advisory) block. A field
+    /// whose `computed_mask` bit is clear is unknown and never checked.
+    pub fn statistics_rule_violation(&self) -> Option<Error> {
+        let stats = self.descriptor.statistics?;
+        descriptor::statistics_value_violation(stats, self.descriptor.offsets.statistics, self.name())
+    }
+
     /// A sparse layout's stored-value count from `sparsity_ratio` disagrees
     /// with `nnz`: returns `(stored, expected)` ratios. Advisory only
     /// (`metadata.md` § Statistics Section): reported, never fatal.

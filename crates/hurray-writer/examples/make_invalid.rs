@@ -2754,6 +2754,34 @@ fn sections(c: &mut Corpus) {
             })
         })),
     );
+    let fields = "metadata.md § Statistics Section › Field Encoding";
+    c.add(
+        "statistics_value_stddev_negative",
+        "statistics value_stddev -1.0 with VALUE_STATS_VALID set (must be >= 0.0)",
+        fields,
+        "tensor",
+        "InvalidNumber",
+        "statistics.value_stddev",
+        single(dense().d(|d| d.statistics = Some(Statistics::default().with_value_stats(2.5, -1.0)))),
+    );
+    c.add(
+        "statistics_value_stddev_nan",
+        "statistics value_stddev NaN with VALUE_STATS_VALID set (NaN is not >= 0.0)",
+        fields,
+        "tensor",
+        "InvalidNumber",
+        "statistics.value_stddev",
+        single(dense().d(|d| d.statistics = Some(Statistics::default().with_value_stats(2.5, f64::NAN)))),
+    );
+    c.add(
+        "statistics_nm_n_above_nm_m",
+        "statistics N:M pattern 4:2 with NM_SPARSITY_VALID set (must be nm_n <= nm_m)",
+        fields,
+        "tensor",
+        "Invalid",
+        "statistics.nm_n",
+        single(dense().d(|d| d.statistics = Some(Statistics::default().with_nm_sparsity(4, 2)))),
+    );
     c.add(
         "statistics_sparse_nnz_mismatch",
         "a CSC tensor's statistics nnz 4 differs from its descriptor nnz 5",
