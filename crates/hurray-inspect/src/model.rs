@@ -240,8 +240,9 @@ pub fn located_buffers<'t, 'data>(tensor: &'t Tensor<'data>) -> Option<&'t [Buff
 }
 
 /// Findings the library reports for a tensor it accepts: an advisory
-/// statistic that disagrees, and (permissive mode) a statistics block that
-/// strict mode would reject.
+/// statistic that disagrees, a GPU buffer declaring less than page
+/// alignment, and (permissive mode) a statistics block that strict mode
+/// would reject.
 pub(crate) fn warnings(tensor: &Tensor<'_>) -> Vec<String> {
     let nnz = tensor.statistics_nnz_mismatch().map(|(statistics, nnz)| {
         format!(
@@ -261,7 +262,10 @@ pub(crate) fn warnings(tensor: &Tensor<'_>) -> Vec<String> {
              (advisory only, metadata.md § Statistics Section)"
         )
     });
-    nnz.into_iter().chain(statistics).chain(sparsity).collect()
+    let page = tensor
+        .page_alignment_shortfall()
+        .map(|shortfall| format!("{shortfall}; accepted, as a reader cannot know the writer's target"));
+    nnz.into_iter().chain(statistics).chain(sparsity).chain(page).collect()
 }
 
 /// The names of the set bits, in bit order; bits the library does not name

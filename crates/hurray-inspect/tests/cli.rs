@@ -1379,6 +1379,45 @@ fn a_statistics_rule_permissive_mode_accepts_is_a_warning() {
     assert_eq!(v["warnings"], json!([warning]), "{v}");
 }
 
+/// `buffer-protocol.md` § Alignment › Page Alignment for GPU and IPC: a
+/// writer targeting GPU or IPC transport must declare an alignment of at
+/// least 4096. The reader cannot know the target, so a non-empty CUDA
+/// buffer declaring 64 is accepted in both modes and reported: a WARNING
+/// line under --validate and a `warnings` entry (summary and --tensor);
+/// a CPU buffer declaring 64 is not reported.
+#[test]
+fn a_gpu_buffer_below_page_alignment_is_a_warning() {
+    use hurray_writer::{BufferData, BufferHandle, ElementType, Layout, TensorDescriptor};
+    let values: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let (_dir, file) = written(|writer| {
+        for (name, device) in [("cpu", 0x00), ("gpu", 0x01)] {
+            let t = TensorDescriptor::new(ElementType::Float32, Layout::RowMajor, vec![2, 2])
+                .with_buffer(BufferHandle::new(16).with_device_tag(device));
+            writer.write_tensor(name, &t, [BufferData::Bytes(&values)]).unwrap();
+        }
+    });
+    // Tensor 'gpu' is the second: its descriptor at 4096 + 4096 (after
+    // 'cpu''s data), its handle after 20 + 16 + 8 + 1 bytes, alignment at 8.
+    let warning = "buffer[0].alignment at offset 8245: 64 on device_tag 0x01 (CUDA), below the 4096 a writer \
+                   targeting GPU or IPC transport must declare (buffer-protocol.md § Alignment › Page Alignment \
+                   for GPU and IPC); accepted, as a reader cannot know the writer's target";
+    for mode in [&[][..], &["--permissive"][..]] {
+        let out = inspect(&[&["--validate"][..], mode].concat(), &file);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains(&format!("\n  gpu        WARNING  {warning}\n")), "{text}");
+        assert_eq!(text.matches("WARNING").count(), 1, "{text}");
+        let v = ok_json(&[&["--validate", "--json"][..], mode].concat(), &file);
+        assert!(v["tensors"][0].get("warnings").is_none(), "{v}");
+        assert_eq!(v["tensors"][1]["warnings"], json!([warning]), "{v}");
+        let v = ok_json(
+            &[&["--validate", "--json", "--tensor", "gpu"][..], mode].concat(),
+            &file,
+        );
+        assert_eq!(v["warnings"], json!([warning]), "{v}");
+    }
+}
+
 /// Every `hurray-inspect --json ...` example in `docs/cli.md` followed by
 /// its JSON output is what the tool prints today, byte for byte (an example
 /// shortened with a `...` line matches line by line up to and after it).

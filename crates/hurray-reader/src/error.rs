@@ -1315,6 +1315,7 @@ pub(crate) mod rule {
     pub const DEVICE_TAGS: &str = "buffer-protocol.md § Device Tags";
     pub const SYNC_MODE: &str = "buffer-protocol.md § Stream and Event Synchronisation";
     pub const MEMORY_CLASS: &str = "buffer-protocol.md § Memory Class";
+    pub const PAGE_ALIGNMENT: &str = "buffer-protocol.md § Alignment › Page Alignment for GPU and IPC";
     pub const COLOCATION: &str = "buffer-protocol.md § Device Tags › Device Colocation";
     pub const TYPE_TAGS: &str = "element-types.md § Type Identifier Encoding";
     pub const LAYOUT_TAGS: &str = "memory-layout.md § Layout Taxonomy";
