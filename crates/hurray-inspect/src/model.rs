@@ -2,7 +2,7 @@
 //! rendered by both `human` and `json`. Every fact here comes from a
 //! `hurray_reader` accessor; nothing is decoded in this crate.
 
-use hurray_reader::{file_flags, Buffer, Descriptor, ElementType, Error, HurrayFile, KvValue, Layout, Tensor};
+use hurray_reader::{file_flags, Buffer, Descriptor, ElementType, Error, HurrayFile, KvValue, Layout, Scope, Tensor};
 
 use crate::progress::Progress;
 
@@ -240,8 +240,9 @@ pub fn located_buffers<'t, 'data>(tensor: &'t Tensor<'data>) -> Option<&'t [Buff
 }
 
 /// Findings the library reports for a tensor it accepts: an advisory
-/// statistic that disagrees, and (permissive mode) a statistics `nnz` that
-/// strict mode would reject.
+/// statistic that disagrees, a GPU buffer declaring less than page
+/// alignment, and (permissive mode) a statistics block that strict mode
+/// would reject.
 pub(crate) fn warnings(tensor: &Tensor<'_>) -> Vec<String> {
     let nnz = tensor.statistics_nnz_mismatch().map(|(statistics, nnz)| {
         format!(
@@ -249,13 +250,22 @@ pub(crate) fn warnings(tensor: &Tensor<'_>) -> Vec<String> {
              mode, which uses the descriptor's (strict mode rejects it)"
         )
     });
+    let statistics = tensor.statistics_rule_violation().map(|e| {
+        // The line already names the tensor: the message without its scope.
+        let (text, scope) = (e.to_string(), Scope::Tensor(tensor.name().into()).to_string());
+        let text = text.strip_prefix(&scope).unwrap_or(&text);
+        format!("{text}: accepted by permissive mode, which keeps the advisory block (strict mode rejects it)")
+    });
     let sparsity = tensor.sparsity_ratio_mismatch().map(|(stored, expected)| {
         format!(
             "statistics sparsity_ratio is {stored}, but nnz gives {expected} \
              (advisory only, metadata.md § Statistics Section)"
         )
     });
-    nnz.into_iter().chain(sparsity).collect()
+    let page = tensor
+        .page_alignment_shortfall()
+        .map(|shortfall| format!("{shortfall}; accepted, as a reader cannot know the writer's target"));
+    nnz.into_iter().chain(statistics).chain(sparsity).chain(page).collect()
 }
 
 /// The names of the set bits, in bit order; bits the library does not name

@@ -1354,6 +1354,70 @@ fn permissive_relaxations_are_shown() {
     );
 }
 
+/// A statistics block that breaks a field rule (`value_stddev` below 0.0,
+/// `metadata.md` § Statistics Section › Field Encoding) is an error in
+/// strict mode; with --permissive the tensor is accepted and the broken
+/// rule shown as a WARNING line and a `warnings` entry.
+#[test]
+fn a_statistics_rule_permissive_mode_accepts_is_a_warning() {
+    let file = path(&fixtures_dir().join("invalid"), "statistics_value_stddev_negative.hry");
+    let out = inspect(&["--validate"], &file);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let warning = "statistics.value_stddev at offset 181: value -1.0 is not allowed, expected a standard \
+                   deviation >= 0.0 (not NaN) (metadata.md § Statistics Section › Field Encoding): accepted by \
+                   permissive mode, which keeps the advisory block (strict mode rejects it)";
+    let out = inspect(&["--validate", "--permissive"], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("\n  t          WARNING  {warning}\n")),
+        "{}",
+        stdout(&out)
+    );
+    let v = ok_json(&["--validate", "--permissive", "--json"], &file);
+    assert_eq!(v["tensors"][0]["warnings"], json!([warning]), "{v}");
+    let v = ok_json(&["--validate", "--permissive", "--json", "--tensor", "t"], &file);
+    assert_eq!(v["warnings"], json!([warning]), "{v}");
+}
+
+/// `buffer-protocol.md` § Alignment › Page Alignment for GPU and IPC: a
+/// writer targeting GPU or IPC transport must declare an alignment of at
+/// least 4096. The reader cannot know the target, so a non-empty CUDA
+/// buffer declaring 64 is accepted in both modes and reported: a WARNING
+/// line under --validate and a `warnings` entry (summary and --tensor);
+/// a CPU buffer declaring 64 is not reported.
+#[test]
+fn a_gpu_buffer_below_page_alignment_is_a_warning() {
+    use hurray_writer::{BufferData, BufferHandle, ElementType, Layout, TensorDescriptor};
+    let values: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let (_dir, file) = written(|writer| {
+        for (name, device) in [("cpu", 0x00), ("gpu", 0x01)] {
+            let t = TensorDescriptor::new(ElementType::Float32, Layout::RowMajor, vec![2, 2])
+                .with_buffer(BufferHandle::new(16).with_device_tag(device));
+            writer.write_tensor(name, &t, [BufferData::Bytes(&values)]).unwrap();
+        }
+    });
+    // Tensor 'gpu' is the second: its descriptor at 4096 + 4096 (after
+    // 'cpu''s data), its handle after 20 + 16 + 8 + 1 bytes, alignment at 8.
+    let warning = "buffer[0].alignment at offset 8245: 64 on device_tag 0x01 (CUDA), below the 4096 a writer \
+                   targeting GPU or IPC transport must declare (buffer-protocol.md § Alignment › Page Alignment \
+                   for GPU and IPC); accepted, as a reader cannot know the writer's target";
+    for mode in [&[][..], &["--permissive"][..]] {
+        let out = inspect(&[&["--validate"][..], mode].concat(), &file);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains(&format!("\n  gpu        WARNING  {warning}\n")), "{text}");
+        assert_eq!(text.matches("WARNING").count(), 1, "{text}");
+        let v = ok_json(&[&["--validate", "--json"][..], mode].concat(), &file);
+        assert!(v["tensors"][0].get("warnings").is_none(), "{v}");
+        assert_eq!(v["tensors"][1]["warnings"], json!([warning]), "{v}");
+        let v = ok_json(
+            &[&["--validate", "--json", "--tensor", "gpu"][..], mode].concat(),
+            &file,
+        );
+        assert_eq!(v["warnings"], json!([warning]), "{v}");
+    }
+}
+
 /// Every `hurray-inspect --json ...` example in `docs/cli.md` followed by
 /// its JSON output is what the tool prints today, byte for byte (an example
 /// shortened with a `...` line matches line by line up to and after it).

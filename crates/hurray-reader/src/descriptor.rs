@@ -539,6 +539,12 @@ fn parse_from<'data>(
         offsets.statistics = c.offset();
         let stats = c.read_struct::<raw::Statistics>(Field::new("statistics"), Some("statistics"))?;
         check_statistics(stats, offsets.statistics, name)?;
+        // NOTES.md 'value_stddev, nm_n/nm_m': strict only; permissive mode
+        // keeps the advisory block and reports it
+        // (Tensor::statistics_rule_violation).
+        if let (true, Some(e)) = (strict, statistics_value_violation(stats, offsets.statistics, name)) {
+            return Err(e);
+        }
         descriptor.statistics = Some(stats);
     }
     if has(flags::HAS_EXTENSION_TYPE) {
@@ -857,6 +863,39 @@ fn check_statistics(s: &raw::Statistics, offset: u64, name: &str) -> Result<()> 
         rule::STATISTICS,
         scope(),
     )
+}
+
+/// The field-level MUSTs of the statistics block beyond its reserved bits
+/// and bytes (`metadata.md` § Statistics Section › Field Encoding), for
+/// the fields whose `computed_mask` bit is set (a field whose bit is clear
+/// is unknown, whatever it holds): `value_stddev >= 0.0` (a NaN is not)
+/// under `VALUE_STATS_VALID`, `nm_n <= nm_m` under `NM_SPARSITY_VALID`.
+/// `offset` is the block's first byte.
+pub(crate) fn statistics_value_violation(s: &raw::Statistics, offset: u64, name: &str) -> Option<Error> {
+    let mask = s.computed_mask.get();
+    let stddev = s.value_stddev.get();
+    // A NaN is not >= 0.0; -0.0 is (it compares equal to 0.0).
+    if mask & statistics_mask::VALUE_STATS_VALID != 0 && (stddev < 0.0 || stddev.is_nan()) {
+        return Some(Error::InvalidNumber {
+            scope: Scope::tensor(name),
+            field: Field::sub("statistics", "value_stddev"),
+            offset: offset + 56,
+            value: crate::error::Number::float(stddev),
+            expected: "a standard deviation >= 0.0 (not NaN)",
+            rule: rule::STATISTICS_FIELDS,
+        });
+    }
+    if mask & statistics_mask::NM_SPARSITY_VALID != 0 && s.nm_n > s.nm_m {
+        return Some(Error::Invalid {
+            scope: Scope::tensor(name),
+            field: Field::sub("statistics", "nm_n"),
+            offset: offset + 64,
+            value: u64::from(s.nm_n),
+            expected: "at most nm_m (the next byte)",
+            rule: rule::STATISTICS_FIELDS,
+        });
+    }
+    None
 }
 
 /// Checks an extension type section and returns its bit width.

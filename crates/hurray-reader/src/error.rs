@@ -137,6 +137,17 @@ pub fn shown_name(name: &str) -> String {
     }
 }
 
+/// How [`Error::UnsupportedVersion`] places the version found against the
+/// supported one: `newer than` or `older than` (never equal: equal is
+/// supported).
+fn newer_or_older(found: u8, supported: u8) -> &'static str {
+    if found > supported {
+        "newer than"
+    } else {
+        "older than"
+    }
+}
+
 /// A byte count as [`Error::AllocationFailed`] shows it: `u64::MAX` stands
 /// for a size that overflowed.
 fn shown_bytes(bytes: u64) -> String {
@@ -282,8 +293,11 @@ pub enum Error {
         rule: &'static str,
     },
 
-    /// A major version newer than this reader supports.
-    #[error("{scope}{field} at offset {offset}: version {found} is newer than the supported major version {supported} ({rule})")]
+    /// A major version other than the one this reader supports: newer
+    /// (`versioning.md` § Compatibility Matrix, `R.major < W.major`) or older
+    /// (`R.major > W.major`, no migration path defined); for a quantization
+    /// `scheme_version`, a version other than the one defined.
+    #[error("{scope}{field} at offset {offset}: version {found} is {} the supported major version {supported} ({rule})", newer_or_older(*.found, *.supported))]
     UnsupportedVersion {
         /// The tensor or KV key concerned, if any.
         scope: Scope,
@@ -1320,6 +1334,7 @@ pub(crate) mod rule {
     pub const DEVICE_TAGS: &str = "buffer-protocol.md § Device Tags";
     pub const SYNC_MODE: &str = "buffer-protocol.md § Stream and Event Synchronisation";
     pub const MEMORY_CLASS: &str = "buffer-protocol.md § Memory Class";
+    pub const PAGE_ALIGNMENT: &str = "buffer-protocol.md § Alignment › Page Alignment for GPU and IPC";
     pub const COLOCATION: &str = "buffer-protocol.md § Device Tags › Device Colocation";
     pub const TYPE_TAGS: &str = "element-types.md § Type Identifier Encoding";
     pub const LAYOUT_TAGS: &str = "memory-layout.md § Layout Taxonomy";
@@ -1335,6 +1350,7 @@ pub(crate) mod rule {
     pub const QUANT_PLACEMENT: &str = "quantization.md § Buffer Table Placement Rules";
     pub const SHARD: &str = "metadata.md § Shard Section";
     pub const STATISTICS: &str = "metadata.md § Statistics Section";
+    pub const STATISTICS_FIELDS: &str = "metadata.md § Statistics Section › Field Encoding";
     pub const EXTENSION_TYPE: &str = "metadata.md § Extension Type Section";
     pub const COMPOSITE_MEMBER: &str = "metadata.md § Composite Member Section";
     pub const COMPOSITE_HEAD: &str = "layouts/composite.md § Head Layout-Specific Fields";

@@ -19,6 +19,10 @@ const TRAILER_LEN: u64 = 40;
 const MIN_INDEX_ENTRY: u64 = 34;
 /// The container major version this reader implements.
 pub const CONTAINER_VERSION_MAJOR: u8 = 1;
+/// The container minor version this reader implements: a file of a newer
+/// minor version is read, content it may add after the last index or KV
+/// entry skipped (`versioning.md` § Compatibility Matrix).
+pub const CONTAINER_VERSION_MINOR: u8 = 0;
 
 /// How strictly the reader applies the spec's rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,10 +36,14 @@ pub enum Mode {
     /// oversized dense and parameter buffers (the layout buffers of CSC,
     /// CSR, COO and CSF must have their exact size in both modes), extra
     /// bytes after the last field of a descriptor, the index or the KV
-    /// section, gaps and non-zero padding between regions, a data region
-    /// not at the first boundary after its descriptor, a statistics `nnz`
-    /// that disagrees with the descriptor's (the descriptor's is used;
+    /// section (both modes skip them in a newer minor version), gaps and
+    /// non-zero padding between regions, a data region not at the first
+    /// boundary after its descriptor, a statistics `nnz` that disagrees
+    /// with the descriptor's (the descriptor's is used;
     /// [`Tensor::statistics_nnz_mismatch`](crate::Tensor::statistics_nnz_mismatch)
+    /// reports it), a negative or NaN statistics `value_stddev` or an
+    /// `nm_n` above `nm_m`
+    /// ([`Tensor::statistics_rule_violation`](crate::Tensor::statistics_rule_violation)
     /// reports it). Regions still never overlap.
     /// Bounds, overflow and alignment checks stay on: permissive never means
     /// unsafe. A torn composite is an error in both modes (its members are
@@ -401,10 +409,17 @@ impl<'data> HurrayFile<'data> {
                 });
             }
         }
-        let entries = parse_index(index_bytes, trailer.index_offset.get(), options)?;
+        // Bytes after the last index entry and after the last KV entry:
+        // content a newer container minor version may add, skipped by the
+        // section's length (versioning.md § Compatibility Matrix); in our
+        // own minor version, an error unless permissive (NOTES.md 'Unknown
+        // trailing content in the index and KV sections').
+        let newer_minor = header.container_version_minor > CONTAINER_VERSION_MINOR;
+        let reject_trailing = options.is_strict() && !newer_minor;
+        let entries = parse_index(index_bytes, trailer.index_offset.get(), reject_trailing)?;
 
         let kv = match kv_section(data, header, trailer, trailer_offset)? {
-            Some((bytes, base)) => kv::parse(bytes, base, options.is_strict())?,
+            Some((bytes, base)) => kv::parse(bytes, base, reject_trailing)?,
             None => Vec::new(),
         };
 
@@ -1019,7 +1034,9 @@ fn kv_section<'a>(
     Ok(Some((bytes, start)))
 }
 
-fn parse_index(bytes: &[u8], base: u64, options: Options) -> Result<Vec<IndexEntry<'_>>> {
+/// Parses the footer index; `reject_trailing`: bytes after the last entry
+/// are an error rather than skipped.
+fn parse_index(bytes: &[u8], base: u64, reject_trailing: bool) -> Result<Vec<IndexEntry<'_>>> {
     let mut c = Cursor::new(bytes, base, "index", rule::INDEX);
     let count = c.u64(Field::new("index_entry_count"))?;
     let max = to_u64(c.remaining()) / MIN_INDEX_ENTRY;
@@ -1075,7 +1092,7 @@ fn parse_index(bytes: &[u8], base: u64, options: Options) -> Result<Vec<IndexEnt
             tail,
         });
     }
-    if options.is_strict() && c.remaining() != 0 {
+    if reject_trailing && c.remaining() != 0 {
         return Err(Error::TrailingBytes {
             scope: Scope::File,
             section: "index",

@@ -167,8 +167,9 @@ impl<'data> KvEntry<'data> {
 
 /// Parses and checks a whole KV section: `kv_count` entries that exactly
 /// fill `bytes`, unique non-empty UTF-8 keys, known value tags, valid
-/// booleans and strings, no nested arrays.
-pub(crate) fn parse(bytes: &[u8], base: u64, strict: bool) -> Result<Vec<KvEntry<'_>>> {
+/// booleans and strings, no nested arrays. `reject_trailing`: bytes after
+/// the last entry are an error rather than skipped.
+pub(crate) fn parse(bytes: &[u8], base: u64, reject_trailing: bool) -> Result<Vec<KvEntry<'_>>> {
     let mut c = Cursor::new(bytes, base, "KV section", rule::KV);
     let count_offset = c.offset();
     let count = c.u32(Field::new("kv_count"))?;
@@ -212,7 +213,7 @@ pub(crate) fn parse(bytes: &[u8], base: u64, strict: bool) -> Result<Vec<KvEntry
         let value = read_value(&mut c, i, key)?;
         entries.push(KvEntry { key, value, offset });
     }
-    if strict && c.remaining() != 0 {
+    if reject_trailing && c.remaining() != 0 {
         return Err(Error::TrailingBytes {
             scope: Scope::File,
             section: "KV section",

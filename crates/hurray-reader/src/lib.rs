@@ -96,7 +96,10 @@ pub use descriptor::{
 };
 pub use element_type::{Complex, Element, ElementType, Float8E4m3, Float8E5m2, Float8E8m0};
 pub use error::{shown_name, shown_path, Error, Field, Number, Result, Scope};
-pub use file::{file_flags, EntryField, HurrayFile, IndexEntry, Mode, Options, CONTAINER_VERSION_MAJOR, FILE_MAGIC};
+pub use file::{
+    file_flags, EntryField, HurrayFile, IndexEntry, Mode, Options, CONTAINER_VERSION_MAJOR, CONTAINER_VERSION_MINOR,
+    FILE_MAGIC,
+};
 /// The `half` crate, whose [`f16`](half::f16) and [`bf16`](half::bf16) are
 /// the element types of `float16` and `bfloat16` views: use these
 /// re-exported types, so that a different `half` version in your own
@@ -111,7 +114,7 @@ pub use packed::{
     float8_e8m0_to_f32, PackedView,
 };
 pub use shared::SharedFile;
-pub use tensor::{Tensor, MAX_COMPOSITE_DEPTH};
+pub use tensor::{PageAlignmentShortfall, Tensor, MAX_COMPOSITE_DEPTH, PAGE_ALIGNMENT};
 pub use value::Value;
 pub use view::compressed::{Float, Slices};
 pub use view::coo::{CooStructure, CooView};

@@ -309,6 +309,19 @@ impl Axis {
             rule: self.rule,
         };
         let entries = match self.block_size {
+            // Per-channel along the paged axis would give each token, not
+            // each page slot, its scale (layouts/block-paged.md § Quantization
+            // Compatibility › Per-scheme composition: axes 1 and 2 only).
+            None if self.axis == 0 && d.layout() == Layout::BlockPaged => {
+                return Err(Error::Invalid {
+                    scope: scope(),
+                    field: Field::sub("quantization", "axis"),
+                    offset: o + 4,
+                    value: 0,
+                    expected: "1 (num_heads) or 2 (head_dim): per-channel quantization of a block-paged tensor never runs along the paged axis 0",
+                    rule: "layouts/block-paged.md § Quantization Compatibility › Per-scheme composition",
+                });
+            }
             None => extent,
             Some(bs) => {
                 let bs = u64::from(bs);

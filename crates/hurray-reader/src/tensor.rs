@@ -16,6 +16,66 @@ use crate::raw;
 /// Deepest nesting of composite heads accepted (`layouts/composite.md` § Binding).
 pub const MAX_COMPOSITE_DEPTH: usize = 8;
 
+/// The alignment a writer targeting GPU or IPC transport must declare
+/// (`buffer-protocol.md` § Alignment › Page Alignment for GPU and IPC).
+pub const PAGE_ALIGNMENT: u32 = 4096;
+
+/// A buffer on a GPU (any device but the CPU) whose declared alignment is
+/// below [`PAGE_ALIGNMENT`]: see [`Tensor::page_alignment_shortfall`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PageAlignmentShortfall {
+    /// Position of the buffer in the buffer table.
+    pub buffer: usize,
+    /// Its declared `alignment`, in bytes (a power of two, at least 64).
+    pub alignment: u32,
+    /// Its `device_tag` (`0x01` CUDA ... `0x08` OpenCL).
+    pub device_tag: u8,
+    /// Absolute file offset of its `alignment` field.
+    pub offset: u64,
+}
+
+impl std::fmt::Display for PageAlignmentShortfall {
+    /// `buffer[1].alignment at offset 150: 64 on device_tag 0x01 (CUDA), below
+    /// the 4096 a writer targeting GPU or IPC transport must declare
+    /// (buffer-protocol.md § Alignment › Page Alignment for GPU and IPC)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "buffer[{}].alignment at offset {}: {} on device_tag 0x{:02x} ({}), below the {PAGE_ALIGNMENT} \
+             a writer targeting GPU or IPC transport must declare ({})",
+            self.buffer,
+            self.offset,
+            self.alignment,
+            self.device_tag,
+            device_name(self.device_tag),
+            rule::PAGE_ALIGNMENT,
+        )
+    }
+}
+
+/// The devices of `device_tag` 0x00 to 0x08 (`buffer-protocol.md` § Device Tags).
+pub(crate) const DEVICE_NAMES: [&str; 9] = [
+    "CPU",
+    "CUDA",
+    "ROCm",
+    "Metal",
+    "Vulkan",
+    "WebGPU",
+    "Hexagon",
+    "Level Zero",
+    "OpenCL",
+];
+
+/// The device a `device_tag` names.
+fn device_name(tag: u8) -> &'static str {
+    match DEVICE_NAMES.get(usize::from(tag)) {
+        Some(name) => name,
+        None if (0xF0..=0xFE).contains(&tag) => "implementation-private",
+        None => "reserved",
+    }
+}
+
 /// A tensor: its index entry, descriptor and located buffers.
 ///
 /// Obtained from [`HurrayFile::tensor`]. Everything here borrows the file's
@@ -611,6 +671,40 @@ impl<'data> Tensor<'data> {
         let nnz = self.nnz()?;
         let valid = stats.computed_mask.get() & descriptor::statistics_mask::NNZ_VALID != 0;
         (valid && stats.nnz.get() != nnz).then_some((stats.nnz.get(), nnz))
+    }
+
+    /// The statistics block breaks a field rule of `metadata.md` §
+    /// Statistics Section › Field Encoding: `value_stddev` below 0.0 or NaN
+    /// with `VALUE_STATS_VALID` set, or `nm_n > nm_m` with
+    /// `NM_SPARSITY_VALID` set. Returns the error strict mode gives
+    /// ([`Error::InvalidNumber`] naming `statistics.value_stddev`,
+    /// [`Error::Invalid`] naming `statistics.nm_n`), so this is only ever
+    /// `Some` in permissive mode, which keeps the (advisory) block. A field
+    /// whose `computed_mask` bit is clear is unknown and never checked.
+    pub fn statistics_rule_violation(&self) -> Option<Error> {
+        let stats = self.descriptor.statistics?;
+        descriptor::statistics_value_violation(stats, self.descriptor.offsets.statistics, self.name())
+    }
+
+    /// A non-empty buffer on a device other than the CPU declares an
+    /// `alignment` below 4096: the first such buffer. `buffer-protocol.md` §
+    /// Alignment › Page Alignment for GPU and IPC requires at least 4096 of
+    /// a writer *targeting* GPU or IPC transport, which a reader cannot
+    /// know, so this is reported, never fatal, in both modes (NOTES.md
+    /// 'GPU / IPC / RDMA page alignment'). `None` for a tensor whose buffer
+    /// table is not known (an unknown layout, permissive).
+    pub fn page_alignment_shortfall(&self) -> Option<PageAlignmentShortfall> {
+        let handles = self.descriptor.buffers?;
+        handles
+            .iter()
+            .enumerate()
+            .find(|(_, h)| h.device_tag != 0 && h.byte_size.get() > 0 && h.alignment.get() < PAGE_ALIGNMENT)
+            .map(|(i, h)| PageAlignmentShortfall {
+                buffer: i,
+                alignment: h.alignment.get(),
+                device_tag: h.device_tag,
+                offset: self.descriptor.handle_offset(i, 8),
+            })
     }
 
     /// A sparse layout's stored-value count from `sparsity_ratio` disagrees

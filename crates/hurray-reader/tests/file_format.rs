@@ -1697,6 +1697,15 @@ fn mutations(f: &MFile, enc: &Enc, g: &mut Rng) -> Vec<Mutation> {
         "index",
         Accepts,
     );
+    let minor = 1 + g.below(255) as u8;
+    let b = m.model(|f| {
+        f.index_extra = vec![0xA5; 8];
+        f.container_minor = minor;
+    });
+    m.accepts(
+        "a newer container minor version's content after the last index entry is skipped",
+        b,
+    );
     if !f.tensors.is_empty() {
         let p = g.below(f.tensors.len() as u64) as usize;
         let (e, i) = (enc.entries[p], enc.index_order[p]);
@@ -1871,6 +1880,15 @@ fn mutations(f: &MFile, enc: &Enc, g: &mut Rng) -> Vec<Mutation> {
             "TrailingBytes",
             "KV section",
             Accepts,
+        );
+        let minor = 1 + g.below(255) as u8;
+        let b = m.model(|f| {
+            f.kv_extra = vec![0xA5; 4];
+            f.container_minor = minor;
+        });
+        m.accepts(
+            "a newer container minor version's content after the last KV entry is skipped",
+            b,
         );
         let b = m.patch(|b| set(b, start, u32::MAX.to_le_bytes()));
         m.rejects("kv_count fits the KV section", b, "CountTooLarge", "kv_count", Rejects);
@@ -2413,6 +2431,41 @@ fn descriptor_mutations(m: &mut Mutator<'_>, g: &mut Rng, i: usize) {
             name,
             Rejects,
         );
+        // metadata.md § Statistics Section › Field Encoding: checked only
+        // under their computed_mask bit (NOTES.md 'value_stddev, nm_n/nm_m':
+        // strict; permissive keeps the advisory block).
+        let stddev = g.pick(&[-1.0f64, -f64::MIN_POSITIVE, f64::NEG_INFINITY, f64::NAN]);
+        let b = m.patch(|b| set(b, s + 56, stddev.to_le_bytes()));
+        if st.mask & 8 != 0 {
+            m.rejects_in(
+                "value_stddev >= 0.0 under VALUE_STATS_VALID",
+                b,
+                "InvalidNumber",
+                "statistics.value_stddev",
+                name,
+                Accepts,
+            );
+        } else {
+            m.accepts("value_stddev is unknown without VALUE_STATS_VALID", b);
+        }
+        let n = 1 + g.below(255) as u8;
+        let below_n = g.below(u64::from(n)) as u8;
+        let b = m.patch(|b| {
+            b[s as usize + 64] = n;
+            b[s as usize + 65] = below_n;
+        });
+        if st.mask & 16 != 0 {
+            m.rejects_in(
+                "nm_n <= nm_m under NM_SPARSITY_VALID",
+                b,
+                "Invalid",
+                "statistics.nm_n",
+                name,
+                Accepts,
+            );
+        } else {
+            m.accepts("nm_n and nm_m are unknown without NM_SPARSITY_VALID", b);
+        }
         if t.nnz().is_some() && st.mask & 1 != 0 {
             let b = m.patch(|b| set(b, s + 8, (st.nnz + 1 + g.below(9)).to_le_bytes()));
             m.rejects_in(

@@ -2814,3 +2814,49 @@ fn block_paged_per_block_axis_names_the_axis() {
     let field = err.field().unwrap();
     assert_eq!((field.name, field.member), ("quantization", Some("axis")), "{err}");
 }
+
+fn per_channel(axis: u32) -> Vec<u8> {
+    PerChannelAffine {
+        axis,
+        scale_buffer_index: 3,
+        zero_point_buffer_index: None,
+    }
+    .encode()
+}
+
+/// `layouts/block-paged.md` § Per-scheme composition: per-channel
+/// quantization composes with the pages along `num_heads` (axis 1) or
+/// `head_dim` (axis 2), never along the paged axis 0 (its scales would be
+/// per token, not per page slot). Axis 0 is rejected in both modes, naming
+/// `quantization.axis`; axes 1 and 2 (2 and 1 channels on `[4, 2, 1]`) are
+/// valid.
+#[test]
+fn block_paged_per_channel_along_the_paged_axis_is_rejected() {
+    let bytes = quantized_block_paged(per_channel(0), 4);
+    for options in [Options::strict(), Options::permissive()] {
+        let file = HurrayFile::parse(&bytes, options).unwrap();
+        let err = file.tensor("t").map(|_| ()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "tensor 't': quantization.axis at offset 221: value 0 is not allowed, expected 1 (num_heads) \
+             or 2 (head_dim): per-channel quantization of a block-paged tensor never runs along the paged \
+             axis 0 (layouts/block-paged.md § Quantization Compatibility › Per-scheme composition)"
+        );
+        assert!(
+            matches!(
+                err,
+                Error::Invalid {
+                    value: 0,
+                    offset: 221,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+    for (axis, channels) in [(1, 2), (2, 1)] {
+        let bytes = quantized_block_paged(per_channel(axis), channels);
+        let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+        assert_eq!(file.validate(), Ok(()), "axis {axis}");
+    }
+}

@@ -95,6 +95,51 @@ fn newer_major_versions_are_rejected_in_both_modes() {
     ));
 }
 
+/// `versioning.md` § Compatibility Matrix: a major version below ours is
+/// rejected too (no migration path is defined at 1.x), and the message
+/// says it is older, not newer.
+#[test]
+fn older_and_newer_major_versions_are_named_as_such() {
+    let container = |major: u8| {
+        let raw = RawFileFields {
+            container_version: Some([major, 0]),
+            ..RawFileFields::default()
+        };
+        let bytes = file_with(csc_descriptor(), WriterOptions::default().raw(raw));
+        HurrayFile::parse(&bytes, Options::permissive())
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        container(0),
+        "container_version_major at offset 8: version 0 is older than the supported major version 1 \
+         (file-format.md § File Header)"
+    );
+    assert_eq!(
+        container(2),
+        "container_version_major at offset 8: version 2 is newer than the supported major version 1 \
+         (file-format.md § File Header)"
+    );
+    let descriptor = |major: u8| {
+        let mut d = csc_descriptor();
+        d.version_major = major;
+        let bytes = file_with(d, WriterOptions::default());
+        let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
+        file.tensor("A").unwrap_err().to_string()
+    };
+    // The descriptor starts at 64; version_major is its byte 4.
+    assert_eq!(
+        descriptor(0),
+        "tensor 'A': version_major at offset 68: version 0 is older than the supported major version 1 \
+         (metadata.md § Version Compatibility; versioning.md § Compatibility Matrix)"
+    );
+    assert_eq!(
+        descriptor(2),
+        "tensor 'A': version_major at offset 68: version 2 is newer than the supported major version 1 \
+         (metadata.md § Version Compatibility; versioning.md § Compatibility Matrix)"
+    );
+}
+
 #[test]
 fn newer_container_minor_version_is_read() {
     let raw = RawFileFields {
@@ -105,6 +150,50 @@ fn newer_container_minor_version_is_read() {
     let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
     assert_eq!(file.container_version(), (1, 3));
     assert!(file.validate().is_ok());
+}
+
+/// `versioning.md` § Compatibility Matrix (NOTES.md 'Unknown trailing
+/// content in the index and KV sections'): bytes after the last index
+/// entry, or after the last KV entry, inside the section's length. In a
+/// file of a newer container minor version they are content this reader
+/// does not know, skipped by the length even in strict mode; in version
+/// 1.0 strict mode rejects them, permissive mode skips them. The files are
+/// the malformed corpus's, with `container_version_minor` (byte 9, outside
+/// the CRC-covered index) set to 0 and to 1.
+#[test]
+fn trailing_index_and_kv_content_is_skipped_in_a_newer_container_minor_version() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/invalid");
+    let cases = [
+        (
+            "index_trailing_bytes.hry",
+            "index at offset 8235: 8 unexpected bytes after the last field \
+             (file-format.md § Index Section › Index Encoding)",
+        ),
+        (
+            "kv_trailing_bytes.hry",
+            "KV section at offset 8209: 7 unexpected bytes after the last field \
+             (file-format.md § KV Metadata Section › KV Section Encoding)",
+        ),
+    ];
+    for (name, strict_error) in cases {
+        let original = std::fs::read(dir.join(name)).unwrap();
+        assert_eq!(original[8..10], [1, 0], "{name}: a version 1.0 file");
+        for minor in [0u8, 1, 0xFF] {
+            let mut patched = original.clone();
+            patched[9] = minor;
+            let bytes = AlignedBytes::from_slice(&patched);
+            let strict = HurrayFile::parse(&bytes, Options::strict());
+            if minor == 0 {
+                assert_eq!(strict.map(|_| ()).unwrap_err().to_string(), strict_error, "{name}");
+            } else {
+                let file = strict.unwrap_or_else(|e| panic!("{name}, 1.{minor}: {e}"));
+                assert_eq!(file.container_version(), (1, minor));
+                assert_eq!(file.validate(), Ok(()), "{name}, 1.{minor}");
+            }
+            let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
+            assert_eq!(file.validate(), Ok(()), "{name}, 1.{minor}, permissive");
+        }
+    }
 }
 
 #[test]

@@ -562,6 +562,23 @@ fn container(c: &mut Corpus) {
     );
     let b = write(
         raw_opts(RawFileFields {
+            container_version: Some([0, 0]),
+            ..Default::default()
+        }),
+        &[],
+        vec![dense()],
+    );
+    c.add(
+        "header_container_version_0",
+        "container_version_major 0 is older than supported (no migration path at 1.x)",
+        hdr,
+        "open",
+        "UnsupportedVersion",
+        "container_version_major",
+        b,
+    );
+    let b = write(
+        raw_opts(RawFileFields {
             header_reserved: Some([0, 1]),
             ..Default::default()
         }),
@@ -1208,6 +1225,15 @@ fn descriptor(c: &mut Corpus) {
         "UnsupportedVersion",
         "version_major",
         single(dense().d(|d| d.version_major = 2)),
+    );
+    c.add(
+        "descriptor_version_major_0",
+        "descriptor version_major 0 is older than supported (no migration path at 1.x)",
+        "metadata.md § Version Compatibility",
+        "tensor",
+        "UnsupportedVersion",
+        "version_major",
+        single(dense().d(|d| d.version_major = 0)),
     );
     c.add(
         "descriptor_length_19",
@@ -2136,6 +2162,29 @@ fn block_paged(c: &mut Corpus) {
         "buffer[1].byte_size",
         single(paged_with(1, &[0, 1, 1], &[0, 2])),
     );
+    // int8 pages, per-channel scales along the paged axis: one per token (4).
+    let d = TensorDescriptor::block_paged(E::Int8, [4, 1, 2], paged_fields(1), 2)
+        .unwrap()
+        .to_raw();
+    let channel = Tn::new("t", d, vec![(0..8).collect(), u32b(&[0, 1]), u32b(&[0, 2])]).d(|d| {
+        d.buffers.push(BufferHandle::new(16));
+        d.quantization = Some(
+            PerChannelAffine {
+                scale_buffer_index: 3,
+                ..pc()
+            }
+            .encode(),
+        );
+    });
+    c.add(
+        "paged_quant_per_channel_axis_0",
+        "per-channel quantization along the paged axis 0 (only num_heads or head_dim, axes 1 and 2)",
+        "layouts/block-paged.md § Quantization Compatibility › Per-scheme composition",
+        "tensor",
+        "Invalid",
+        "quantization.axis",
+        single(channel.with(|t| t.bufs.push(f32b(&[0.5; 4])))),
+    );
     // uint64 tables: seq_ptr[num_seqs] = 2^62 entries of 8 bytes do not fit
     // in a u64 byte size.
     let wide = BlockPaged {
@@ -2704,6 +2753,34 @@ fn sections(c: &mut Corpus) {
                 ..Default::default()
             })
         })),
+    );
+    let fields = "metadata.md § Statistics Section › Field Encoding";
+    c.add(
+        "statistics_value_stddev_negative",
+        "statistics value_stddev -1.0 with VALUE_STATS_VALID set (must be >= 0.0)",
+        fields,
+        "tensor",
+        "InvalidNumber",
+        "statistics.value_stddev",
+        single(dense().d(|d| d.statistics = Some(Statistics::default().with_value_stats(2.5, -1.0)))),
+    );
+    c.add(
+        "statistics_value_stddev_nan",
+        "statistics value_stddev NaN with VALUE_STATS_VALID set (NaN is not >= 0.0)",
+        fields,
+        "tensor",
+        "InvalidNumber",
+        "statistics.value_stddev",
+        single(dense().d(|d| d.statistics = Some(Statistics::default().with_value_stats(2.5, f64::NAN)))),
+    );
+    c.add(
+        "statistics_nm_n_above_nm_m",
+        "statistics N:M pattern 4:2 with NM_SPARSITY_VALID set (must be nm_n <= nm_m)",
+        fields,
+        "tensor",
+        "Invalid",
+        "statistics.nm_n",
+        single(dense().d(|d| d.statistics = Some(Statistics::default().with_nm_sparsity(4, 2)))),
     );
     c.add(
         "statistics_sparse_nnz_mismatch",
