@@ -113,7 +113,7 @@ pub use packed::{
     float4_e2m1_to_f32, float6_e2m3_to_f32, float6_e3m2_to_f32, float8_e4m3_to_f32, float8_e5m2_to_f32,
     float8_e8m0_to_f32, PackedView,
 };
-pub use shared::SharedFile;
+pub use shared::{SharedCsc, SharedCsr, SharedFile, SharedTensor};
 pub use tensor::{PageAlignmentShortfall, Tensor, MAX_COMPOSITE_DEPTH, PAGE_ALIGNMENT};
 pub use value::Value;
 pub use view::compressed::{Float, Slices};

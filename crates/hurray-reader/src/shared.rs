@@ -3,14 +3,19 @@
 //! thread, a Python object).
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::aligned::AlignedBytes;
+use crate::element_type::Element;
 use crate::error::Result;
 use crate::file::{HurrayFile, Options};
 #[cfg(feature = "mmap")]
 use crate::mmap::MappedFile;
+use crate::tensor::Tensor;
+use crate::view::csc::CscView;
+use crate::view::csr::CsrView;
 
 /// Where a [`SharedFile`]'s bytes live.
 enum Storage {
@@ -127,6 +132,194 @@ impl SharedFile {
     }
 }
 
+impl SharedFile {
+    /// The tensor called `name`, resolved once ([`HurrayFile::tensor`]) and
+    /// kept with a clone of this file: a handle that owns what it reads.
+    ///
+    /// # Errors
+    /// As [`HurrayFile::tensor`].
+    pub fn tensor(&self, name: &str) -> Result<SharedTensor> {
+        let cell = TensorCell::try_new(self.clone(), |file| file.file().tensor(name))?;
+        Ok(SharedTensor { cell: Arc::new(cell) })
+    }
+}
+
+type Resolved<'data> = Tensor<'data>;
+
+self_cell::self_cell!(
+    /// A file and one of its tensors, resolved.
+    struct TensorCell {
+        owner: SharedFile,
+        #[covariant]
+        dependent: Resolved,
+    }
+);
+
+/// A tensor that owns a share of its file ([`SharedFile::tensor`]): clone
+/// it, keep it in a struct, send it to another thread. [`get`](Self::get)
+/// gives the [`Tensor`]; [`csc`](Self::csc) and [`csr`](Self::csr) give
+/// owned view handles, scanned once.
+///
+/// ```
+/// use hurray_reader::{Options, SharedCsc, SharedFile};
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry");
+/// struct Model {
+///     a: SharedCsc<f32>, // no borrow: the struct owns its matrix
+/// }
+/// let model = Model { a: SharedFile::open(path, Options::default())?.tensor("A")?.csc()? };
+/// let a = model.a.view()?;
+/// let mut y = vec![0.0; 4];
+/// a.mul_vec(&[1.0; 5], &mut y)?;
+/// assert_eq!(y, [3.0, 3.0, 9.0, 0.0]);
+/// # Ok::<(), hurray_reader::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct SharedTensor {
+    cell: Arc<TensorCell>,
+}
+
+impl SharedTensor {
+    /// The resolved tensor, borrowing this handle.
+    pub fn get(&self) -> &Tensor<'_> {
+        self.cell.borrow_dependent()
+    }
+
+    /// The file it belongs to.
+    pub fn file(&self) -> &SharedFile {
+        self.cell.borrow_owner()
+    }
+
+    /// An owned CSC view handle: the storage invariants are checked once,
+    /// here, as [`Tensor::csc`] checks them (strict mode; permissive mode
+    /// skips the scan as it does).
+    ///
+    /// # Errors
+    /// As [`Tensor::csc`].
+    pub fn csc<T: Element>(&self) -> Result<SharedCsc<T>> {
+        let validated = self.get().csc::<T>()?.is_validated();
+        Ok(SharedCsc {
+            tensor: self.clone(),
+            validated,
+            values: PhantomData,
+        })
+    }
+
+    /// An owned CSR view handle; see [`csc`](Self::csc).
+    ///
+    /// # Errors
+    /// As [`Tensor::csr`].
+    pub fn csr<T: Element>(&self) -> Result<SharedCsr<T>> {
+        let validated = self.get().csr::<T>()?.is_validated();
+        Ok(SharedCsr {
+            tensor: self.clone(),
+            validated,
+            values: PhantomData,
+        })
+    }
+}
+
+/// An owned handle of a CSC view ([`SharedTensor::csc`]): `Send + Sync`,
+/// cheap to clone; [`view`](Self::view) gives the [`CscView`], borrowing
+/// the handle, with no second scan.
+pub struct SharedCsc<T> {
+    tensor: SharedTensor,
+    validated: bool,
+    values: PhantomData<fn() -> T>,
+}
+
+impl<T: Element> SharedCsc<T> {
+    /// The view (validated when the handle's scan ran): no parse, no scan.
+    ///
+    /// # Errors
+    /// None for a handle [`SharedTensor::csc`] made (the checks it repeats,
+    /// layout, element type and alignment, passed then); the `Result` is
+    /// that of [`Tensor::csc_unscanned`].
+    pub fn view(&self) -> Result<CscView<'_, T>> {
+        let mut view = self.tensor.get().csc_unscanned::<T>()?;
+        view.structure.inner.scanned = self.validated;
+        Ok(view)
+    }
+
+    /// The tensor handle it came from.
+    pub fn tensor(&self) -> &SharedTensor {
+        &self.tensor
+    }
+}
+
+/// An owned handle of a CSR view ([`SharedTensor::csr`]); see [`SharedCsc`].
+pub struct SharedCsr<T> {
+    tensor: SharedTensor,
+    validated: bool,
+    values: PhantomData<fn() -> T>,
+}
+
+impl<T: Element> SharedCsr<T> {
+    /// The view; see [`SharedCsc::view`].
+    ///
+    /// # Errors
+    /// As [`SharedCsc::view`].
+    pub fn view(&self) -> Result<CsrView<'_, T>> {
+        let mut view = self.tensor.get().csr_unscanned::<T>()?;
+        view.structure.inner.scanned = self.validated;
+        Ok(view)
+    }
+
+    /// The tensor handle it came from.
+    pub fn tensor(&self) -> &SharedTensor {
+        &self.tensor
+    }
+}
+
+impl<T> Clone for SharedCsc<T> {
+    fn clone(&self) -> Self {
+        SharedCsc {
+            tensor: self.tensor.clone(),
+            validated: self.validated,
+            values: PhantomData,
+        }
+    }
+}
+
+impl<T> Clone for SharedCsr<T> {
+    fn clone(&self) -> Self {
+        SharedCsr {
+            tensor: self.tensor.clone(),
+            validated: self.validated,
+            values: PhantomData,
+        }
+    }
+}
+
+impl fmt::Debug for SharedTensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let t = self.get();
+        f.debug_struct("SharedTensor")
+            .field("name", &t.name())
+            .field("layout", &t.layout().as_str())
+            .field("element_type", &t.element_type().map(|e| e.as_str()))
+            .field("nnz", &t.nnz())
+            .finish()
+    }
+}
+
+impl<T> fmt::Debug for SharedCsc<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedCsc")
+            .field("tensor", &self.tensor)
+            .field("validated", &self.validated)
+            .finish()
+    }
+}
+
+impl<T> fmt::Debug for SharedCsr<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedCsr")
+            .field("tensor", &self.tensor)
+            .field("validated", &self.validated)
+            .finish()
+    }
+}
+
 impl fmt::Debug for SharedFile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let file = self.file();
@@ -147,8 +340,47 @@ mod tests {
     fn assert_send_sync<T: Send + Sync>() {}
 
     #[test]
-    fn shared_file_is_send_and_sync() {
+    fn shared_handles_are_send_and_sync() {
         assert_send_sync::<SharedFile>();
+        assert_send_sync::<SharedTensor>();
+        assert_send_sync::<SharedCsc<f32>>();
+        assert_send_sync::<SharedCsr<f64>>();
+    }
+
+    #[test]
+    fn owned_views_outlive_the_file_handle_and_skip_the_second_scan() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry");
+        let a: SharedCsc<f32> = SharedFile::open(path, Options::default())
+            .unwrap()
+            .tensor("A")
+            .unwrap()
+            .csc()
+            .unwrap();
+        let worker = std::thread::spawn({
+            let a = a.clone();
+            move || a.view().unwrap().values().to_vec()
+        });
+        assert_eq!(worker.join().unwrap(), [1.0, 4.0, 3.0, 2.0, 5.0]);
+        let view = a.view().unwrap();
+        assert!(view.is_validated());
+        assert_eq!(view.get(2, 1).unwrap(), Some(&4.0));
+        let t = a.tensor().csr::<f32>().unwrap_err();
+        assert!(matches!(t, crate::Error::LayoutMismatch { .. }), "{t:?}");
+        assert_eq!(
+            format!("{:?}", a.tensor()),
+            r#"SharedTensor { name: "A", layout: "csc", element_type: Some("float32"), nnz: Some(5) }"#
+        );
+        // A permissive file's handle is not scanned, and says so.
+        let p = SharedFile::read(path, Options::permissive())
+            .unwrap()
+            .tensor("A")
+            .unwrap();
+        assert!(!p.csc::<f32>().unwrap().view().unwrap().is_validated());
+        let e = SharedFile::read(path, Options::default())
+            .unwrap()
+            .tensor("B")
+            .unwrap_err();
+        assert_eq!(e.to_string(), "no tensor named 'B' in the index");
     }
 
     #[test]
