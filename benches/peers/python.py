@@ -15,7 +15,11 @@ done and the file in the page cache):
   pyhurray    hurray.load(p)["A"].to_scipy()                  (the reference binding)
 
 and ``A @ x`` on our csc_array against the same on an in-memory copy of it
-(``A.copy()``: the same int64 indices, owned memory), in rotation.
+(``A.copy()``: the same int64 indices, owned memory), in rotation; with
+``--dask``, ``A @ x`` through ``hurray_reader.dask.from_hurray`` on a
+``LocalCluster`` of 1 and of 2 worker processes (one thread each; the
+first compute, which compiles pydata sparse's kernels, is not timed)
+against scipy's ``A @ x`` on the whole mapped matrix.
 
 Prints the ratios the issue's targets name and writes everything as JSON.
 """
@@ -113,11 +117,33 @@ def rotated(fns: dict, runs: int) -> dict:
     return {k: {"median_s": statistics.median(v), "min_s": min(v), "max_s": max(v), "runs": len(v)} for k, v in times.items()}
 
 
+def dask_spmv(hry: str, x, runs: int) -> dict:
+    """A @ x through Dask on 1 and 2 worker processes, and scipy's on the
+    whole matrix, medians of ``runs``."""
+    import dask.distributed as dd
+
+    import hurray_reader as hr
+    import hurray_reader.dask as hd
+
+    whole = hr.open(hry)["A"].to_scipy()
+    out = {"scipy": rotated({"scipy": lambda: whole @ x}, runs)["scipy"]}
+    for workers in (1, 2):
+        with dd.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                             dashboard_address=None, silence_logs=40) as cluster, dd.Client(cluster) as client:
+            a = hd.from_hurray(hry, "A")
+            product = a @ x
+            client.compute(product).result()  # compiles pydata sparse's kernels on each worker
+            out[str(workers)] = rotated({"dask": lambda: client.compute(product).result()}, runs)["dask"]
+            out[str(workers)]["blocks"] = len(a.chunks[1])
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hry", required=True)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--out")
+    ap.add_argument("--dask", action="store_true", help="also time A @ x through Dask")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--npz", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -154,6 +180,8 @@ def main() -> None:
     x = np.random.default_rng(1).standard_normal(a.shape[1]).astype(np.float32)
     spmv = rotated({"ours": lambda: a @ x, "in_memory": lambda: copy @ x}, max(args.runs, 7))
 
+    dask_timing = dask_spmv(hry, x, max(args.runs, 5)) if args.dask else None
+
     t = {k: v["median_s"] for k, v in timing.items()}
     results = {
         "matrix": {"path": hry, "shape": list(a.shape), "nnz": int(a.nnz), "bytes": os.path.getsize(hry)},
@@ -162,6 +190,7 @@ def main() -> None:
         "timing": timing,
         "memory": memory,
         "spmv": spmv,
+        "dask": dask_timing,
         "ratios": {
             "load_npz / unchecked": t["load_npz"] / t["unchecked"],
             "load_npz / strict": t["load_npz"] / t["strict"],
@@ -188,6 +217,11 @@ def main() -> None:
         verdict = "" if op is None else ("met" if (value >= bound if op == ">=" else value <= bound) else "MISSED")
         goal = "" if op is None else f"(target {op} {bound})"
         print(f"  {key:24s} {value:10.2f}  {goal} {verdict}")
+    if dask_timing:
+        scipy_s = dask_timing["scipy"]["median_s"]
+        for workers in ("1", "2"):
+            d = dask_timing[workers]["median_s"]
+            print(f"  A @ x through Dask, {workers} worker(s): {d * 1e3:.1f} ms, scipy on the whole matrix {scipy_s * 1e3:.1f} ms ({d / scipy_s:.2f}x its time)")
     unchecked_rss = memory["unchecked"]["rss_growth_bytes"]
     print(f"  unchecked RSS growth {unchecked_rss / 2**20:.1f} MiB (target < 64 MiB) {'met' if unchecked_rss < 64 * 2**20 else 'MISSED'}")
     if args.out:

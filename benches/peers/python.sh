@@ -6,7 +6,7 @@
 #
 # 1. a virtualenv under the cache folder ($HURRAY_BENCH_DIR, else
 #    ~/.cache/hurray-bench) with the peers of python-requirements.txt and
-#    this checkout's package (pip install ./crates/hurray-python);
+#    this checkout's package with its dask extra;
 # 2. the matrix (`gen` bin: random100 CSC, float32, 100 M non-zeros by
 #    default: 1 M x 1 M, 1.2 GB) and, once, the same as an uncompressed .npz;
 # 3. python.py: every case timed in rotation, each case's RSS in a fresh
@@ -32,10 +32,10 @@ venv="$cache/venv-python"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-"$venv/bin/pip" install -q --disable-pip-version-check -r "$here/python-requirements.txt" "$root/crates/hurray-python" >&2
+"$venv/bin/pip" install -q --disable-pip-version-check -r "$here/python-requirements.txt" "$root/crates/hurray-python[dask]" >&2
 
 cd "$root"
 cargo build --release -q -p hurray-benches --bin gen >&2
 target="$(cargo metadata --format-version 1 --no-deps | "$venv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
 hry="$("$target/release/gen" --format csc --pattern random100 --values f32 --nnz "$nnz" | "$venv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["path"])')"
-"$venv/bin/python" "$here/python.py" --hry "$hry" --runs "$runs" --out "$cache/results/python-peers.json"
+"$venv/bin/python" "$here/python.py" --hry "$hry" --runs "$runs" --dask --out "$cache/results/python-peers.json"
