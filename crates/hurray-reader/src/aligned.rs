@@ -12,10 +12,20 @@ use crate::error::{io_error, Error, Result};
 /// A file's bytes in memory, aligned to 8 bytes so typed views of every
 /// element type work: the path for streams (stdin) and for files that may
 /// change while read (see the mapping hazard of `MappedFile`).
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct AlignedBytes {
     words: Vec<u64>,
     len: usize,
+}
+
+/// The length and the first bytes, not every byte.
+impl std::fmt::Debug for AlignedBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AlignedBytes")
+            .field("len", &self.len)
+            .field("bytes", &crate::debug::few::<u8>(self))
+            .finish()
+    }
 }
 
 impl AlignedBytes {

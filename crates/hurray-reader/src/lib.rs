@@ -66,6 +66,7 @@ mod annotate;
 mod buffer;
 mod composite;
 mod cursor;
+mod debug;
 mod dequant;
 mod descriptor;
 mod element_type;

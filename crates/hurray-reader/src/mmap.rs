@@ -73,10 +73,19 @@ use crate::AlignedBytes;
 /// storage, files being written — read the file into memory with
 /// [`AlignedBytes::read`] and parse that: same API, no hazard, at the cost
 /// of reading every byte.
-#[derive(Debug)]
 pub struct MappedFile {
     map: memmap2::Mmap,
     options: Options,
+}
+
+/// The file's length and options, not its bytes.
+impl std::fmt::Debug for MappedFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MappedFile")
+            .field("len", &self.map.len())
+            .field("options", &self.options)
+            .finish()
+    }
 }
 
 impl MappedFile {

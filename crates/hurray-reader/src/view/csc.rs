@@ -15,9 +15,22 @@ use crate::view::csr::{CsrMatrix, CsrStructure, CsrView};
 /// `ncols + 1` `u64`, buffer 1 `row_indices` holds `nnz` `u64`. Every
 /// position and length here counts elements of those arrays (and of
 /// `values`), never bytes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct CscStructure<'data> {
     pub(crate) inner: Compressed<'data>,
+}
+
+/// Shape, `nnz`, the first few entries of `col_ptr` and `row_indices`.
+impl std::fmt::Debug for CscStructure<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.inner.debug::<()>(
+            f,
+            "CscStructure",
+            (self.nrows(), self.ncols()),
+            ("col_ptr", "row_indices"),
+            None,
+        )
+    }
 }
 
 impl<'data> CscStructure<'data> {
@@ -182,10 +195,24 @@ impl<'data> CscStructure<'data> {
 /// assert_eq!(col3, [(0, 2.0)]);
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct CscView<'data, T> {
     structure: CscStructure<'data>,
     values: &'data [T],
+}
+
+/// Shape, `nnz`, the first few entries of each array: never the arrays.
+impl<T: std::fmt::Debug> std::fmt::Debug for CscView<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = &self.structure;
+        s.inner.debug(
+            f,
+            "CscView",
+            (s.nrows(), s.ncols()),
+            ("col_ptr", "row_indices"),
+            Some(self.values),
+        )
+    }
 }
 
 impl<'data, T: Element> CscView<'data, T> {
@@ -528,10 +555,20 @@ fn allocation_failed(tensor: &str, what: &'static str, count: Option<u64>, width
 }
 
 /// The stored elements of one column, `(row, &value)`.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Column<'data, T> {
     rows: std::slice::Iter<'data, u64>,
     values: std::slice::Iter<'data, T>,
+}
+
+/// The first few rows and values left, and how many.
+impl<T: std::fmt::Debug> std::fmt::Debug for Column<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Column")
+            .field("rows", &crate::debug::few(self.rows.as_slice()))
+            .field("values", &crate::debug::few(self.values.as_slice()))
+            .finish()
+    }
 }
 
 impl<'data, T> Iterator for Column<'data, T> {
@@ -550,13 +587,26 @@ impl<T> ExactSizeIterator for Column<'_, T> {}
 
 /// Every stored element of a validated CSC view, `(row, col, &value)`,
 /// column by column ([`CscView::columns`], flattened).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Entries<'data, T> {
     columns: Slices<'data, T>,
     /// The column `rows` and `values` belong to.
     col: u64,
     rows: std::slice::Iter<'data, u64>,
     values: std::slice::Iter<'data, T>,
+}
+
+/// The current column, the first few of its rows and values left, and
+/// the columns after it.
+impl<T: std::fmt::Debug> std::fmt::Debug for Entries<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entries")
+            .field("col", &self.col)
+            .field("rows", &crate::debug::few(self.rows.as_slice()))
+            .field("values", &crate::debug::few(self.values.as_slice()))
+            .field("columns", &self.columns)
+            .finish()
+    }
 }
 
 impl<'data, T> Iterator for Entries<'data, T> {
