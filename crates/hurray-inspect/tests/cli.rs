@@ -915,21 +915,167 @@ fn dash_reads_stdin() {
     }
 }
 
-/// A path that is a pipe (here `/dev/stdin`) cannot be mapped: it is read.
+/// The line refusing a path that is not a regular file, as `what` (`cannot
+/// map`, or with `--no-mmap` `cannot read`) says it.
+fn refusal(path: &Path, what: &str, kind: &str) -> String {
+    format!(
+        "error: {}: {what}: not a regular file ({kind}): give a stream on standard input instead (hurray-inspect - < FILE)\n",
+        path.display()
+    )
+}
+
+/// A path that is not a regular file is refused at once, exit 1 and one
+/// line, mapped or not: a FIFO nobody writes to (a plain open would wait
+/// for a writer forever), a pipe named by a path (`/dev/stdin`), a
+/// character device (`/dev/null`, `/dev/zero`), a socket (which cannot be
+/// opened at all). The timeout fails the test if anything waits.
 #[cfg(target_os = "linux")]
 #[test]
-fn a_pipe_given_as_a_path_is_read() {
-    let Some(dir) = corpus(INTEROP) else { return };
-    let bytes = std::fs::read(path(&dir, "csc_spec_example_f32.hry")).unwrap();
-    let out = inspect(&["--validate"], Path::new("/dev/stdin"));
-    assert_eq!(out.status.code(), Some(1), "stdin is /dev/null: too small");
+fn a_path_that_is_not_a_regular_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("f.hry");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let run = |args: &[&str], path: &Path| {
+        bin()
+            .args(args)
+            .arg(path)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap()
+    };
+    for (args, what) in [
+        (&[][..], "cannot map"),
+        (&["--no-mmap", "--validate"][..], "cannot read"),
+    ] {
+        for (path, kind) in [
+            (fifo.as_path(), "a FIFO"),
+            (Path::new("/dev/null"), "a character device"),
+            (Path::new("/dev/zero"), "a character device"),
+        ] {
+            let out = run(args, path);
+            assert_eq!(out.status.code(), Some(1), "{args:?} {}", path.display());
+            assert_eq!(stderr(&out), refusal(path, what, kind), "{args:?}");
+            assert!(out.stdout.is_empty());
+        }
+        // `/dev/stdin` is the pipe that feeds it.
+        let out = bin()
+            .args(args)
+            .arg("/dev/stdin")
+            .write_stdin("HRRYFILE")
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(stderr(&out), refusal(Path::new("/dev/stdin"), what, "a FIFO"));
+    }
+    let socket = dir.path().join("s.hry");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let out = run(&[], &socket);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {}: cannot open: No such device or address (os error 6): give a stream on standard input \
+             instead (hurray-inspect - < FILE)\n",
+            socket.display()
+        )
+    );
+    // With --json the refusal is the error object too.
+    let out = run(&["--json"], &fifo);
+    assert_eq!(out.status.code(), Some(1));
+    let message = refusal(&fifo, "cannot map", "a FIFO");
+    let message = message.trim_end().strip_prefix("error: ").unwrap();
+    assert_eq!(json_of(&out), json!({ "error": message }));
+}
+
+/// Standard input is read into memory up to `--stdin-limit` bytes (4 GiB
+/// unless raised): exactly the limit is read, one byte more is refused
+/// with exit 1 and one line naming the flag. With `--no-mmap`, standard
+/// input redirected from a file is read, within the limit, not mapped.
+#[test]
+fn stdin_is_read_up_to_its_limit() {
+    let file = fixtures_dir().join("csc_worked_example.hry");
+    let bytes = std::fs::read(&file).unwrap();
+    let size = bytes.len().to_string();
+    let below = (bytes.len() - 1).to_string();
+    let by_path = inspect(&["--validate"], &file);
+    let expected = stdout(&by_path).replace(&file.display().to_string(), "<stdin>");
+    for limit in [&size[..], "17K", "4G"] {
+        let out = bin()
+            .args(["--validate", "--stdin-limit", limit, "-"])
+            .write_stdin(bytes.clone())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{limit}: {}", stderr(&out));
+        assert_eq!(stdout(&out), expected, "{limit}");
+    }
+    let refused = format!(
+        "error: <stdin>: more than {below} bytes, the --stdin-limit: raise it (--stdin-limit SIZE, e.g. 16G) or give the file's path\n"
+    );
     let out = bin()
-        .args(["--validate", "/dev/stdin"])
-        .write_stdin(bytes)
+        .args(["--validate", "--stdin-limit", &below, "-"])
+        .write_stdin(bytes.clone())
         .output()
         .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out), refused);
+    assert!(out.stdout.is_empty());
+    // Redirected from the file: mapped whatever the limit, read within it with --no-mmap.
+    let redirected = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_hurray-inspect"))
+            .args(args)
+            .stdin(std::fs::File::open(&file).unwrap())
+            .output()
+            .unwrap()
+    };
+    let out = redirected(&["--validate", "--stdin-limit", &below, "-"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("csc_example  OK"), "{}", stdout(&out));
+    assert_eq!(stdout(&out), expected);
+    let out = redirected(&["--validate", "--no-mmap", "--stdin-limit", &size, "-"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), expected);
+    let out = redirected(&["--validate", "--no-mmap", "--stdin-limit", &below, "-"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out), refused);
+}
+
+/// `--no-mmap` reads the file into memory: every file of both corpora
+/// gives the same output, error line and exit status as the mapped file,
+/// for the summary and for `--validate`, in text and JSON.
+#[test]
+fn no_mmap_gives_the_same_verdicts_on_the_whole_corpus() {
+    for var in [INTEROP, CASES] {
+        let Some(dir) = corpus(var) else { continue };
+        let m = manifest(&dir);
+        let mut compared = 0;
+        for e in files(&m) {
+            let file = path(&dir, e["file"].as_str().unwrap());
+            for args in [&[][..], &["--validate"], &["--json"], &["--json", "--validate"]] {
+                let mapped = inspect(args, &file);
+                let mut read = args.to_vec();
+                read.push("--no-mmap");
+                let read = inspect(&read, &file);
+                assert_eq!(
+                    (read.status.code(), stdout(&read), stderr(&read)),
+                    (mapped.status.code(), stdout(&mapped), stderr(&mapped)),
+                    "{args:?} {}",
+                    file.display()
+                );
+                let expect = e["expect"].as_str().unwrap();
+                let code = if expect == "accept" { 0 } else { 1 };
+                if args.contains(&"--validate") {
+                    assert_eq!(read.status.code(), Some(code), "{args:?} {}", file.display());
+                }
+            }
+            compared += 1;
+        }
+        assert_eq!(compared, m["file_count"].as_u64().unwrap(), "{var}");
+    }
+    let fixture = fixtures_dir().join("csc_worked_example.hry");
+    let out = inspect(&["--no-mmap", "--validate"], &fixture);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), stdout(&inspect(&["--validate"], &fixture)));
 }
 
 /// Standard input that cannot be read is named `<stdin>`, as in every other
@@ -1078,25 +1224,34 @@ fn help_shows_an_example_per_flag() {
         "hurray-inspect --json ",
         "hurray-inspect --permissive ",
         "| hurray-inspect -",
+        "hurray-inspect --no-mmap ",
+        "--stdin-limit 16G",
     ] {
         assert!(help.contains(example), "no `{example}` in --help:\n{help}");
     }
+    // When to use --no-mmap, in its own help.
+    let no_mmap = help.split("--no-mmap\n").nth(1).unwrap();
+    assert!(
+        no_mmap.contains("truncated or rewritten while it is read") && no_mmap.contains("ends the process with SIGBUS"),
+        "{no_mmap}"
+    );
 }
 
 /// A stream that does not start like a Hurray file is rejected after its
-/// first bytes, not read to the end (`/dev/zero` never ends).
+/// first bytes, not read to the end (`/dev/zero` on standard input never
+/// ends).
 #[cfg(unix)]
 #[test]
 fn endless_stream_is_rejected_on_its_magic() {
-    let out = bin()
-        .arg("/dev/zero")
-        .timeout(std::time::Duration::from_secs(20))
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hurray-inspect"))
+        .arg("-")
+        .stdin(std::fs::File::open("/dev/zero").unwrap())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
-        "error: /dev/zero: magic at offset 0: expected HRRYFILE, found \"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\" (file-format.md § File Header)\n"
+        "error: <stdin>: magic at offset 0: expected HRRYFILE, found \"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\" (file-format.md § File Header)\n"
     );
 }
 

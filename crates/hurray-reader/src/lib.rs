@@ -77,6 +77,7 @@ mod layout;
 mod layout_rules;
 #[cfg(feature = "mmap")]
 mod mmap;
+mod open;
 mod packed;
 mod prefetch;
 mod quant;
