@@ -1,6 +1,10 @@
 //! The `--json` rendering: CLI-owned `Serialize` structs built from the
 //! [`Report`], written as one JSON object.
 //!
+//! Strings: every character a terminal may act on is written as `\uXXXX`
+//! ([`escaped`]), so a tensor name or KV string cannot drive a terminal
+//! that displays the JSON.
+//!
 //! KV values: strings as strings, integers exact (`int64` and `uint64`
 //! extremes included), finite floats as numbers (`-0.0` keeps its sign),
 //! NaN and infinities as the strings `"nan"`, `"inf"`, `"-inf"`, booleans,
@@ -559,6 +563,81 @@ pub fn write_pretty(out: &mut impl Write, value: &impl Serialize) -> io::Result<
     buffered.flush()
 }
 
+/// Writes `value` as compact JSON (no spaces or line breaks), its strings
+/// escaped as [`write_pretty`] escapes them (for the pieces of `--dump`).
+///
+/// # Errors
+/// Whatever `out` returns.
+pub fn write_compact<T: Serialize + ?Sized>(out: &mut impl Write, value: &T) -> io::Result<()> {
+    value.serialize(&mut serde_json::Serializer::with_formatter(out, Compact))?;
+    Ok(())
+}
+
+/// Whether `c` is written as `\uXXXX` in a JSON string: the C0 controls
+/// (U+0000–U+001F), DEL (U+007F) and the C1 controls (U+0080–U+009F),
+/// which a terminal may act on (escape sequences: U+001B, U+009B); the
+/// bidirectional embeddings, overrides and isolates (U+202A–U+202E,
+/// U+2066–U+2069), which reorder what is shown; and the line and paragraph
+/// separators U+2028 and U+2029, which JSON allows raw but which break
+/// lines (and JavaScript strings). The human output escapes the same
+/// characters and more.
+pub fn escaped(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}'
+    )
+}
+
+/// Writes `fragment`, a run of a string that serde_json leaves unescaped,
+/// with every [`escaped`] character as `\uXXXX`.
+fn write_fragment<W: ?Sized + Write>(w: &mut W, fragment: &str) -> io::Result<()> {
+    let mut start = 0;
+    for (i, c) in fragment.char_indices() {
+        if escaped(c) {
+            w.write_all(fragment.get(start..i).unwrap_or_default().as_bytes())?;
+            write!(w, "\\u{:04x}", u32::from(c))?;
+            start = i.saturating_add(c.len_utf8());
+        }
+    }
+    w.write_all(fragment.get(start..).unwrap_or_default().as_bytes())
+}
+
+/// Writes a character serde_json escapes itself: `\"` and `\\` as
+/// usual, every control character as `\u00XX` (not `\n`, `\t`: one form
+/// for all of them).
+fn write_escape<W: ?Sized + Write>(w: &mut W, escape: serde_json::ser::CharEscape) -> io::Result<()> {
+    use serde_json::ser::CharEscape;
+    let byte: u8 = match escape {
+        CharEscape::Quote => return w.write_all(b"\\\""),
+        CharEscape::ReverseSolidus => return w.write_all(b"\\\\"),
+        CharEscape::Solidus => return w.write_all(b"/"),
+        CharEscape::Backspace => 0x08,
+        CharEscape::FormFeed => 0x0c,
+        CharEscape::LineFeed => 0x0a,
+        CharEscape::CarriageReturn => 0x0d,
+        CharEscape::Tab => 0x09,
+        CharEscape::AsciiControl(b) => b,
+    };
+    write!(w, "\\u{byte:04x}")
+}
+
+/// serde_json's compact layout with [`escaped`] strings.
+struct Compact;
+
+impl serde_json::ser::Formatter for Compact {
+    fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
+        write_fragment(w, fragment)
+    }
+
+    fn write_char_escape<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        escape: serde_json::ser::CharEscape,
+    ) -> io::Result<()> {
+        write_escape(w, escape)
+    }
+}
+
 /// `value` as [`write_pretty`] writes it (for pieces of a document).
 fn pretty(value: &impl Serialize) -> io::Result<Vec<u8>> {
     let mut out = Vec::new();
@@ -668,6 +747,18 @@ impl serde_json::ser::Formatter for Pretty {
     fn begin_string<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
         self.element(w, false)?;
         w.write_all(b"\"")
+    }
+
+    fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
+        write_fragment(w, fragment)
+    }
+
+    fn write_char_escape<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        escape: serde_json::ser::CharEscape,
+    ) -> io::Result<()> {
+        write_escape(w, escape)
     }
 
     fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
@@ -806,6 +897,37 @@ mod tests {
                 String::from_utf8(expected).unwrap()
             );
         }
+    }
+
+    /// Exactly the terminal controls are written as `\uXXXX`; their
+    /// neighbours (U+00A0, U+2027, U+202F, U+2065, U+206A) and other text
+    /// stay as they are, and `"` and `\\` keep their short escapes.
+    #[test]
+    fn strings_escape_exactly_the_terminal_controls() {
+        let compact = |s: &str| {
+            let mut out = Vec::new();
+            write_compact(&mut out, s).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(
+            compact("a\u{1b}[31m\n\t\u{7f}\u{9b}\u{202e}x\u{2066}\u{2028}\u{2029}\"\\é中"),
+            "\"a\\u001b[31m\\u000a\\u0009\\u007f\\u009b\\u202ex\\u2066\\u2028\\u2029\\\"\\\\é中\""
+        );
+        for c in ['\u{a0}', '\u{2027}', '\u{202f}', '\u{2065}', '\u{206a}', '~', 'é'] {
+            assert!(!escaped(c), "{c:?}");
+            assert_eq!(compact(&c.to_string()), format!("\"{c}\""));
+        }
+        let all: Vec<char> = (0..=0x10ffffu32)
+            .filter_map(char::from_u32)
+            .filter(|&c| escaped(c))
+            .collect();
+        assert_eq!(all.len(), 32 + 1 + 32 + 5 + 4 + 2);
+        let mut pretty_out = Vec::new();
+        write_pretty(&mut pretty_out, &json!({"k\u{85}": ["\u{0}"]})).unwrap();
+        assert_eq!(
+            String::from_utf8(pretty_out).unwrap(),
+            "{\n  \"k\\u0085\": [\"\\u0000\"]\n}"
+        );
     }
 
     fn to_value(report: &Report<'_>) -> Value {

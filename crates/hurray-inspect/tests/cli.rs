@@ -1545,3 +1545,67 @@ fn cli_md_json_examples_are_the_tool_output() {
     }
     assert_eq!(checked, 6, "examples found in docs/cli.md");
 }
+
+/// Every character `--json` must write as `\uXXXX`: the C0 controls, DEL,
+/// the C1 controls, the bidi embeddings, overrides and isolates, and the
+/// line and paragraph separators.
+fn terminal_controls() -> String {
+    let mut s: String = ('\u{0}'..='\u{1f}').collect();
+    s.push('\u{7f}');
+    s.extend('\u{80}'..='\u{9f}');
+    s.extend('\u{202a}'..='\u{202e}');
+    s.extend('\u{2066}'..='\u{2069}');
+    s.extend(['\u{2028}', '\u{2029}']);
+    s
+}
+
+/// A tensor name, a KV key and KV strings made of exactly those
+/// characters: every JSON output writes each of them as `\uXXXX` (lower
+/// case hex), holds none of them raw but the line breaks of its own
+/// layout, and parses back to the original strings.
+#[test]
+fn json_escapes_every_terminal_control() {
+    let hostile = terminal_controls();
+    assert_eq!(hostile.chars().count(), 76);
+    let (_dir, file) = written(|w| {
+        w.add_kv(&hostile, hostile.clone()).unwrap();
+        w.add_kv("list", hurray_writer::KvArray::String(vec![hostile.clone()]))
+            .unwrap();
+        let values = [1.5f32, 2.5];
+        w.write_dense(&hostile, &hurray_writer::Dense::row_major(&[2], &values[..]).unwrap())
+            .unwrap();
+    });
+    let escaped: String = hostile.chars().map(|c| format!("\\u{:04x}", u32::from(c))).collect();
+    assert!(escaped.starts_with("\\u0000\\u0001") && escaped.ends_with("\\u2069\\u2028\\u2029"));
+    let shown = hurray_reader::shown_name(&hostile);
+    for args in [
+        &["--json"][..],
+        &["--json", "--validate"],
+        &["--json", "--tensor", &shown],
+        &["--json", "--dump"],
+        &["--json", "--head", "2"],
+        &["--json", "--get", "1"],
+    ] {
+        let out = inspect(args, &file);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        let text = stdout(&out);
+        let raw: Vec<char> = text
+            .chars()
+            .filter(|&c| c != '\n' && terminal_controls().contains(c))
+            .collect();
+        assert!(raw.is_empty(), "{args:?}: raw {raw:?}");
+        assert!(text.contains(&format!("\"name\": \"{escaped}\"")), "{args:?}: {text}");
+        let v = json_of(&out);
+        assert_eq!(
+            v["name"].as_str().or(v["tensors"][0]["name"].as_str()),
+            Some(&hostile[..]),
+            "{args:?}"
+        );
+        if args.len() == 1 || args[1] == "--validate" {
+            assert!(text.contains(&format!("\"{escaped}\": \"{escaped}\"")), "{text}");
+            assert_eq!(v["kv"][&hostile], json!(hostile));
+            assert_eq!(v["kv"]["list"], json!([hostile]));
+            assert_eq!(v["kv_types"][&hostile], "string");
+        }
+    }
+}
