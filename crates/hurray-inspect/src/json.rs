@@ -13,11 +13,11 @@
 use std::io::{self, Write};
 
 use hurray_reader::{EntryField, Error, KvValue, Layout};
-use serde::ser::{SerializeMap, Serializer};
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 
 use crate::detail::{Axis, Entries, Header, Lookup, TensorDetail};
-use crate::model::{BufferInfo, PaddingCheck, Report, TensorReport};
+use crate::model::{BufferInfo, PaddingCheck, Report, TensorReport, Tensors};
 use crate::values::Json;
 
 #[derive(Serialize)]
@@ -27,7 +27,7 @@ struct JsonReport<'a> {
     /// Each KV value's type, by key: what `kv` alone cannot tell apart
     /// (an int64 from a uint64, bytes from an array, NaN from a string).
     kv_types: JsonKvTypes<'a>,
-    tensors: Vec<JsonTensor<'a>>,
+    tensors: JsonTensors<'a>,
     /// With `--validate` only.
     #[serde(skip_serializing_if = "Option::is_none")]
     padding: Option<JsonCheck>,
@@ -85,6 +85,20 @@ struct JsonCheck {
     error_at: Option<JsonErrorAt>,
     #[serde(skip_serializing_if = "Option::is_none")]
     skipped: Option<&'static str>,
+}
+
+/// The tensors, each built and written in turn ([`Tensors`]): a file of a
+/// million tensors is never held as a million objects.
+struct JsonTensors<'a>(&'a Tensors<'a, 'a>);
+
+impl Serialize for JsonTensors<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for t in self.0.iter() {
+            seq.serialize_element(&JsonTensor::new(&t))?;
+        }
+        seq.end()
+    }
 }
 
 /// The KV entries as one object, keys in file order.
@@ -201,7 +215,7 @@ impl JsonCheck {
 ///
 /// # Errors
 /// Whatever `out` returns.
-pub fn render(report: &Report<'_>, out: &mut impl Write) -> io::Result<()> {
+pub fn render(report: &Report<'_, '_>, out: &mut impl Write) -> io::Result<()> {
     let (major, minor) = report.container_version;
     let json = JsonReport {
         file: JsonFile {
@@ -211,7 +225,7 @@ pub fn render(report: &Report<'_>, out: &mut impl Write) -> io::Result<()> {
         },
         kv: JsonKv(&report.kv),
         kv_types: JsonKvTypes(&report.kv),
-        tensors: report.tensors.iter().map(JsonTensor::new).collect(),
+        tensors: JsonTensors(&report.tensors),
         padding: report.padding.as_ref().map(JsonCheck::new),
     };
     write_pretty(out, &json)?;
@@ -930,7 +944,7 @@ mod tests {
         );
     }
 
-    fn to_value(report: &Report<'_>) -> Value {
+    fn to_value(report: &Report<'_, '_>) -> Value {
         let mut out = Vec::new();
         render(report, &mut out).unwrap();
         serde_json::from_slice(&out).unwrap()
@@ -964,14 +978,14 @@ mod tests {
         assert_eq!(zero(None), json!(0));
     }
 
-    fn report<'a>(kv: Vec<(&'a str, KvValue<'a>)>, tensors: Vec<TensorReport<'a>>) -> Report<'a> {
+    fn report<'a>(kv: Vec<(&'a str, KvValue<'a>)>, tensors: Vec<TensorReport<'a>>) -> Report<'static, 'a> {
         Report {
             container_version: (1, 0),
             flags: vec!["HAS_INDEX_CRC32C".into()],
             data_buffer_alignment: 4096,
             strict: true,
             kv,
-            tensors,
+            tensors: Tensors::List(tensors),
             padding: None,
         }
     }
