@@ -105,7 +105,7 @@ fn tensor_row(t: &TensorReport<'_>) -> Vec<String> {
     };
     vec![
         name,
-        crate::model::dtype_name(info.element_type, info.type_tag),
+        crate::model::dtype_with_scheme(info),
         info.layout.to_string(),
         truncate(&format!("[{shape}]"), NAME_MAX).into_owned(),
         info.nnz.map(|n| n.to_string()).unwrap_or_default(),
@@ -613,7 +613,7 @@ impl Table {
 
 #[cfg(test)]
 mod tests {
-    use hurray_reader::{ElementType, Error, Layout};
+    use hurray_reader::{BufferRole, ElementType, Error, Layout};
 
     use super::*;
     use crate::detail::Listed;
@@ -655,22 +655,29 @@ mod tests {
                 nnz: Some(5),
                 buffers: Some(vec![
                     BufferInfo {
+                        role: BufferRole::Values,
+                        element_type: Some(ElementType::Float32),
                         byte_size: 20,
                         alignment: 64,
                         offset: 4096,
                     },
                     BufferInfo {
+                        role: BufferRole::Values,
+                        element_type: Some(ElementType::Float32),
                         byte_size: 40,
                         alignment: 64,
                         offset: 8192,
                     },
                     BufferInfo {
+                        role: BufferRole::Values,
+                        element_type: Some(ElementType::Float32),
                         byte_size: 48,
                         alignment: 64,
                         offset: 12288,
                     },
                 ]),
                 not_viewable: None,
+                quantization: None,
             }),
             validated: false,
             error: None,
@@ -703,11 +710,14 @@ mod tests {
                 shape: vec![1024, 1024],
                 nnz: None,
                 buffers: Some(vec![BufferInfo {
+                    role: BufferRole::Values,
+                    element_type: Some(ElementType::Float32),
                     byte_size: 2 << 20,
                     alignment: 64,
                     offset: 16384,
                 }]),
                 not_viewable: None,
+                quantization: None,
             }),
             validated: false,
             error: None,

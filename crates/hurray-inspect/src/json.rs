@@ -50,6 +50,9 @@ struct JsonTensor<'a> {
     layout: Option<String>,
     shape: Option<&'a [u64]>,
     nnz: Option<u64>,
+    /// A quantized tensor's scheme (`per_tensor_affine`); `null` for one
+    /// that is not quantized, or whose descriptor cannot be read.
+    quantization: Option<&'a str>,
     /// `None` when the buffers were not located.
     buffers: Option<Vec<JsonBuffer>>,
     /// With `--validate` only; `null` when the data could not be checked
@@ -69,6 +72,9 @@ struct JsonTensor<'a> {
 
 #[derive(Serialize)]
 struct JsonBuffer {
+    /// As in `--tensor`'s buffers.
+    role: String,
+    element_type: Option<&'static str>,
     byte_size: u64,
     alignment: u64,
     offset: u64,
@@ -156,6 +162,7 @@ impl<'a> JsonTensor<'a> {
             layout: info.map(|i| i.layout.to_string()),
             shape: info.map(|i| i.shape.as_slice()),
             nnz: info.and_then(|i| i.nnz),
+            quantization: info.and_then(|i| i.quantization.as_deref()),
             buffers: info
                 .and_then(|i| i.buffers.as_ref())
                 .map(|b| b.iter().map(JsonBuffer::new).collect()),
@@ -179,6 +186,8 @@ impl<'a> JsonTensor<'a> {
 impl JsonBuffer {
     fn new(b: &BufferInfo) -> Self {
         JsonBuffer {
+            role: b.role.to_string(),
+            element_type: b.element_type.map(|t| t.as_str()),
             byte_size: b.byte_size,
             alignment: b.alignment,
             offset: b.offset,
@@ -825,7 +834,7 @@ impl serde_json::ser::Formatter for Pretty {
 
 #[cfg(test)]
 mod tests {
-    use hurray_reader::{ElementType, Error, Layout};
+    use hurray_reader::{BufferRole, ElementType, Error, Layout};
     use serde_json::{json, Value};
 
     use super::*;
@@ -1056,11 +1065,14 @@ mod tests {
                 shape: vec![4, 5],
                 nnz: Some(5),
                 buffers: Some(vec![BufferInfo {
+                    role: BufferRole::Values,
+                    element_type: Some(ElementType::Float32),
                     byte_size: 20,
                     alignment: 64,
                     offset: 4096,
                 }]),
                 not_viewable: None,
+                quantization: None,
             }),
             validated: true,
             error: None,
@@ -1084,9 +1096,11 @@ mod tests {
                 "kv": {},
                 "kv_types": {},
                 "tensors": [
-                    {"name": "A", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5,
-                     "buffers": [{"byte_size": 20, "alignment": 64, "offset": 4096}], "valid": true},
-                    {"name": "B", "dtype": null, "layout": null, "shape": null, "nnz": null, "buffers": null,
+                    {"name": "A", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5, "quantization": null,
+                     "buffers": [{"role": "values", "element_type": "float32", "byte_size": 20, "alignment": 64,
+                                  "offset": 4096}], "valid": true},
+                    {"name": "B", "dtype": null, "layout": null, "shape": null, "nnz": null, "quantization": null,
+                     "buffers": null,
                      "valid": false, "error": "no tensor named 'B' in the index", "warnings": ["w"]}
                 ],
                 "padding": {"valid": null, "skipped": "permissive mode"}

@@ -2,7 +2,10 @@
 //! rendered by both `human` and `json`. Every fact here comes from a
 //! `hurray_reader` accessor; nothing is decoded in this crate.
 
-use hurray_reader::{file_flags, Buffer, Descriptor, ElementType, Error, HurrayFile, KvValue, Layout, Tensor};
+use hurray_reader::{
+    file_flags, Buffer, BufferRole, Descriptor, ElementType, Error, HurrayFile, KvValue, Layout, QuantScheme,
+    Quantization, Tensor,
+};
 
 use crate::progress::Progress;
 
@@ -234,11 +237,19 @@ pub struct TensorInfo {
     pub buffers: Option<Vec<BufferInfo>>,
     /// Why the data is not interpreted (composite head, unknown tag, ...).
     pub not_viewable: Option<&'static str>,
+    /// A quantized tensor's scheme: `per_tensor_affine`, ..., or
+    /// `unknown(0x07)` for a tag the reader does not know (permissive).
+    pub quantization: Option<String>,
 }
 
 /// One buffer handle, located in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BufferInfo {
+    /// What it holds (`values`, `row_indices`, `scales`, ...).
+    pub role: BufferRole,
+    /// Its elements' type; `None` when unknown (an unknown type tag, a
+    /// shared `[scales | zero_points]` buffer).
+    pub element_type: Option<ElementType>,
     pub byte_size: u64,
     pub alignment: u64,
     /// Absolute offset of the buffer's first byte.
@@ -348,6 +359,7 @@ impl TensorInfo {
             nnz: descriptor.layout_fields().nnz(),
             buffers: None,
             not_viewable: None,
+            quantization: descriptor.quantization().map(scheme_name),
         }
     }
 
@@ -357,6 +369,8 @@ impl TensorInfo {
                 buffers
                     .iter()
                     .map(|b| BufferInfo {
+                        role: b.role(),
+                        element_type: b.element_type(),
                         byte_size: b.byte_size(),
                         alignment: b.alignment(),
                         offset: b.file_offset(),
@@ -366,6 +380,25 @@ impl TensorInfo {
             not_viewable: tensor.not_viewable(),
             ..Self::from_descriptor(tensor.descriptor())
         }
+    }
+}
+
+/// A quantization scheme's name (`per_block_affine`), or `unknown(0x07)`
+/// for a scheme tag the reader does not know, as an unknown type reads.
+pub fn scheme_name(q: &Quantization<'_>) -> String {
+    match q.scheme {
+        QuantScheme::Unknown => format!("unknown(0x{:02x})", q.header.scheme_tag),
+        scheme => scheme.as_str().to_owned(),
+    }
+}
+
+/// The DTYPE of the summary table: the element type's name, and for a
+/// quantized tensor its scheme, `int8 · per_tensor_affine`.
+pub fn dtype_with_scheme(info: &TensorInfo) -> String {
+    let dtype = dtype_name(info.element_type, info.type_tag);
+    match &info.quantization {
+        Some(scheme) => format!("{dtype} · {scheme}"),
+        None => dtype,
     }
 }
 
@@ -435,17 +468,22 @@ mod tests {
             nnz: Some(5),
             buffers: Some(vec![
                 BufferInfo {
+                    role: BufferRole::Values,
+                    element_type: Some(ElementType::Float32),
                     byte_size: 20,
                     alignment: 64,
                     offset: 4096,
                 },
                 BufferInfo {
+                    role: BufferRole::Values,
+                    element_type: Some(ElementType::Float32),
                     byte_size: u64::MAX,
                     alignment: 64,
                     offset: 8192,
                 },
             ]),
             not_viewable: None,
+            quantization: None,
         };
         assert_eq!(info.total_bytes(), u64::MAX);
     }

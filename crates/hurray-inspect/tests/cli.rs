@@ -39,11 +39,16 @@ fn expected_json(entry: &Value, validated: bool) -> Value {
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|b| json!({"byte_size": b["byte_size"], "alignment": b["alignment"], "offset": b["file_offset"]}))
+                .map(|b| {
+                    json!({"role": b["role"], "element_type": b["contents"]["as"], "byte_size": b["byte_size"],
+                           "alignment": b["alignment"], "offset": b["file_offset"]})
+                })
                 .collect();
             let mut tensor = json!({
                 "name": t["name"], "dtype": t["element_type"], "layout": t["layout"], "shape": t["shape"],
-                "nnz": t.get("nnz").cloned().unwrap_or(Value::Null), "buffers": buffers,
+                "nnz": t.get("nnz").cloned().unwrap_or(Value::Null),
+                "quantization": t["quantization"].get("scheme").cloned().unwrap_or(Value::Null),
+                "buffers": buffers,
             });
             if validated {
                 tensor["valid"] = json!(true);
@@ -114,6 +119,32 @@ fn csc_example_summary() {
     assert_golden(&out, "csc_spec_example_f32.txt", &file);
 }
 
+/// The summary of the interop corpus's quantized tensors names each one's
+/// scheme after its element type, in the table and in `--json`.
+#[test]
+fn quantized_tensors_show_their_scheme_in_the_summary() {
+    let Some(dir) = corpus(INTEROP) else { return };
+    for (name, row, scheme) in [
+        (
+            "csc_quant_per_tensor_int8.hry",
+            "  q_csc  int8 · per_tensor_affine  csc     [4, 5]    5        3   93 B         4096\n",
+            "per_tensor_affine",
+        ),
+        (
+            "quant_per_block_int4.hry",
+            "  q_int4_blocks  int4 · per_block_affine  row_major  [4, 8]             2   32 B         4096\n",
+            "per_block_affine",
+        ),
+    ] {
+        let file = path(&dir, name);
+        let out = inspect(&[], &file);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        assert!(stdout(&out).ends_with(row), "{name}: {}", stdout(&out));
+        let v = ok_json(&["--json"], &file);
+        assert_eq!(v["tensors"][0]["quantization"], scheme, "{name}");
+    }
+}
+
 #[test]
 fn csc_example_json() {
     let Some(dir) = corpus(INTEROP) else { return };
@@ -129,10 +160,11 @@ fn csc_example_json() {
             "kv_types": {},
             "tensors": [{
                 "name": "csc_example", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5,
+                "quantization": null,
                 "buffers": [
-                    {"byte_size": 20, "alignment": 64, "offset": 4096},
-                    {"byte_size": 40, "alignment": 64, "offset": 8192},
-                    {"byte_size": 48, "alignment": 64, "offset": 12288},
+                    {"role": "values", "element_type": "float32", "byte_size": 20, "alignment": 64, "offset": 4096},
+                    {"role": "row_indices", "element_type": "uint64", "byte_size": 40, "alignment": 64, "offset": 8192},
+                    {"role": "col_ptr", "element_type": "uint64", "byte_size": 48, "alignment": 64, "offset": 12288},
                 ],
                 "valid": true,
             }],
@@ -302,11 +334,11 @@ fn csc_worked_example_fixture() {
     assert_same(
         &json_of(&out)["tensors"],
         &json!([{
-            "name": "A", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5,
+            "name": "A", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5, "quantization": null,
             "buffers": [
-                {"byte_size": 20, "alignment": 64, "offset": 4096},
-                {"byte_size": 40, "alignment": 64, "offset": 8192},
-                {"byte_size": 48, "alignment": 64, "offset": 12288},
+                {"role": "values", "element_type": "float32", "byte_size": 20, "alignment": 64, "offset": 4096},
+                {"role": "row_indices", "element_type": "uint64", "byte_size": 40, "alignment": 64, "offset": 8192},
+                {"role": "col_ptr", "element_type": "uint64", "byte_size": 48, "alignment": 64, "offset": 12288},
             ],
             "valid": true,
         }]),
@@ -363,7 +395,7 @@ fn descriptor_error_without_validate_still_prints_the_table() {
     assert_same(
         t,
         &json!({"name": "bad_csc", "dtype": "float32", "layout": "csc", "shape": [1, 4, 5], "nnz": 7,
-                "buffers": null, "error": message,
+                "quantization": null, "buffers": null, "error": message,
                 "error_at": {"field": "rank", "offset": 80, "rule": "layouts/csc.md § Description"}}),
         "bad_csc",
     );
@@ -395,7 +427,7 @@ fn unresolved_tensor_row_shows_its_descriptor() {
     assert_same(
         &v["tensors"][0],
         &json!({"name": "t", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5,
-                "buffers": null, "error": message,
+                "quantization": null, "buffers": null, "error": message,
                 "error_at": {"field": "buffer[0].byte_size", "offset": 125, "rule": "layouts/csc.md § Buffer Size"}}),
         "t",
     );
@@ -1361,6 +1393,29 @@ fn a_quantized_tensor_dumps_its_parameters_and_gets_real_values() {
         ];
         writer.write_tensor("q", &d, buffers).unwrap();
     });
+
+    // The summary names the scheme beside the element type, and its JSON
+    // buffers carry their role and type (null for the shared parameters).
+    let out = inspect(&[], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).ends_with(
+            "  NAME  DTYPE                       LAYOUT     SHAPE   NNZ  BUFFERS  BYTES  DATA OFFSET\n\
+             \x20 q     uint8 · per_channel_affine  row_major  [2, 3]             2   22 B         4096\n"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    let v = ok_json(&["--json"], &file);
+    assert_eq!(v["tensors"][0]["dtype"], "uint8");
+    assert_eq!(v["tensors"][0]["quantization"], "per_channel_affine");
+    assert_eq!(
+        v["tensors"][0]["buffers"],
+        json!([
+            {"role": "data", "element_type": "uint8", "byte_size": 6, "alignment": 64, "offset": 4096},
+            {"role": "scales_and_zero_points", "element_type": null, "byte_size": 16, "alignment": 64, "offset": 8192},
+        ])
+    );
 
     let out = inspect(&["--dump"], &file);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
