@@ -351,18 +351,21 @@ impl<'data, T: Element> CscView<'data, T> {
         })
     }
 
-    /// The CSR view of Aᵀ over the same slices, no copy (`layouts/csc.md` §
-    /// Relationship to CSR): `nrows` and `ncols` swap, `row_ptr` is this
-    /// `col_ptr`, `col_indices` this `row_indices`. Keeps this view's
-    /// validation state.
+    /// Aᵀ, viewed as CSR over the same slices: no copy (`layouts/csc.md` §
+    /// Relationship to CSR). `nrows` and `ncols` swap, `row_ptr` is this
+    /// `col_ptr`, `col_indices` this `row_indices`: `transpose().get(j, i)`
+    /// is `get(i, j)`. Keeps this view's validation state. For A itself in
+    /// CSR, see [`to_csr`](Self::to_csr).
     pub fn transpose(&self) -> CsrView<'data, T> {
         CsrView::from_parts(self.structure.transpose(), self.values)
     }
 
-    /// An owned CSR copy of the same matrix A (the pointer and index
-    /// transposition of `layouts/csc.md` § Relationship to CSR), and the
-    /// one allocation of the crate that grows with the matrix (the
-    /// products' scratch has a bound whatever the matrix: [`mul_vec`](Self::mul_vec);
+    /// A itself (not Aᵀ) as an owned CSR matrix: new `row_ptr`,
+    /// `col_indices` and `values` (the pointer and index transposition of
+    /// `layouts/csc.md` § Relationship to CSR; [`transpose`](Self::transpose)
+    /// is Aᵀ without a copy). It is the one allocation of the crate that
+    /// grows with the matrix (the products' scratch has a bound whatever
+    /// the matrix: [`mul_vec`](Self::mul_vec);
     /// [`AlignedBytes::read`](crate::AlignedBytes::read) holds a whole
     /// file, at the caller's choice): `8 × (nrows + 1)` bytes for
     /// `row_ptr` plus `(8 + size_of::<T>()) × nnz`. `nrows` comes from the
