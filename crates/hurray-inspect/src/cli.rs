@@ -29,8 +29,10 @@ Examples:
   hurray-inspect --permissive odd.hry
   # No output, only the exit status (and the error line on failure)
   hurray-inspect -q --validate model.hry
-  # Read the file from standard input
+  # Read the file from standard input (a pipe: at most --stdin-limit bytes)
   cat model.hry | hurray-inspect -
+  # Read the file into memory: for a file that may change while it is read
+  hurray-inspect --no-mmap --validate /mnt/shared/model.hry
 
 --head, --get, --column, --row and --dump need --tensor NAME unless the file holds
 exactly one tensor. They read only what they show: use --validate for the full check.
@@ -57,9 +59,12 @@ whose data cannot be checked is SKIPPED, not failed); 1 it is not, with one
 pub struct Cli {
     /// The Hurray file to read, or `-` for standard input.
     ///
-    /// A file is memory-mapped, and so is standard input redirected from a
-    /// file (`- < f.hry`); a pipe is read into memory (about 1.25 times
-    /// the file's size at the peak).
+    /// A regular file is memory-mapped (read into memory with --no-mmap),
+    /// and so is standard input redirected from a file (`- < f.hry`). A
+    /// path that is not a regular file (a FIFO such as `<(cat f.hry)`, a
+    /// socket, a device) is refused at once: give a stream on standard
+    /// input. A pipe is read into memory (about 1.25 times the file's size
+    /// at the peak), at most --stdin-limit bytes.
     ///
     /// Example: hurray-inspect weights.hry
     #[arg(value_name = "FILE")]
@@ -177,6 +182,28 @@ pub struct Cli {
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = thread_count, requires = "validate")]
     pub threads: Option<u16>,
 
+    /// Read the file into memory instead of mapping it.
+    ///
+    /// For a file that may be truncated or rewritten while it is read (one
+    /// being written, on shared or network storage): with the mapping, such
+    /// a change ends the process with SIGBUS (the shell reports status
+    /// 135). Costs memory of the file's size and a read of every byte
+    /// first; the output and the exit status are the same.
+    ///
+    /// Example: hurray-inspect --no-mmap --validate /mnt/shared/weights.hry
+    #[arg(long)]
+    pub no_mmap: bool,
+
+    /// The most bytes read into memory from standard input (`-`): bytes, or
+    /// with a K, M, G or T suffix (powers of 1024).
+    ///
+    /// A pipe (or, with --no-mmap, a redirected file) is held in memory
+    /// whole: past this many bytes the tool stops reading and exits 1.
+    ///
+    /// Example: hurray-inspect --stdin-limit 16G - < <(zcat big.hry.gz)
+    #[arg(long, value_name = "SIZE", value_parser = byte_size, default_value = "4G")]
+    pub stdin_limit: u64,
+
     /// Print nothing on stdout: only the exit status and, on failure, the error line.
     ///
     /// Example: hurray-inspect -q --validate weights.hry && echo valid
@@ -232,6 +259,32 @@ fn head_count(s: &str) -> Result<u64, String> {
             "--head lists at most {max} entries (they are held in memory); --dump streams every value"
         )),
     }
+}
+
+/// `--stdin-limit SIZE`: bytes, or with a `K`, `M`, `G` or `T` suffix
+/// (powers of 1024; `KiB`, `k`, `KB` read the same).
+fn byte_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = s.get(digits.len()..).unwrap_or_default();
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => {
+            return Err(format!(
+                "`{s}` is not a size: expected bytes, or a number with K, M, G or T, e.g. 8G"
+            ))
+        }
+    };
+    let n = digits
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| format!("`{s}` is not a size: expected bytes, or a number with K, M, G or T, e.g. 8G"))?;
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("size {s} is too large: at most 2^64 - 1 bytes"))
 }
 
 /// `--threads N`: 1 to 65535 (the library uses at most 64).
@@ -421,6 +474,34 @@ mod tests {
             let e = parse(bad).unwrap_err();
             assert_eq!(e.exit_code(), 2, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn stdin_limit_takes_sizes() {
+        let limit = |args: &[&str]| {
+            let mut all = vec!["hurray-inspect", "-"];
+            all.extend_from_slice(args);
+            Cli::try_parse_from(all).map(|c| c.stdin_limit)
+        };
+        assert_eq!(limit(&[]).unwrap(), 4 << 30);
+        for (given, bytes) in [
+            ("0", 0),
+            ("16467", 16467),
+            ("1K", 1024),
+            ("2kib", 2048),
+            ("3M", 3 << 20),
+            ("16G", 16 << 30),
+            ("1T", 1 << 40),
+            ("5B", 5),
+        ] {
+            assert_eq!(limit(&["--stdin-limit", given]).unwrap(), bytes, "{given}");
+        }
+        for bad in ["", "G", "-1", "1.5G", "3X", "16777216T"] {
+            let e = limit(&["--stdin-limit", bad]).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{bad}");
+        }
+        let cli = Cli::try_parse_from(["hurray-inspect", "--no-mmap", "a.hry"]).unwrap();
+        assert!(cli.no_mmap);
     }
 
     #[test]

@@ -154,19 +154,19 @@ pub fn json(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
     let field = |out: &mut dyn Write, key: &str| write!(out, "  \"{key}\": ");
     writeln!(out, "{{")?;
     field(out, "name")?;
-    serde_json::to_writer(&mut *out, header.name)?;
+    crate::json::write_compact(&mut *out, header.name)?;
     writeln!(out, ",")?;
     field(out, "dtype")?;
-    serde_json::to_writer(&mut *out, &header.dtype_name())?;
+    crate::json::write_compact(&mut *out, &header.dtype_name())?;
     writeln!(out, ",")?;
     field(out, "layout")?;
-    serde_json::to_writer(&mut *out, &header.layout.to_string())?;
+    crate::json::write_compact(&mut *out, &header.layout.to_string())?;
     writeln!(out, ",")?;
     field(out, "shape")?;
     let dims: Vec<String> = header.shape.iter().map(u64::to_string).collect();
     writeln!(out, "[{}],", dims.join(", "))?;
     field(out, "nnz")?;
-    serde_json::to_writer(&mut *out, &header.nnz)?;
+    crate::json::write_compact(&mut *out, &header.nnz)?;
     writeln!(out, ",")?;
     field(out, "buffers")?;
     match crate::model::located_buffers(t) {
@@ -193,7 +193,7 @@ pub fn json(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
 /// null, and `parts`, the scales and the zero points as two buffer objects.
 fn json_shared(b: &Buffer<'_>, parts: &[Buffer<'_>; 2], out: &mut impl Write) -> io::Result<()> {
     write!(out, "{{\"role\": ")?;
-    serde_json::to_writer(&mut *out, &b.role().to_string())?;
+    crate::json::write_compact(&mut *out, &b.role().to_string())?;
     write!(
         out,
         ", \"element_type\": null, \"byte_size\": {}, \"values\": null, \"parts\": [",
@@ -208,9 +208,9 @@ fn json_shared(b: &Buffer<'_>, parts: &[Buffer<'_>; 2], out: &mut impl Write) ->
 
 fn json_buffer(b: &Buffer<'_>, out: &mut impl Write) -> io::Result<()> {
     write!(out, "{{\"role\": ")?;
-    serde_json::to_writer(&mut *out, &b.role().to_string())?;
+    crate::json::write_compact(&mut *out, &b.role().to_string())?;
     write!(out, ", \"element_type\": ")?;
-    serde_json::to_writer(&mut *out, &b.element_type().map(|e| e.as_str()))?;
+    crate::json::write_compact(&mut *out, &b.element_type().map(|e| e.as_str()))?;
     write!(out, ", \"byte_size\": {}", b.byte_size())?;
     if b.element_start() > 0 {
         write!(out, ", \"element_start\": {}", b.element_start())?;
@@ -228,7 +228,7 @@ fn json_buffer(b: &Buffer<'_>, out: &mut impl Write) -> io::Result<()> {
         if i > 0 {
             write!(out, ", ")?;
         }
-        serde_json::to_writer(&mut *out, &Json(v, b.element_type()))?;
+        crate::json::write_compact(&mut *out, &Json(v, b.element_type()))?;
     }
     write!(out, "]}}")
 }

@@ -23,7 +23,7 @@ const ELEMENTS_SHOWN: usize = 16;
 ///
 /// # Errors
 /// Whatever `out` returns.
-pub fn render(report: &Report<'_>, file_name: &str, out: &mut impl Write) -> io::Result<()> {
+pub fn render(report: &Report<'_, '_>, file_name: &str, out: &mut impl Write) -> io::Result<()> {
     let (major, minor) = report.container_version;
     let flags = if report.flags.is_empty() {
         "none".to_owned()
@@ -57,7 +57,7 @@ pub fn render(report: &Report<'_>, file_name: &str, out: &mut impl Write) -> io:
 
     writeln!(out, "\nTensors ({}):", report.tensors.len())?;
     if !report.tensors.is_empty() {
-        let mut table = Table::new(
+        let table = Table::new(
             &[
                 "NAME",
                 "DTYPE",
@@ -70,10 +70,8 @@ pub fn render(report: &Report<'_>, file_name: &str, out: &mut impl Write) -> io:
             ],
             &[4, 5, 6, 7],
         );
-        for t in &report.tensors {
-            table.row(tensor_row(t));
-        }
-        table.write(out)?;
+        // One row per tensor, built twice (to measure, to write), never held.
+        table.stream(|| report.tensors.iter().map(|t| tensor_row(&t)), out)?;
     }
 
     match &report.padding {
@@ -107,7 +105,7 @@ fn tensor_row(t: &TensorReport<'_>) -> Vec<String> {
     };
     vec![
         name,
-        crate::model::dtype_name(info.element_type, info.type_tag),
+        crate::model::dtype_with_scheme(info),
         info.layout.to_string(),
         truncate(&format!("[{shape}]"), NAME_MAX).into_owned(),
         info.nnz.map(|n| n.to_string()).unwrap_or_default(),
@@ -132,44 +130,54 @@ fn verdict_row(name: String, error: Option<&Error>, layout: Option<Layout>, not_
 }
 
 /// With `--validate`: one line per tensor, warnings, then the padding check.
-fn validation(report: &Report<'_>, padding: &PaddingCheck, out: &mut impl Write) -> io::Result<()> {
+fn validation(report: &Report<'_, '_>, padding: &PaddingCheck, out: &mut impl Write) -> io::Result<()> {
     let mode = if report.strict { "strict" } else { "permissive" };
     writeln!(out, "\nValidation ({mode} mode):")?;
-    let mut table = Table::new(&[], &[]);
-    for t in &report.tensors {
-        let name = display_name(t.name);
-        let info = t.info.as_ref();
-        table.row(verdict_row(
-            name.clone(),
-            t.error.as_ref(),
-            info.map(|i| i.layout),
-            info.and_then(|i| i.not_viewable),
-        ));
-        for w in &t.warnings {
-            table.row(vec![name.clone(), "WARNING".into(), w.clone()]);
-        }
-    }
-    match padding {
-        PaddingCheck::Ok => table.row(vec!["(padding)".into(), "OK".into()]),
-        PaddingCheck::Invalid(e) => table.row(vec!["(padding)".into(), "INVALID".into(), e.to_string()]),
-        PaddingCheck::Skipped(why) => table.row(vec!["(padding)".into(), "SKIPPED".into(), format!("({why})")]),
-    }
-    table.write(out)
+    let padding_row = || match padding {
+        PaddingCheck::Ok => vec!["(padding)".into(), "OK".into()],
+        PaddingCheck::Invalid(e) => vec!["(padding)".into(), "INVALID".into(), e.to_string()],
+        PaddingCheck::Skipped(why) => vec!["(padding)".into(), "SKIPPED".into(), format!("({why})")],
+    };
+    let tensors = &report.tensors;
+    let rows = || {
+        (0..tensors.len())
+            .flat_map(|position| {
+                // Most rows are `NAME  OK`: no need to resolve the tensor again.
+                let t = match tensors.plain_ok(position) {
+                    Some(name) => return vec![vec![display_name(name), "OK".into()]],
+                    None => tensors.get(position),
+                };
+                let Some(t) = t else { return Vec::new() };
+                let name = display_name(t.name);
+                let info = t.info.as_ref();
+                let verdict = verdict_row(
+                    name.clone(),
+                    t.error.as_ref(),
+                    info.map(|i| i.layout),
+                    info.and_then(|i| i.not_viewable),
+                );
+                let warnings = t.warnings.into_iter().map(|w| vec![name.clone(), "WARNING".into(), w]);
+                std::iter::once(verdict).chain(warnings).collect()
+            })
+            .chain(std::iter::once_with(padding_row))
+    };
+    Table::new(&[], &[]).stream(rows, out)
 }
 
 /// Without `--validate`: the tensors that could not be resolved (descriptor or buffers).
-fn unreadable(report: &Report<'_>, out: &mut impl Write) -> io::Result<()> {
-    let failed: Vec<&TensorReport<'_>> = report.tensors.iter().filter(|t| t.error.is_some()).collect();
-    if failed.is_empty() {
+fn unreadable(report: &Report<'_, '_>, out: &mut impl Write) -> io::Result<()> {
+    let count = report.tensors.failed_count();
+    if count == 0 {
         return Ok(());
     }
-    writeln!(out, "\nUnreadable tensors ({}):", failed.len())?;
-    let mut table = Table::new(&[], &[]);
-    for t in failed {
-        let error = t.error.as_ref().map(ToString::to_string).unwrap_or_default();
-        table.row(vec![display_name(t.name), "INVALID".into(), error]);
-    }
-    table.write(out)
+    writeln!(out, "\nUnreadable tensors ({count}):")?;
+    let rows = || {
+        report.tensors.failed().map(|t| {
+            let error = t.error.as_ref().map(ToString::to_string).unwrap_or_default();
+            vec![display_name(t.name), "INVALID".into(), error]
+        })
+    };
+    Table::new(&[], &[]).stream(rows, out)
 }
 
 pub fn display_name(name: &str) -> String {
@@ -558,40 +566,54 @@ impl Table {
     }
 
     fn write(&self, out: &mut impl Write) -> io::Result<()> {
-        let all = || std::iter::once(&self.header).chain(&self.rows);
-        let columns = all().map(Vec::len).max().unwrap_or(0);
-        let widths: Vec<usize> = (0..columns)
-            .map(|c| {
-                all()
-                    .filter_map(|r| r.get(c))
-                    .map(|cell| cell.width())
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        for row in all().filter(|r| !r.is_empty()) {
-            let mut line = String::new();
+        self.stream(|| self.rows.iter().cloned(), out)
+    }
+
+    /// Writes the header and the rows `rows()` yields, calling it twice:
+    /// once to measure the columns, once to write. The rows are never held
+    /// together (a table of a million tensors' rows once took 450 MB).
+    fn stream<I: Iterator<Item = Vec<String>>>(&self, rows: impl Fn() -> I, out: &mut impl Write) -> io::Result<()> {
+        let mut widths: Vec<usize> = Vec::new();
+        for row in std::iter::once(self.header.clone()).chain(rows()) {
             for (c, cell) in row.iter().enumerate() {
-                let width = widths.get(c).copied().unwrap_or(0);
-                let pad = " ".repeat(width.saturating_sub(cell.width()));
-                line.push_str("  ");
-                if self.right.contains(&c) {
-                    line.push_str(&pad);
-                    line.push_str(cell);
-                } else {
-                    line.push_str(cell);
-                    line.push_str(&pad);
+                match widths.get_mut(c) {
+                    Some(width) => *width = (*width).max(cell.width()),
+                    None => widths.push(cell.width()),
                 }
             }
-            writeln!(out, "{}", line.trim_end())?;
+        }
+        self.line(&self.header, &widths, out)?;
+        for row in rows() {
+            self.line(&row, &widths, out)?;
         }
         Ok(())
+    }
+
+    /// One row, its cells padded to `widths`; nothing for an empty row.
+    fn line(&self, row: &[String], widths: &[usize], out: &mut impl Write) -> io::Result<()> {
+        if row.is_empty() {
+            return Ok(());
+        }
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            let width = widths.get(c).copied().unwrap_or(0);
+            let pad = " ".repeat(width.saturating_sub(cell.width()));
+            line.push_str("  ");
+            if self.right.contains(&c) {
+                line.push_str(&pad);
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.push_str(&pad);
+            }
+        }
+        writeln!(out, "{}", line.trim_end())
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use hurray_reader::{ElementType, Error, Layout};
+    use hurray_reader::{BufferRole, ElementType, Error, Layout};
 
     use super::*;
     use crate::detail::Listed;
@@ -614,7 +636,7 @@ mod tests {
         );
     }
 
-    fn render_to_string(report: &Report<'_>) -> String {
+    fn render_to_string(report: &Report<'_, '_>) -> String {
         let mut out = Vec::new();
         render(report, "m.hry", &mut out).unwrap();
         String::from_utf8(out).unwrap()
@@ -633,22 +655,29 @@ mod tests {
                 nnz: Some(5),
                 buffers: Some(vec![
                     BufferInfo {
+                        role: BufferRole::Values,
+                        element_type: Some(ElementType::Float32),
                         byte_size: 20,
                         alignment: 64,
                         offset: 4096,
                     },
                     BufferInfo {
+                        role: BufferRole::Values,
+                        element_type: Some(ElementType::Float32),
                         byte_size: 40,
                         alignment: 64,
                         offset: 8192,
                     },
                     BufferInfo {
+                        role: BufferRole::Values,
+                        element_type: Some(ElementType::Float32),
                         byte_size: 48,
                         alignment: 64,
                         offset: 12288,
                     },
                 ]),
                 not_viewable: None,
+                quantization: None,
             }),
             validated: false,
             error: None,
@@ -656,14 +685,14 @@ mod tests {
         }
     }
 
-    fn report<'a>(tensors: Vec<TensorReport<'a>>, kv: Vec<(&'a str, KvValue<'a>)>) -> Report<'a> {
+    fn report<'a>(tensors: Vec<TensorReport<'a>>, kv: Vec<(&'a str, KvValue<'a>)>) -> Report<'static, 'a> {
         Report {
             container_version: (1, 0),
             flags: vec!["HAS_INDEX_CRC32C".into()],
             data_buffer_alignment: 4096,
             strict: true,
             kv,
-            tensors,
+            tensors: crate::model::Tensors::List(tensors),
             padding: None,
         }
     }
@@ -681,11 +710,14 @@ mod tests {
                 shape: vec![1024, 1024],
                 nnz: None,
                 buffers: Some(vec![BufferInfo {
+                    role: BufferRole::Values,
+                    element_type: Some(ElementType::Float32),
                     byte_size: 2 << 20,
                     alignment: 64,
                     offset: 16384,
                 }]),
                 not_viewable: None,
+                quantization: None,
             }),
             validated: false,
             error: None,

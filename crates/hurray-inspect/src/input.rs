@@ -1,9 +1,12 @@
 //! Getting the file's bytes: a memory map for regular files (standard
-//! input too, when redirected from one), an in-memory copy for pipes and
-//! other streams (they cannot be mapped).
+//! input too, when redirected from one), or with `--no-mmap` a copy in
+//! memory; an in-memory copy of a pipe on standard input, at most
+//! `--stdin-limit` bytes. A path that is not a regular file is refused,
+//! never waited on.
 
 use std::fs::File;
 use std::io::Read;
+use std::path::Path;
 
 use hurray_reader::{AlignedBytes, HurrayFile, MappedFile, Options, FILE_MAGIC};
 
@@ -15,37 +18,45 @@ pub enum Source {
     Memory(AlignedBytes, Options),
 }
 
+/// How to get the bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Reading {
+    /// Map regular files (`false`: `--no-mmap`, read them into memory).
+    pub map: bool,
+    /// The most bytes read into memory from standard input (`--stdin-limit`).
+    pub stdin_limit: u64,
+}
+
 impl Source {
-    /// Maps a regular file; reads standard input, FIFOs and devices into memory.
+    /// Maps a regular file, or reads it into memory (`reading.map` false);
+    /// reads standard input into memory unless it is a regular file that
+    /// can be mapped. A path that is not a regular file (a FIFO, a socket,
+    /// a device) is refused at once: the library opens it without waiting.
     ///
     /// # Errors
-    /// The library's [`hurray_reader::Error::Io`] (it names the path).
-    pub fn open(input: Input<'_>, options: Options) -> hurray_reader::Result<Self> {
+    /// The library's [`hurray_reader::Error::Io`] (it names the path), or
+    /// one naming `<stdin>` when standard input holds more than
+    /// `reading.stdin_limit` bytes.
+    pub fn open(input: Input<'_>, options: Options, reading: Reading) -> hurray_reader::Result<Self> {
         match input {
             Input::Stdin => {
                 // Redirected from a regular file (`- < file.hry`): mapped like
                 // a path, when nothing of it has been read yet.
-                if let Some(file) = stdin_file() {
+                if let Some(file) = stdin_file().filter(|_| reading.map) {
                     return Ok(Source::Mapped(MappedFile::from_file(&file, "<stdin>", options)?));
                 }
                 Ok(Source::Memory(
-                    read_stream(std::io::stdin().lock(), "<stdin>")?,
+                    read_stream(std::io::stdin().lock(), "<stdin>", reading.stdin_limit)?,
                     options,
                 ))
             }
             Input::Path(path) => {
-                // A FIFO or device (e.g. `<(cat f.hry)`, `/dev/stdin`) cannot be mapped.
-                let is_stream = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
-                if is_stream {
-                    if let Ok(stream) = File::open(path) {
-                        return Ok(Source::Memory(
-                            read_stream(stream, &hurray_reader::shown_path(path))?,
-                            options,
-                        ));
-                    }
-                }
-                // The library opens and maps the file, and names the path in its errors.
-                Ok(Source::Mapped(MappedFile::open(path, options)?))
+                let opened = if reading.map {
+                    MappedFile::open(path, options).map(Source::Mapped)
+                } else {
+                    AlignedBytes::read(path).map(|bytes| Source::Memory(bytes, options))
+                };
+                opened.map_err(|e| with_stream_hint(e, path))
             }
         }
     }
@@ -59,6 +70,19 @@ impl Source {
             Source::Mapped(mapped) => mapped.file(),
             Source::Memory(bytes, options) => HurrayFile::parse(bytes, *options),
         }
+    }
+}
+
+/// The library's refusal of a path that is not a regular file or a
+/// directory (`not a regular file (a FIFO)`), with what to do instead.
+fn with_stream_hint(e: hurray_reader::Error, path: &Path) -> hurray_reader::Error {
+    let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    match e {
+        hurray_reader::Error::Io { kind, message } if special => hurray_reader::Error::Io {
+            kind,
+            message: format!("{message}: give a stream on standard input instead (hurray-inspect - < FILE)").into(),
+        },
+        other => other,
     }
 }
 
@@ -82,14 +106,16 @@ fn stdin_file() -> Option<File> {
 /// smallest file (64-byte header and 40-byte trailer).
 const PROBE: u64 = 104;
 
-/// Reads a stream into memory; when its first bytes are not a Hurray header
-/// (`/dev/zero`, a stray pipe) only those are kept, so the parse fails on
-/// the magic at once instead of after reading an endless stream.
+/// Reads a stream into memory, at most `limit` bytes; when its first bytes
+/// are not a Hurray header (`/dev/zero`, a stray pipe) only those are
+/// kept, so the parse fails on the magic at once instead of after reading
+/// an endless stream.
 ///
 /// # Errors
 /// [`hurray_reader::Error::Io`] naming the stream as `name` (as every other
-/// message does: `<stdin>` or the path) when it cannot be read.
-fn read_stream(mut stream: impl Read, name: &str) -> hurray_reader::Result<AlignedBytes> {
+/// message does: `<stdin>` or the path) when it cannot be read, or when it
+/// holds more than `limit` bytes (kind `FileTooLarge`).
+fn read_stream(mut stream: impl Read, name: &str, limit: u64) -> hurray_reader::Result<AlignedBytes> {
     let named = |e: hurray_reader::Error| match e {
         hurray_reader::Error::Io { kind, message } => hurray_reader::Error::Io {
             kind,
@@ -97,11 +123,23 @@ fn read_stream(mut stream: impl Read, name: &str) -> hurray_reader::Result<Align
         },
         other => other,
     };
-    let probe = AlignedBytes::from_reader((&mut stream).take(PROBE)).map_err(named)?;
-    if probe.starts_with(FILE_MAGIC) {
+    // One byte past the limit tells a stream of exactly `limit` bytes from a longer one.
+    let most = limit.saturating_add(1);
+    let probe = AlignedBytes::from_reader((&mut stream).take(PROBE.min(most))).map_err(named)?;
+    let bytes = if probe.starts_with(FILE_MAGIC) {
         // The rest straight into aligned storage: one copy in memory.
-        AlignedBytes::from_reader((&probe[..]).chain(stream)).map_err(named)
+        AlignedBytes::from_reader((&probe[..]).chain(stream).take(most)).map_err(named)?
     } else {
-        Ok(probe)
+        probe
+    };
+    if u64::try_from(bytes.len()).map_or(true, |n| n > limit) {
+        return Err(hurray_reader::Error::Io {
+            kind: std::io::ErrorKind::FileTooLarge,
+            message: format!(
+                "{name}: more than {limit} bytes, the --stdin-limit: raise it (--stdin-limit SIZE, e.g. 16G) or give the file's path"
+            )
+            .into(),
+        });
     }
+    Ok(bytes)
 }

@@ -1,6 +1,10 @@
 //! The `--json` rendering: CLI-owned `Serialize` structs built from the
 //! [`Report`], written as one JSON object.
 //!
+//! Strings: every character a terminal may act on is written as `\uXXXX`
+//! ([`escaped`]), so a tensor name or KV string cannot drive a terminal
+//! that displays the JSON.
+//!
 //! KV values: strings as strings, integers exact (`int64` and `uint64`
 //! extremes included), finite floats as numbers (`-0.0` keeps its sign),
 //! NaN and infinities as the strings `"nan"`, `"inf"`, `"-inf"`, booleans,
@@ -9,11 +13,11 @@
 use std::io::{self, Write};
 
 use hurray_reader::{EntryField, Error, KvValue, Layout};
-use serde::ser::{SerializeMap, Serializer};
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 
 use crate::detail::{Axis, Entries, Header, Lookup, TensorDetail};
-use crate::model::{BufferInfo, PaddingCheck, Report, TensorReport};
+use crate::model::{BufferInfo, PaddingCheck, Report, TensorReport, Tensors};
 use crate::values::Json;
 
 #[derive(Serialize)]
@@ -23,7 +27,7 @@ struct JsonReport<'a> {
     /// Each KV value's type, by key: what `kv` alone cannot tell apart
     /// (an int64 from a uint64, bytes from an array, NaN from a string).
     kv_types: JsonKvTypes<'a>,
-    tensors: Vec<JsonTensor<'a>>,
+    tensors: JsonTensors<'a>,
     /// With `--validate` only.
     #[serde(skip_serializing_if = "Option::is_none")]
     padding: Option<JsonCheck>,
@@ -46,6 +50,9 @@ struct JsonTensor<'a> {
     layout: Option<String>,
     shape: Option<&'a [u64]>,
     nnz: Option<u64>,
+    /// A quantized tensor's scheme (`per_tensor_affine`); `null` for one
+    /// that is not quantized, or whose descriptor cannot be read.
+    quantization: Option<&'a str>,
     /// `None` when the buffers were not located.
     buffers: Option<Vec<JsonBuffer>>,
     /// With `--validate` only; `null` when the data could not be checked
@@ -65,6 +72,9 @@ struct JsonTensor<'a> {
 
 #[derive(Serialize)]
 struct JsonBuffer {
+    /// As in `--tensor`'s buffers.
+    role: String,
+    element_type: Option<&'static str>,
     byte_size: u64,
     alignment: u64,
     offset: u64,
@@ -81,6 +91,20 @@ struct JsonCheck {
     error_at: Option<JsonErrorAt>,
     #[serde(skip_serializing_if = "Option::is_none")]
     skipped: Option<&'static str>,
+}
+
+/// The tensors, each built and written in turn ([`Tensors`]): a file of a
+/// million tensors is never held as a million objects.
+struct JsonTensors<'a>(&'a Tensors<'a, 'a>);
+
+impl Serialize for JsonTensors<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for t in self.0.iter() {
+            seq.serialize_element(&JsonTensor::new(&t))?;
+        }
+        seq.end()
+    }
 }
 
 /// The KV entries as one object, keys in file order.
@@ -138,6 +162,7 @@ impl<'a> JsonTensor<'a> {
             layout: info.map(|i| i.layout.to_string()),
             shape: info.map(|i| i.shape.as_slice()),
             nnz: info.and_then(|i| i.nnz),
+            quantization: info.and_then(|i| i.quantization.as_deref()),
             buffers: info
                 .and_then(|i| i.buffers.as_ref())
                 .map(|b| b.iter().map(JsonBuffer::new).collect()),
@@ -161,6 +186,8 @@ impl<'a> JsonTensor<'a> {
 impl JsonBuffer {
     fn new(b: &BufferInfo) -> Self {
         JsonBuffer {
+            role: b.role.to_string(),
+            element_type: b.element_type.map(|t| t.as_str()),
             byte_size: b.byte_size,
             alignment: b.alignment,
             offset: b.offset,
@@ -197,7 +224,7 @@ impl JsonCheck {
 ///
 /// # Errors
 /// Whatever `out` returns.
-pub fn render(report: &Report<'_>, out: &mut impl Write) -> io::Result<()> {
+pub fn render(report: &Report<'_, '_>, out: &mut impl Write) -> io::Result<()> {
     let (major, minor) = report.container_version;
     let json = JsonReport {
         file: JsonFile {
@@ -207,7 +234,7 @@ pub fn render(report: &Report<'_>, out: &mut impl Write) -> io::Result<()> {
         },
         kv: JsonKv(&report.kv),
         kv_types: JsonKvTypes(&report.kv),
-        tensors: report.tensors.iter().map(JsonTensor::new).collect(),
+        tensors: JsonTensors(&report.tensors),
         padding: report.padding.as_ref().map(JsonCheck::new),
     };
     write_pretty(out, &json)?;
@@ -559,6 +586,81 @@ pub fn write_pretty(out: &mut impl Write, value: &impl Serialize) -> io::Result<
     buffered.flush()
 }
 
+/// Writes `value` as compact JSON (no spaces or line breaks), its strings
+/// escaped as [`write_pretty`] escapes them (for the pieces of `--dump`).
+///
+/// # Errors
+/// Whatever `out` returns.
+pub fn write_compact<T: Serialize + ?Sized>(out: &mut impl Write, value: &T) -> io::Result<()> {
+    value.serialize(&mut serde_json::Serializer::with_formatter(out, Compact))?;
+    Ok(())
+}
+
+/// Whether `c` is written as `\uXXXX` in a JSON string: the C0 controls
+/// (U+0000–U+001F), DEL (U+007F) and the C1 controls (U+0080–U+009F),
+/// which a terminal may act on (escape sequences: U+001B, U+009B); the
+/// bidirectional embeddings, overrides and isolates (U+202A–U+202E,
+/// U+2066–U+2069), which reorder what is shown; and the line and paragraph
+/// separators U+2028 and U+2029, which JSON allows raw but which break
+/// lines (and JavaScript strings). The human output escapes the same
+/// characters and more.
+pub fn escaped(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}'
+    )
+}
+
+/// Writes `fragment`, a run of a string that serde_json leaves unescaped,
+/// with every [`escaped`] character as `\uXXXX`.
+fn write_fragment<W: ?Sized + Write>(w: &mut W, fragment: &str) -> io::Result<()> {
+    let mut start = 0;
+    for (i, c) in fragment.char_indices() {
+        if escaped(c) {
+            w.write_all(fragment.get(start..i).unwrap_or_default().as_bytes())?;
+            write!(w, "\\u{:04x}", u32::from(c))?;
+            start = i.saturating_add(c.len_utf8());
+        }
+    }
+    w.write_all(fragment.get(start..).unwrap_or_default().as_bytes())
+}
+
+/// Writes a character serde_json escapes itself: `\"` and `\\` as
+/// usual, every control character as `\u00XX` (not `\n`, `\t`: one form
+/// for all of them).
+fn write_escape<W: ?Sized + Write>(w: &mut W, escape: serde_json::ser::CharEscape) -> io::Result<()> {
+    use serde_json::ser::CharEscape;
+    let byte: u8 = match escape {
+        CharEscape::Quote => return w.write_all(b"\\\""),
+        CharEscape::ReverseSolidus => return w.write_all(b"\\\\"),
+        CharEscape::Solidus => return w.write_all(b"/"),
+        CharEscape::Backspace => 0x08,
+        CharEscape::FormFeed => 0x0c,
+        CharEscape::LineFeed => 0x0a,
+        CharEscape::CarriageReturn => 0x0d,
+        CharEscape::Tab => 0x09,
+        CharEscape::AsciiControl(b) => b,
+    };
+    write!(w, "\\u{byte:04x}")
+}
+
+/// serde_json's compact layout with [`escaped`] strings.
+struct Compact;
+
+impl serde_json::ser::Formatter for Compact {
+    fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
+        write_fragment(w, fragment)
+    }
+
+    fn write_char_escape<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        escape: serde_json::ser::CharEscape,
+    ) -> io::Result<()> {
+        write_escape(w, escape)
+    }
+}
+
 /// `value` as [`write_pretty`] writes it (for pieces of a document).
 fn pretty(value: &impl Serialize) -> io::Result<Vec<u8>> {
     let mut out = Vec::new();
@@ -670,6 +772,18 @@ impl serde_json::ser::Formatter for Pretty {
         w.write_all(b"\"")
     }
 
+    fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
+        write_fragment(w, fragment)
+    }
+
+    fn write_char_escape<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        escape: serde_json::ser::CharEscape,
+    ) -> io::Result<()> {
+        write_escape(w, escape)
+    }
+
     fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
         self.begin(w, Open::Array, b"[")
     }
@@ -720,7 +834,7 @@ impl serde_json::ser::Formatter for Pretty {
 
 #[cfg(test)]
 mod tests {
-    use hurray_reader::{ElementType, Error, Layout};
+    use hurray_reader::{BufferRole, ElementType, Error, Layout};
     use serde_json::{json, Value};
 
     use super::*;
@@ -808,7 +922,38 @@ mod tests {
         }
     }
 
-    fn to_value(report: &Report<'_>) -> Value {
+    /// Exactly the terminal controls are written as `\uXXXX`; their
+    /// neighbours (U+00A0, U+2027, U+202F, U+2065, U+206A) and other text
+    /// stay as they are, and `"` and `\\` keep their short escapes.
+    #[test]
+    fn strings_escape_exactly_the_terminal_controls() {
+        let compact = |s: &str| {
+            let mut out = Vec::new();
+            write_compact(&mut out, s).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(
+            compact("a\u{1b}[31m\n\t\u{7f}\u{9b}\u{202e}x\u{2066}\u{2028}\u{2029}\"\\é中"),
+            "\"a\\u001b[31m\\u000a\\u0009\\u007f\\u009b\\u202ex\\u2066\\u2028\\u2029\\\"\\\\é中\""
+        );
+        for c in ['\u{a0}', '\u{2027}', '\u{202f}', '\u{2065}', '\u{206a}', '~', 'é'] {
+            assert!(!escaped(c), "{c:?}");
+            assert_eq!(compact(&c.to_string()), format!("\"{c}\""));
+        }
+        let all: Vec<char> = (0..=0x10ffffu32)
+            .filter_map(char::from_u32)
+            .filter(|&c| escaped(c))
+            .collect();
+        assert_eq!(all.len(), 32 + 1 + 32 + 5 + 4 + 2);
+        let mut pretty_out = Vec::new();
+        write_pretty(&mut pretty_out, &json!({"k\u{85}": ["\u{0}"]})).unwrap();
+        assert_eq!(
+            String::from_utf8(pretty_out).unwrap(),
+            "{\n  \"k\\u0085\": [\"\\u0000\"]\n}"
+        );
+    }
+
+    fn to_value(report: &Report<'_, '_>) -> Value {
         let mut out = Vec::new();
         render(report, &mut out).unwrap();
         serde_json::from_slice(&out).unwrap()
@@ -842,14 +987,14 @@ mod tests {
         assert_eq!(zero(None), json!(0));
     }
 
-    fn report<'a>(kv: Vec<(&'a str, KvValue<'a>)>, tensors: Vec<TensorReport<'a>>) -> Report<'a> {
+    fn report<'a>(kv: Vec<(&'a str, KvValue<'a>)>, tensors: Vec<TensorReport<'a>>) -> Report<'static, 'a> {
         Report {
             container_version: (1, 0),
             flags: vec!["HAS_INDEX_CRC32C".into()],
             data_buffer_alignment: 4096,
             strict: true,
             kv,
-            tensors,
+            tensors: Tensors::List(tensors),
             padding: None,
         }
     }
@@ -920,11 +1065,14 @@ mod tests {
                 shape: vec![4, 5],
                 nnz: Some(5),
                 buffers: Some(vec![BufferInfo {
+                    role: BufferRole::Values,
+                    element_type: Some(ElementType::Float32),
                     byte_size: 20,
                     alignment: 64,
                     offset: 4096,
                 }]),
                 not_viewable: None,
+                quantization: None,
             }),
             validated: true,
             error: None,
@@ -948,9 +1096,11 @@ mod tests {
                 "kv": {},
                 "kv_types": {},
                 "tensors": [
-                    {"name": "A", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5,
-                     "buffers": [{"byte_size": 20, "alignment": 64, "offset": 4096}], "valid": true},
-                    {"name": "B", "dtype": null, "layout": null, "shape": null, "nnz": null, "buffers": null,
+                    {"name": "A", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5, "quantization": null,
+                     "buffers": [{"role": "values", "element_type": "float32", "byte_size": 20, "alignment": 64,
+                                  "offset": 4096}], "valid": true},
+                    {"name": "B", "dtype": null, "layout": null, "shape": null, "nnz": null, "quantization": null,
+                     "buffers": null,
                      "valid": false, "error": "no tensor named 'B' in the index", "warnings": ["w"]}
                 ],
                 "padding": {"valid": null, "skipped": "permissive mode"}

@@ -25,7 +25,7 @@ use hurray_reader::{HurrayFile, Layout, Options, Tensor};
 
 use crate::cli::{Action, Cli};
 use crate::detail::{Axis, Failure};
-use crate::input::Source;
+use crate::input::{Reading, Source};
 use crate::model::Report;
 use crate::progress::Progress;
 
@@ -99,7 +99,11 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
         Options::strict()
     }
     .with_threads(cli.threads());
-    let source = Source::open(cli.input(), options).map_err(|e| file_error(name, e))?;
+    let reading = Reading {
+        map: !cli.no_mmap,
+        stdin_limit: cli.stdin_limit,
+    };
+    let source = Source::open(cli.input(), options, reading).map_err(|e| file_error(name, e))?;
     let file = source.file().map_err(|e| file_error(name, e))?;
     let mut progress = Progress::stderr(cli.quiet);
     let fail = |f: Failure| match f {

@@ -2,13 +2,22 @@
 //! rendered by both `human` and `json`. Every fact here comes from a
 //! `hurray_reader` accessor; nothing is decoded in this crate.
 
-use hurray_reader::{file_flags, Buffer, Descriptor, ElementType, Error, HurrayFile, KvValue, Layout, Scope, Tensor};
+use hurray_reader::{
+    file_flags, Buffer, BufferRole, Descriptor, ElementType, Error, HurrayFile, KvValue, Layout, QuantScheme,
+    Quantization, Scope, Tensor,
+};
 
 use crate::progress::Progress;
 
 /// Everything printed about one file.
+///
+/// The tensors are not held: [`Tensors`] resolves each again from the file
+/// when it is shown (a few hundred bytes each, built and dropped), and
+/// keeps only what cannot be read again cheaply, the data checks that
+/// failed. A file of 1 M empty tensors (98 MB) took 959 MB to summarise
+/// when every tensor's facts and table row were held at once.
 #[derive(Debug)]
-pub struct Report<'data> {
+pub struct Report<'f, 'data> {
     /// `(major, minor)`.
     pub container_version: (u8, u8),
     /// Names of the set `file_flags` bits (unknown bits as hex).
@@ -19,13 +28,150 @@ pub struct Report<'data> {
     /// KV entries in file order.
     pub kv: Vec<(&'data str, KvValue<'data>)>,
     /// Tensors in footer index order.
-    pub tensors: Vec<TensorReport<'data>>,
+    pub tensors: Tensors<'f, 'data>,
     /// Present with `--validate`.
     pub padding: Option<PaddingCheck>,
 }
 
-/// One tensor.
+/// A report's tensors, in footer index order, each built when it is asked for.
 #[derive(Debug)]
+pub enum Tensors<'f, 'data> {
+    /// Read again from the file each time.
+    File(Box<FileTensors<'f, 'data>>),
+    /// Built beforehand (the renderers' tests).
+    #[cfg(test)]
+    List(Vec<TensorReport<'data>>),
+}
+
+/// The tensors of a file, and what [`Report::build`] found checking them.
+#[derive(Debug)]
+pub struct FileTensors<'f, 'data> {
+    file: &'f HurrayFile<'data>,
+    /// Whether the data was checked (`--validate`).
+    validated: bool,
+    /// The data checks that failed, by position, ascending: they cannot
+    /// be read again without scanning again. At most one per tensor with
+    /// data, and a tensor with data takes at least a `data_buffer_alignment`
+    /// boundary (4096 bytes) of the file.
+    failures: Vec<(usize, Error)>,
+    /// The positions of the tensors that did not resolve, ascending.
+    unresolved: Vec<usize>,
+    /// With `--validate`, by position: whether the tensor's verdict is a
+    /// plain `OK`, with no error, warning or note (one byte a tensor: the
+    /// validation table needs only its name).
+    plain: Vec<bool>,
+    /// The first problem in index order (unresolved or failed).
+    first_error: Option<Error>,
+}
+
+impl<'data> Tensors<'_, 'data> {
+    /// How many tensors.
+    pub fn len(&self) -> usize {
+        match self {
+            Tensors::File(t) => t.file.len(),
+            #[cfg(test)]
+            Tensors::List(list) => list.len(),
+        }
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The tensor at `position`, resolved again (`None` past the end).
+    pub fn get(&self, position: usize) -> Option<TensorReport<'data>> {
+        match self {
+            Tensors::File(t) => t.get(position),
+            #[cfg(test)]
+            Tensors::List(list) => list.get(position).cloned(),
+        }
+    }
+
+    /// Every tensor, in index order, each built as it is reached.
+    pub fn iter(&self) -> impl Iterator<Item = TensorReport<'data>> + '_ {
+        (0..self.len()).map_while(|position| self.get(position))
+    }
+
+    /// The tensors with an error (when the data was not checked: those
+    /// that did not resolve), in index order.
+    pub fn failed(&self) -> Box<dyn Iterator<Item = TensorReport<'data>> + '_> {
+        match self {
+            Tensors::File(t) if !t.validated => Box::new(t.unresolved.iter().filter_map(|&p| t.get(p))),
+            _ => Box::new(self.iter().filter(|t| t.error.is_some())),
+        }
+    }
+
+    /// The name of the tensor at `position` when its `--validate` verdict
+    /// is a plain `OK` (nothing else to say): its row needs nothing more.
+    pub fn plain_ok(&self, position: usize) -> Option<&'data str> {
+        match self {
+            Tensors::File(t) if t.plain.get(position) == Some(&true) => {
+                t.file.entries().get(position).map(|e| e.name())
+            }
+            _ => None,
+        }
+    }
+
+    /// How many [`failed`](Self::failed) yields.
+    pub fn failed_count(&self) -> usize {
+        match self {
+            Tensors::File(t) if !t.validated => t.unresolved.len(),
+            _ => self.failed().count(),
+        }
+    }
+
+    /// The first problem in index order.
+    fn first_error(&self) -> Option<&Error> {
+        match self {
+            Tensors::File(t) => t.first_error.as_ref(),
+            #[cfg(test)]
+            Tensors::List(list) => list.iter().find_map(|t| t.error.as_ref()),
+        }
+    }
+}
+
+impl<'data> FileTensors<'_, 'data> {
+    fn get(&self, position: usize) -> Option<TensorReport<'data>> {
+        let entry = self.file.entries().get(position)?;
+        let mut report = TensorReport {
+            name: entry.name(),
+            data_offset: entry.data_offset(),
+            info: None,
+            resolved: false,
+            validated: self.validated,
+            error: None,
+            warnings: Vec::new(),
+        };
+        match self.file.tensor_at(position) {
+            Ok(tensor) => {
+                report.info = Some(TensorInfo::from_tensor(&tensor));
+                report.resolved = true;
+                if self.validated {
+                    report.error = self
+                        .failures
+                        .binary_search_by_key(&position, |(p, _)| *p)
+                        .ok()
+                        .and_then(|i| self.failures.get(i))
+                        .map(|(_, e)| e.clone());
+                    report.warnings = warnings(&tensor);
+                }
+            }
+            Err(e) => {
+                report.info = self
+                    .file
+                    .descriptor_at(position)
+                    .ok()
+                    .map(|d| TensorInfo::from_descriptor(&d));
+                report.error = Some(e);
+            }
+        }
+        Some(report)
+    }
+}
+
+/// One tensor.
+#[derive(Debug, Clone)]
 pub struct TensorReport<'data> {
     pub name: &'data str,
     /// The index entry's `data_offset`.
@@ -76,7 +222,7 @@ pub fn dtype_name(dtype: Option<ElementType>, type_tag: u8) -> String {
 }
 
 /// Facts from a tensor's descriptor.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct TensorInfo {
     /// `None` for an unknown type tag kept in permissive mode.
     pub element_type: Option<ElementType>,
@@ -91,11 +237,19 @@ pub struct TensorInfo {
     pub buffers: Option<Vec<BufferInfo>>,
     /// Why the data is not interpreted (composite head, unknown tag, ...).
     pub not_viewable: Option<&'static str>,
+    /// A quantized tensor's scheme: `per_tensor_affine`, ..., or
+    /// `unknown(0x07)` for a tag the reader does not know (permissive).
+    pub quantization: Option<String>,
 }
 
 /// One buffer handle, located in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BufferInfo {
+    /// What it holds (`values`, `row_indices`, `scales`, ...).
+    pub role: BufferRole,
+    /// Its elements' type; `None` when unknown (an unknown type tag, a
+    /// shared `[scales | zero_points]` buffer).
+    pub element_type: Option<ElementType>,
     pub byte_size: u64,
     pub alignment: u64,
     /// Absolute offset of the buffer's first byte.
@@ -121,49 +275,43 @@ impl TensorInfo {
     }
 }
 
-impl<'data> Report<'data> {
-    /// Reads every fact from `file`: each tensor's descriptor is resolved
-    /// (`tensor_at`); with `validate`, each tensor's data is checked (shown
-    /// by `progress`; the scans run on the threads of the file's
-    /// `Options`, progress is reported from this thread) and, in strict
-    /// mode, the file's padding.
-    pub fn build(file: &HurrayFile<'data>, validate: bool, progress: &mut Progress) -> Self {
-        let tensors: Vec<TensorReport<'data>> = file
-            .entries()
-            .iter()
-            .enumerate()
-            .map(|(position, entry)| {
-                let mut report = TensorReport {
-                    name: entry.name(),
-                    data_offset: entry.data_offset(),
-                    info: None,
-                    resolved: false,
-                    validated: validate,
-                    error: None,
-                    warnings: Vec::new(),
-                };
-                match file.tensor_at(position) {
-                    Ok(tensor) => {
-                        report.info = Some(TensorInfo::from_tensor(&tensor));
-                        report.resolved = true;
-                        if validate {
-                            report.error = progress
-                                .run(entry.name(), |p| tensor.validate_data_with_progress(p))
-                                .err();
-                            report.warnings = warnings(&tensor);
-                        }
-                    }
-                    Err(e) => {
-                        report.info = file
-                            .descriptor_at(position)
-                            .ok()
-                            .map(|d| TensorInfo::from_descriptor(&d));
-                        report.error = Some(e);
-                    }
+impl<'f, 'data> Report<'f, 'data> {
+    /// Reads the file's facts and resolves every tensor once (`tensor_at`),
+    /// keeping which did not resolve; with `validate`, checks each
+    /// tensor's data (shown by `progress`; the scans run on the threads of
+    /// the file's `Options`, progress is reported from this thread),
+    /// keeping the checks that failed, and in strict mode the file's
+    /// padding. The rest is read again when shown ([`Tensors`]).
+    pub fn build(file: &'f HurrayFile<'data>, validate: bool, progress: &mut Progress) -> Self {
+        let mut tensors = FileTensors {
+            file,
+            validated: validate,
+            failures: Vec::new(),
+            unresolved: Vec::new(),
+            plain: Vec::new(),
+            first_error: None,
+        };
+        for (position, entry) in file.entries().iter().enumerate() {
+            let error = match file.tensor_at(position) {
+                Ok(tensor) if validate => {
+                    let checked = progress.run(entry.name(), |p| tensor.validate_data_with_progress(p));
+                    let plain = checked.is_ok() && tensor.not_viewable().is_none() && warnings(&tensor).is_empty();
+                    tensors.plain.push(plain);
+                    checked.err().inspect(|e| tensors.failures.push((position, e.clone())))
                 }
-                report
-            })
-            .collect();
+                Ok(_) => None,
+                Err(e) => {
+                    tensors.unresolved.push(position);
+                    if validate {
+                        tensors.plain.push(false);
+                    }
+                    Some(e)
+                }
+            };
+            if tensors.first_error.is_none() {
+                tensors.first_error = error;
+            }
+        }
         let padding = validate.then(|| {
             if !file.options().is_strict() {
                 PaddingCheck::Skipped("permissive mode")
@@ -183,7 +331,7 @@ impl<'data> Report<'data> {
             data_buffer_alignment: file.data_buffer_alignment(),
             strict: file.options().is_strict(),
             kv: file.kv().iter().map(|e| (e.key(), e.value())).collect(),
-            tensors,
+            tensors: Tensors::File(Box::new(tensors)),
             padding,
         }
     }
@@ -195,7 +343,7 @@ impl<'data> Report<'data> {
             Some(PaddingCheck::Invalid(e)) => Some(e),
             _ => None,
         };
-        self.tensors.iter().find_map(|t| t.error.as_ref()).or(padding)
+        self.tensors.first_error().or(padding)
     }
 }
 
@@ -211,6 +359,7 @@ impl TensorInfo {
             nnz: descriptor.layout_fields().nnz(),
             buffers: None,
             not_viewable: None,
+            quantization: descriptor.quantization().map(scheme_name),
         }
     }
 
@@ -220,6 +369,8 @@ impl TensorInfo {
                 buffers
                     .iter()
                     .map(|b| BufferInfo {
+                        role: b.role(),
+                        element_type: b.element_type(),
                         byte_size: b.byte_size(),
                         alignment: b.alignment(),
                         offset: b.file_offset(),
@@ -229,6 +380,25 @@ impl TensorInfo {
             not_viewable: tensor.not_viewable(),
             ..Self::from_descriptor(tensor.descriptor())
         }
+    }
+}
+
+/// A quantization scheme's name (`per_block_affine`), or `unknown(0x07)`
+/// for a scheme tag the reader does not know, as an unknown type reads.
+pub fn scheme_name(q: &Quantization<'_>) -> String {
+    match q.scheme {
+        QuantScheme::Unknown => format!("unknown(0x{:02x})", q.header.scheme_tag),
+        scheme => scheme.as_str().to_owned(),
+    }
+}
+
+/// The DTYPE of the summary table: the element type's name, and for a
+/// quantized tensor its scheme, `int8 · per_tensor_affine`.
+pub fn dtype_with_scheme(info: &TensorInfo) -> String {
+    let dtype = dtype_name(info.element_type, info.type_tag);
+    match &info.quantization {
+        Some(scheme) => format!("{dtype} · {scheme}"),
+        None => dtype,
     }
 }
 
@@ -308,17 +478,22 @@ mod tests {
             nnz: Some(5),
             buffers: Some(vec![
                 BufferInfo {
+                    role: BufferRole::Values,
+                    element_type: Some(ElementType::Float32),
                     byte_size: 20,
                     alignment: 64,
                     offset: 4096,
                 },
                 BufferInfo {
+                    role: BufferRole::Values,
+                    element_type: Some(ElementType::Float32),
                     byte_size: u64::MAX,
                     alignment: 64,
                     offset: 8192,
                 },
             ]),
             not_viewable: None,
+            quantization: None,
         };
         assert_eq!(info.total_bytes(), u64::MAX);
     }
@@ -331,11 +506,14 @@ mod tests {
             data_buffer_alignment: 4096,
             strict: true,
             kv: Vec::new(),
-            tensors: Vec::new(),
+            tensors: Tensors::List(Vec::new()),
             padding: Some(PaddingCheck::Invalid(Error::NotFound { name: "padding".into() })),
         };
         assert!(matches!(report.first_error(), Some(Error::NotFound { name }) if &**name == "padding"));
-        report.tensors.push(TensorReport {
+        let Tensors::List(list) = &mut report.tensors else {
+            unreachable!()
+        };
+        list.push(TensorReport {
             name: "A",
             data_offset: 4096,
             resolved: false,

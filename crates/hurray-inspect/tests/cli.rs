@@ -39,11 +39,16 @@ fn expected_json(entry: &Value, validated: bool) -> Value {
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|b| json!({"byte_size": b["byte_size"], "alignment": b["alignment"], "offset": b["file_offset"]}))
+                .map(|b| {
+                    json!({"role": b["role"], "element_type": b["contents"]["as"], "byte_size": b["byte_size"],
+                           "alignment": b["alignment"], "offset": b["file_offset"]})
+                })
                 .collect();
             let mut tensor = json!({
                 "name": t["name"], "dtype": t["element_type"], "layout": t["layout"], "shape": t["shape"],
-                "nnz": t.get("nnz").cloned().unwrap_or(Value::Null), "buffers": buffers,
+                "nnz": t.get("nnz").cloned().unwrap_or(Value::Null),
+                "quantization": t["quantization"].get("scheme").cloned().unwrap_or(Value::Null),
+                "buffers": buffers,
             });
             if validated {
                 tensor["valid"] = json!(true);
@@ -114,6 +119,32 @@ fn csc_example_summary() {
     assert_golden(&out, "csc_spec_example_f32.txt", &file);
 }
 
+/// The summary of the interop corpus's quantized tensors names each one's
+/// scheme after its element type, in the table and in `--json`.
+#[test]
+fn quantized_tensors_show_their_scheme_in_the_summary() {
+    let Some(dir) = corpus(INTEROP) else { return };
+    for (name, row, scheme) in [
+        (
+            "csc_quant_per_tensor_int8.hry",
+            "  q_csc  int8 · per_tensor_affine  csc     [4, 5]    5        3   93 B         4096\n",
+            "per_tensor_affine",
+        ),
+        (
+            "quant_per_block_int4.hry",
+            "  q_int4_blocks  int4 · per_block_affine  row_major  [4, 8]             2   32 B         4096\n",
+            "per_block_affine",
+        ),
+    ] {
+        let file = path(&dir, name);
+        let out = inspect(&[], &file);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        assert!(stdout(&out).ends_with(row), "{name}: {}", stdout(&out));
+        let v = ok_json(&["--json"], &file);
+        assert_eq!(v["tensors"][0]["quantization"], scheme, "{name}");
+    }
+}
+
 #[test]
 fn csc_example_json() {
     let Some(dir) = corpus(INTEROP) else { return };
@@ -129,10 +160,11 @@ fn csc_example_json() {
             "kv_types": {},
             "tensors": [{
                 "name": "csc_example", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5,
+                "quantization": null,
                 "buffers": [
-                    {"byte_size": 20, "alignment": 64, "offset": 4096},
-                    {"byte_size": 40, "alignment": 64, "offset": 8192},
-                    {"byte_size": 48, "alignment": 64, "offset": 12288},
+                    {"role": "values", "element_type": "float32", "byte_size": 20, "alignment": 64, "offset": 4096},
+                    {"role": "row_indices", "element_type": "uint64", "byte_size": 40, "alignment": 64, "offset": 8192},
+                    {"role": "col_ptr", "element_type": "uint64", "byte_size": 48, "alignment": 64, "offset": 12288},
                 ],
                 "valid": true,
             }],
@@ -302,11 +334,11 @@ fn csc_worked_example_fixture() {
     assert_same(
         &json_of(&out)["tensors"],
         &json!([{
-            "name": "A", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5,
+            "name": "A", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5, "quantization": null,
             "buffers": [
-                {"byte_size": 20, "alignment": 64, "offset": 4096},
-                {"byte_size": 40, "alignment": 64, "offset": 8192},
-                {"byte_size": 48, "alignment": 64, "offset": 12288},
+                {"role": "values", "element_type": "float32", "byte_size": 20, "alignment": 64, "offset": 4096},
+                {"role": "row_indices", "element_type": "uint64", "byte_size": 40, "alignment": 64, "offset": 8192},
+                {"role": "col_ptr", "element_type": "uint64", "byte_size": 48, "alignment": 64, "offset": 12288},
             ],
             "valid": true,
         }]),
@@ -363,7 +395,7 @@ fn descriptor_error_without_validate_still_prints_the_table() {
     assert_same(
         t,
         &json!({"name": "bad_csc", "dtype": "float32", "layout": "csc", "shape": [1, 4, 5], "nnz": 7,
-                "buffers": null, "error": message,
+                "quantization": null, "buffers": null, "error": message,
                 "error_at": {"field": "rank", "offset": 80, "rule": "layouts/csc.md § Description"}}),
         "bad_csc",
     );
@@ -395,7 +427,7 @@ fn unresolved_tensor_row_shows_its_descriptor() {
     assert_same(
         &v["tensors"][0],
         &json!({"name": "t", "dtype": "float32", "layout": "csc", "shape": [4, 5], "nnz": 5,
-                "buffers": null, "error": message,
+                "quantization": null, "buffers": null, "error": message,
                 "error_at": {"field": "buffer[0].byte_size", "offset": 125, "rule": "layouts/csc.md § Buffer Size"}}),
         "t",
     );
@@ -915,21 +947,167 @@ fn dash_reads_stdin() {
     }
 }
 
-/// A path that is a pipe (here `/dev/stdin`) cannot be mapped: it is read.
+/// The line refusing a path that is not a regular file, as `what` (`cannot
+/// map`, or with `--no-mmap` `cannot read`) says it.
+fn refusal(path: &Path, what: &str, kind: &str) -> String {
+    format!(
+        "error: {}: {what}: not a regular file ({kind}): give a stream on standard input instead (hurray-inspect - < FILE)\n",
+        path.display()
+    )
+}
+
+/// A path that is not a regular file is refused at once, exit 1 and one
+/// line, mapped or not: a FIFO nobody writes to (a plain open would wait
+/// for a writer forever), a pipe named by a path (`/dev/stdin`), a
+/// character device (`/dev/null`, `/dev/zero`), a socket (which cannot be
+/// opened at all). The timeout fails the test if anything waits.
 #[cfg(target_os = "linux")]
 #[test]
-fn a_pipe_given_as_a_path_is_read() {
-    let Some(dir) = corpus(INTEROP) else { return };
-    let bytes = std::fs::read(path(&dir, "csc_spec_example_f32.hry")).unwrap();
-    let out = inspect(&["--validate"], Path::new("/dev/stdin"));
-    assert_eq!(out.status.code(), Some(1), "stdin is /dev/null: too small");
+fn a_path_that_is_not_a_regular_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("f.hry");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let run = |args: &[&str], path: &Path| {
+        bin()
+            .args(args)
+            .arg(path)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap()
+    };
+    for (args, what) in [
+        (&[][..], "cannot map"),
+        (&["--no-mmap", "--validate"][..], "cannot read"),
+    ] {
+        for (path, kind) in [
+            (fifo.as_path(), "a FIFO"),
+            (Path::new("/dev/null"), "a character device"),
+            (Path::new("/dev/zero"), "a character device"),
+        ] {
+            let out = run(args, path);
+            assert_eq!(out.status.code(), Some(1), "{args:?} {}", path.display());
+            assert_eq!(stderr(&out), refusal(path, what, kind), "{args:?}");
+            assert!(out.stdout.is_empty());
+        }
+        // `/dev/stdin` is the pipe that feeds it.
+        let out = bin()
+            .args(args)
+            .arg("/dev/stdin")
+            .write_stdin("HRRYFILE")
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(stderr(&out), refusal(Path::new("/dev/stdin"), what, "a FIFO"));
+    }
+    let socket = dir.path().join("s.hry");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let out = run(&[], &socket);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {}: cannot open: No such device or address (os error 6): give a stream on standard input \
+             instead (hurray-inspect - < FILE)\n",
+            socket.display()
+        )
+    );
+    // With --json the refusal is the error object too.
+    let out = run(&["--json"], &fifo);
+    assert_eq!(out.status.code(), Some(1));
+    let message = refusal(&fifo, "cannot map", "a FIFO");
+    let message = message.trim_end().strip_prefix("error: ").unwrap();
+    assert_eq!(json_of(&out), json!({ "error": message }));
+}
+
+/// Standard input is read into memory up to `--stdin-limit` bytes (4 GiB
+/// unless raised): exactly the limit is read, one byte more is refused
+/// with exit 1 and one line naming the flag. With `--no-mmap`, standard
+/// input redirected from a file is read, within the limit, not mapped.
+#[test]
+fn stdin_is_read_up_to_its_limit() {
+    let file = fixtures_dir().join("csc_worked_example.hry");
+    let bytes = std::fs::read(&file).unwrap();
+    let size = bytes.len().to_string();
+    let below = (bytes.len() - 1).to_string();
+    let by_path = inspect(&["--validate"], &file);
+    let expected = stdout(&by_path).replace(&file.display().to_string(), "<stdin>");
+    for limit in [&size[..], "17K", "4G"] {
+        let out = bin()
+            .args(["--validate", "--stdin-limit", limit, "-"])
+            .write_stdin(bytes.clone())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{limit}: {}", stderr(&out));
+        assert_eq!(stdout(&out), expected, "{limit}");
+    }
+    let refused = format!(
+        "error: <stdin>: more than {below} bytes, the --stdin-limit: raise it (--stdin-limit SIZE, e.g. 16G) or give the file's path\n"
+    );
     let out = bin()
-        .args(["--validate", "/dev/stdin"])
-        .write_stdin(bytes)
+        .args(["--validate", "--stdin-limit", &below, "-"])
+        .write_stdin(bytes.clone())
         .output()
         .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out), refused);
+    assert!(out.stdout.is_empty());
+    // Redirected from the file: mapped whatever the limit, read within it with --no-mmap.
+    let redirected = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_hurray-inspect"))
+            .args(args)
+            .stdin(std::fs::File::open(&file).unwrap())
+            .output()
+            .unwrap()
+    };
+    let out = redirected(&["--validate", "--stdin-limit", &below, "-"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("csc_example  OK"), "{}", stdout(&out));
+    assert_eq!(stdout(&out), expected);
+    let out = redirected(&["--validate", "--no-mmap", "--stdin-limit", &size, "-"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), expected);
+    let out = redirected(&["--validate", "--no-mmap", "--stdin-limit", &below, "-"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out), refused);
+}
+
+/// `--no-mmap` reads the file into memory: every file of both corpora
+/// gives the same output, error line and exit status as the mapped file,
+/// for the summary and for `--validate`, in text and JSON.
+#[test]
+fn no_mmap_gives_the_same_verdicts_on_the_whole_corpus() {
+    for var in [INTEROP, CASES] {
+        let Some(dir) = corpus(var) else { continue };
+        let m = manifest(&dir);
+        let mut compared = 0;
+        for e in files(&m) {
+            let file = path(&dir, e["file"].as_str().unwrap());
+            for args in [&[][..], &["--validate"], &["--json"], &["--json", "--validate"]] {
+                let mapped = inspect(args, &file);
+                let mut read = args.to_vec();
+                read.push("--no-mmap");
+                let read = inspect(&read, &file);
+                assert_eq!(
+                    (read.status.code(), stdout(&read), stderr(&read)),
+                    (mapped.status.code(), stdout(&mapped), stderr(&mapped)),
+                    "{args:?} {}",
+                    file.display()
+                );
+                let expect = e["expect"].as_str().unwrap();
+                let code = if expect == "accept" { 0 } else { 1 };
+                if args.contains(&"--validate") {
+                    assert_eq!(read.status.code(), Some(code), "{args:?} {}", file.display());
+                }
+            }
+            compared += 1;
+        }
+        assert_eq!(compared, m["file_count"].as_u64().unwrap(), "{var}");
+    }
+    let fixture = fixtures_dir().join("csc_worked_example.hry");
+    let out = inspect(&["--no-mmap", "--validate"], &fixture);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), stdout(&inspect(&["--validate"], &fixture)));
 }
 
 /// Standard input that cannot be read is named `<stdin>`, as in every other
@@ -1078,25 +1256,34 @@ fn help_shows_an_example_per_flag() {
         "hurray-inspect --json ",
         "hurray-inspect --permissive ",
         "| hurray-inspect -",
+        "hurray-inspect --no-mmap ",
+        "--stdin-limit 16G",
     ] {
         assert!(help.contains(example), "no `{example}` in --help:\n{help}");
     }
+    // When to use --no-mmap, in its own help.
+    let no_mmap = help.split("--no-mmap\n").nth(1).unwrap();
+    assert!(
+        no_mmap.contains("truncated or rewritten while it is read") && no_mmap.contains("ends the process with SIGBUS"),
+        "{no_mmap}"
+    );
 }
 
 /// A stream that does not start like a Hurray file is rejected after its
-/// first bytes, not read to the end (`/dev/zero` never ends).
+/// first bytes, not read to the end (`/dev/zero` on standard input never
+/// ends).
 #[cfg(unix)]
 #[test]
 fn endless_stream_is_rejected_on_its_magic() {
-    let out = bin()
-        .arg("/dev/zero")
-        .timeout(std::time::Duration::from_secs(20))
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hurray-inspect"))
+        .arg("-")
+        .stdin(std::fs::File::open("/dev/zero").unwrap())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
-        "error: /dev/zero: magic at offset 0: expected HRRYFILE, found \"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\" (file-format.md § File Header)\n"
+        "error: <stdin>: magic at offset 0: expected HRRYFILE, found \"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\" (file-format.md § File Header)\n"
     );
 }
 
@@ -1206,6 +1393,29 @@ fn a_quantized_tensor_dumps_its_parameters_and_gets_real_values() {
         ];
         writer.write_tensor("q", &d, buffers).unwrap();
     });
+
+    // The summary names the scheme beside the element type, and its JSON
+    // buffers carry their role and type (null for the shared parameters).
+    let out = inspect(&[], &file);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).ends_with(
+            "  NAME  DTYPE                       LAYOUT     SHAPE   NNZ  BUFFERS  BYTES  DATA OFFSET\n\
+             \x20 q     uint8 · per_channel_affine  row_major  [2, 3]             2   22 B         4096\n"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    let v = ok_json(&["--json"], &file);
+    assert_eq!(v["tensors"][0]["dtype"], "uint8");
+    assert_eq!(v["tensors"][0]["quantization"], "per_channel_affine");
+    assert_eq!(
+        v["tensors"][0]["buffers"],
+        json!([
+            {"role": "data", "element_type": "uint8", "byte_size": 6, "alignment": 64, "offset": 4096},
+            {"role": "scales_and_zero_points", "element_type": null, "byte_size": 16, "alignment": 64, "offset": 8192},
+        ])
+    );
 
     let out = inspect(&["--dump"], &file);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -1453,4 +1663,68 @@ fn cli_md_json_examples_are_the_tool_output() {
         checked += 1;
     }
     assert_eq!(checked, 6, "examples found in docs/cli.md");
+}
+
+/// Every character `--json` must write as `\uXXXX`: the C0 controls, DEL,
+/// the C1 controls, the bidi embeddings, overrides and isolates, and the
+/// line and paragraph separators.
+fn terminal_controls() -> String {
+    let mut s: String = ('\u{0}'..='\u{1f}').collect();
+    s.push('\u{7f}');
+    s.extend('\u{80}'..='\u{9f}');
+    s.extend('\u{202a}'..='\u{202e}');
+    s.extend('\u{2066}'..='\u{2069}');
+    s.extend(['\u{2028}', '\u{2029}']);
+    s
+}
+
+/// A tensor name, a KV key and KV strings made of exactly those
+/// characters: every JSON output writes each of them as `\uXXXX` (lower
+/// case hex), holds none of them raw but the line breaks of its own
+/// layout, and parses back to the original strings.
+#[test]
+fn json_escapes_every_terminal_control() {
+    let hostile = terminal_controls();
+    assert_eq!(hostile.chars().count(), 76);
+    let (_dir, file) = written(|w| {
+        w.add_kv(&hostile, hostile.clone()).unwrap();
+        w.add_kv("list", hurray_writer::KvArray::String(vec![hostile.clone()]))
+            .unwrap();
+        let values = [1.5f32, 2.5];
+        w.write_dense(&hostile, &hurray_writer::Dense::row_major(&[2], &values[..]).unwrap())
+            .unwrap();
+    });
+    let escaped: String = hostile.chars().map(|c| format!("\\u{:04x}", u32::from(c))).collect();
+    assert!(escaped.starts_with("\\u0000\\u0001") && escaped.ends_with("\\u2069\\u2028\\u2029"));
+    let shown = hurray_reader::shown_name(&hostile);
+    for args in [
+        &["--json"][..],
+        &["--json", "--validate"],
+        &["--json", "--tensor", &shown],
+        &["--json", "--dump"],
+        &["--json", "--head", "2"],
+        &["--json", "--get", "1"],
+    ] {
+        let out = inspect(args, &file);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        let text = stdout(&out);
+        let raw: Vec<char> = text
+            .chars()
+            .filter(|&c| c != '\n' && terminal_controls().contains(c))
+            .collect();
+        assert!(raw.is_empty(), "{args:?}: raw {raw:?}");
+        assert!(text.contains(&format!("\"name\": \"{escaped}\"")), "{args:?}: {text}");
+        let v = json_of(&out);
+        assert_eq!(
+            v["name"].as_str().or(v["tensors"][0]["name"].as_str()),
+            Some(&hostile[..]),
+            "{args:?}"
+        );
+        if args.len() == 1 || args[1] == "--validate" {
+            assert!(text.contains(&format!("\"{escaped}\": \"{escaped}\"")), "{text}");
+            assert_eq!(v["kv"][&hostile], json!(hostile));
+            assert_eq!(v["kv"]["list"], json!([hostile]));
+            assert_eq!(v["kv_types"][&hostile], "string");
+        }
+    }
 }

@@ -1,6 +1,5 @@
 //! A file's bytes read into aligned memory.
 
-use std::fs::File;
 use std::io::Read;
 use std::ops::Deref;
 use std::path::Path;
@@ -12,25 +11,45 @@ use crate::error::{io_error, Error, Result};
 /// A file's bytes in memory, aligned to 8 bytes so typed views of every
 /// element type work: the path for streams (stdin) and for files that may
 /// change while read (see the mapping hazard of `MappedFile`).
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct AlignedBytes {
     words: Vec<u64>,
     len: usize,
 }
 
+/// The length and the first bytes, not every byte.
+impl std::fmt::Debug for AlignedBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AlignedBytes")
+            .field("len", &self.len)
+            .field("bytes", &crate::debug::few::<u8>(self))
+            .finish()
+    }
+}
+
 impl AlignedBytes {
     /// Reads the whole file at `path`.
     ///
+    /// Only a regular file is read, and nothing waits: a FIFO, a socket or
+    /// a device is refused at once, as by
+    /// [`MappedFile::open`](crate::MappedFile::open) (read a stream with
+    /// [`from_reader`](Self::from_reader)).
+    ///
     /// # Errors
-    /// [`Error::Io`] if it cannot be read.
+    /// [`Error::Io`] if it cannot be read: `PATH: cannot read: is a
+    /// directory`, `PATH: cannot read: not a regular file (a FIFO)`, the
+    /// OS's error, or kind `OutOfMemory` when the file is larger than the
+    /// memory the allocator gives.
     pub fn read(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let mut file = File::open(path).map_err(|e| io_error(path, "cannot open", &e))?;
-        let len = file
-            .metadata()
-            .map_err(|e| io_error(path, "cannot stat", &e))
-            .map(|m| usize::try_from(m.len()).unwrap_or(usize::MAX))?;
-        let mut words = vec![0u64; len.div_ceil(8)];
+        let (mut file, metadata) = crate::open::open_regular(path, "cannot read")?;
+        let len = usize::try_from(metadata.len()).unwrap_or(usize::MAX);
+        let mut words: Vec<u64> = Vec::new();
+        words.try_reserve_exact(len.div_ceil(8)).map_err(|_| {
+            let e = std::io::Error::new(std::io::ErrorKind::OutOfMemory, "not enough memory to hold the file");
+            io_error(path, "cannot read", &e)
+        })?;
+        words.resize(len.div_ceil(8), 0);
         let bytes = words.as_mut_bytes().get_mut(..len).unwrap_or_default();
         file.read_exact(bytes).map_err(|e| io_error(path, "cannot read", &e))?;
         Ok(AlignedBytes { words, len })

@@ -11,7 +11,7 @@ use crate::layout::Layout;
 use crate::tensor::Tensor;
 
 /// One descriptor field: where it is, its bytes, what they mean.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct AnnotatedField<'data> {
     /// The spec's name (`descriptor_length`, `shape[1]`, `buffer[0].alignment`).
     pub field: Field,
@@ -23,8 +23,21 @@ pub struct AnnotatedField<'data> {
     pub meaning: String,
 }
 
+/// The field, its offset, its first few bytes and its meaning (cut after
+/// a few dozen characters: an `extension_data` field may be long).
+impl std::fmt::Debug for AnnotatedField<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnnotatedField")
+            .field("field", &format_args!("{}", self.field))
+            .field("offset", &self.offset)
+            .field("bytes", &crate::debug::few(self.bytes))
+            .field("meaning", &crate::debug::Text(&self.meaning))
+            .finish()
+    }
+}
+
 /// A tensor's descriptor, field by field, and the verdict on it.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct DescriptorDump<'data> {
     /// The index entry.
     pub entry: IndexEntry<'data>,
@@ -37,6 +50,20 @@ pub struct DescriptorDump<'data> {
     pub tensor: Option<Tensor<'data>>,
     /// The first problem found, when there is one.
     pub error: Option<Error>,
+}
+
+/// The entry, the first few fields and their count, whether the
+/// descriptor and the tensor resolved, and the error.
+impl std::fmt::Debug for DescriptorDump<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DescriptorDump")
+            .field("entry", &self.entry)
+            .field("fields", &crate::debug::few(&self.fields))
+            .field("descriptor", &self.descriptor.is_some())
+            .field("tensor", &self.tensor.is_some())
+            .field("error", &self.error)
+            .finish()
+    }
 }
 
 impl<'data> HurrayFile<'data> {

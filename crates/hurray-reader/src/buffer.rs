@@ -88,7 +88,7 @@ impl fmt::Display for BufferRole {
 /// One data buffer of a tensor: its handle, where it lies, and its bytes.
 ///
 /// The bytes are exactly `byte_size` long and borrow the file.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Buffer<'data> {
     pub(crate) tensor: &'data str,
     pub(crate) index: u8,
@@ -103,6 +103,26 @@ pub struct Buffer<'data> {
     pub(crate) len: u64,
     /// Byte at which element 0 starts (see [`Buffer::element_start`]).
     pub(crate) element_start: u64,
+}
+
+/// Where the buffer lies, its type and length, and its first few
+/// elements decoded; not its bytes.
+impl std::fmt::Debug for Buffer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let first = crate::debug::first(self.len).filter_map(|i| self.value(i));
+        f.debug_struct("Buffer")
+            .field("tensor", &crate::debug::Text(self.tensor))
+            .field("index", &self.index)
+            .field("role", &self.role)
+            .field("element_type", &self.element_type)
+            .field("file_offset", &self.file_offset)
+            .field("byte_size", &self.byte_size())
+            .field("alignment", &self.alignment())
+            .field("element_start", &self.element_start)
+            .field("len", &self.len)
+            .field("values", &crate::debug::few_of(first, crate::debug::count(self.len)))
+            .finish()
+    }
 }
 
 impl<'data> Buffer<'data> {

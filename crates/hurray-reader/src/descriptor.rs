@@ -108,7 +108,7 @@ impl QuantScheme<'_> {
 }
 
 /// The quantization section.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Quantization<'data> {
     /// The 4-byte scheme header.
     pub header: &'data raw::QuantizationHeader,
@@ -120,8 +120,20 @@ pub struct Quantization<'data> {
     pub offset: u64,
 }
 
+/// The scheme and its fixed fields, the payload's length and first bytes.
+impl std::fmt::Debug for Quantization<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Quantization")
+            .field("header", self.header)
+            .field("scheme", &self.scheme)
+            .field("payload", &crate::debug::few(self.payload))
+            .field("offset", &self.offset)
+            .finish()
+    }
+}
+
 /// The shard section: where this tensor sits in a larger parent.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Shard<'data> {
     /// Shape of the parent, `rank` entries.
     pub parent_shape: &'data [U64],
@@ -129,6 +141,22 @@ pub struct Shard<'data> {
     pub shard_offset: &'data [U64],
     /// Absolute offset of `parent_shape`.
     pub offset: u64,
+}
+
+/// The first few entries of each array, and their length.
+impl std::fmt::Debug for Shard<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shard")
+            .field("parent_shape", &numbers(self.parent_shape))
+            .field("shard_offset", &numbers(self.shard_offset))
+            .field("offset", &self.offset)
+            .finish()
+    }
+}
+
+/// The first few of `values`, as numbers.
+fn numbers(values: &[U64]) -> impl std::fmt::Debug + '_ {
+    crate::debug::few_of(values.iter().map(|v| v.get()), values.len())
 }
 
 /// Absolute offsets of a descriptor's parts, for error messages and tools.
@@ -153,7 +181,7 @@ pub struct Offsets {
 }
 
 /// A parsed tensor descriptor, borrowed from the file.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Descriptor<'data> {
     pub(crate) name: &'data str,
     pub(crate) bytes: &'data [u8],
@@ -171,6 +199,31 @@ pub struct Descriptor<'data> {
     pub(crate) extension_type: Option<&'data raw::ExtensionType>,
     pub(crate) composite_member: Option<&'data raw::CompositeMember>,
     pub(crate) offsets: Offsets,
+}
+
+/// What the descriptor says, arrays cut to their first few entries; not
+/// its bytes.
+impl std::fmt::Debug for Descriptor<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Descriptor")
+            .field("name", &crate::debug::Text(self.name))
+            .field("offset", &self.offsets.descriptor)
+            .field("descriptor_length", &self.bytes.len())
+            .field("version", &self.version())
+            .field("flags", &self.flags())
+            .field("element_type", &self.element_type)
+            .field("layout", &self.layout)
+            .field("shape", &numbers(self.shape))
+            .field("byte_offset", &self.byte_offset)
+            .field("layout_fields", &self.layout_fields)
+            .field("buffer_count", &self.buffers.map(<[raw::BufferHandle]>::len))
+            .field("quantization", &self.quantization)
+            .field("shard", &self.shard)
+            .field("statistics", &self.statistics)
+            .field("extension_type", &self.extension_type)
+            .field("composite_member", &self.composite_member)
+            .finish()
+    }
 }
 
 impl<'data> Descriptor<'data> {

@@ -182,13 +182,28 @@ pub mod file_flags {
 
 /// One entry of the footer index: a tensor's name and where its descriptor
 /// and data lie. All offsets are absolute, in bytes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct IndexEntry<'data> {
     position: usize,
     name: &'data str,
     /// Offset of the entry's `name_length` field.
     offset: u64,
     tail: &'data raw::IndexEntryTail,
+}
+
+/// The entry's fields, its name cut after a few dozen characters.
+impl std::fmt::Debug for IndexEntry<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndexEntry")
+            .field("position", &self.position)
+            .field("name", &crate::debug::Text(self.name))
+            .field("offset", &self.offset)
+            .field("descriptor_offset", &self.descriptor_offset())
+            .field("descriptor_length", &self.descriptor_length())
+            .field("data_offset", &self.data_offset())
+            .field("data_length", &self.data_length())
+            .finish()
+    }
 }
 
 impl<'data> IndexEntry<'data> {
@@ -328,7 +343,6 @@ impl EntryField {
 /// are read and checked when a tensor is requested ([`tensor`](Self::tensor)).
 ///
 /// Every view handed out borrows `'data`, the bytes given to `parse`.
-#[derive(Debug)]
 pub struct HurrayFile<'data> {
     data: &'data [u8],
     options: Options,
@@ -340,6 +354,25 @@ pub struct HurrayFile<'data> {
     /// Entry positions ordered by descriptor offset (the physical order).
     by_offset: Vec<usize>,
     kv: Vec<KvEntry<'data>>,
+}
+
+/// The header's facts, the file's length and the first few tensor names
+/// and KV keys with their counts: never the bytes, whatever the file's size.
+impl std::fmt::Debug for HurrayFile<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::debug::{few_of, Text};
+        let names = self.entries.iter().map(|e| Text(e.name));
+        let keys = self.kv.iter().map(|e| Text(e.key()));
+        f.debug_struct("HurrayFile")
+            .field("len", &self.data.len())
+            .field("options", &self.options)
+            .field("container_version", &self.container_version())
+            .field("file_flags", &self.file_flags())
+            .field("data_buffer_alignment", &self.data_buffer_alignment())
+            .field("tensors", &few_of(names, self.entries.len()))
+            .field("kv", &few_of(keys, self.kv.len()))
+            .finish()
+    }
 }
 
 impl<'data> HurrayFile<'data> {

@@ -71,7 +71,7 @@ impl KvType {
 }
 
 /// One KV value, borrowed from the file.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq)]
 pub enum KvValue<'data> {
     /// A UTF-8 string.
     String(&'data str),
@@ -87,6 +87,23 @@ pub enum KvValue<'data> {
     Bytes(&'data [u8]),
     /// An array of scalar values, all of one type.
     Array(KvArray<'data>),
+}
+
+/// Scalars as they are; a string cut after a few dozen characters; bytes
+/// and arrays as their first few elements and their length.
+impl std::fmt::Debug for KvValue<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::debug::{few, Text};
+        match self {
+            KvValue::String(s) => f.debug_tuple("String").field(&Text(s)).finish(),
+            KvValue::Int64(n) => f.debug_tuple("Int64").field(n).finish(),
+            KvValue::Uint64(n) => f.debug_tuple("Uint64").field(n).finish(),
+            KvValue::Float64(x) => f.debug_tuple("Float64").field(x).finish(),
+            KvValue::Bool(b) => f.debug_tuple("Bool").field(b).finish(),
+            KvValue::Bytes(b) => f.debug_tuple("Bytes").field(&few(b)).finish(),
+            KvValue::Array(a) => f.debug_tuple("Array").field(a).finish(),
+        }
+    }
 }
 
 impl KvValue<'_> {
@@ -105,12 +122,26 @@ impl KvValue<'_> {
 }
 
 /// An array value: `len` elements of `element_type`, already checked.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq)]
 pub struct KvArray<'data> {
     element_type: KvType,
     len: u32,
     payload: &'data [u8],
     offset: u64,
+}
+
+/// The type, the length and the first few elements.
+impl std::fmt::Debug for KvArray<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let first: Vec<KvValue<'_>> = self.iter().take(crate::debug::SHOWN).collect();
+        let len = usize::try_from(self.len).unwrap_or(usize::MAX);
+        f.debug_struct("KvArray")
+            .field("element_type", &self.element_type)
+            .field("len", &self.len)
+            .field("offset", &self.offset)
+            .field("values", &crate::debug::few_of(first.iter(), len))
+            .finish()
+    }
 }
 
 impl<'data> KvArray<'data> {
@@ -141,11 +172,22 @@ impl<'data> KvArray<'data> {
 }
 
 /// One KV entry.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq)]
 pub struct KvEntry<'data> {
     key: &'data str,
     value: KvValue<'data>,
     offset: u64,
+}
+
+/// The key (cut after a few dozen characters), the value's summary, the offset.
+impl std::fmt::Debug for KvEntry<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KvEntry")
+            .field("key", &crate::debug::Text(self.key))
+            .field("value", &self.value)
+            .field("offset", &self.offset)
+            .finish()
+    }
 }
 
 impl<'data> KvEntry<'data> {

@@ -128,7 +128,7 @@ impl fmt::Display for Layout {
 }
 
 /// One level of a tiled layout (`layouts/tiled.md`).
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct TiledLevel<'data> {
     /// Tile size per dimension, `rank` entries.
     pub tile_shape: &'data [U64],
@@ -144,9 +144,33 @@ pub struct TiledLevel<'data> {
     pub offset: u64,
 }
 
+/// Shapes and strides as their first few entries and their length.
+impl std::fmt::Debug for TiledLevel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TiledLevel")
+            .field("tile_shape", &u64s(self.tile_shape))
+            .field("outer_layout", &self.outer_layout)
+            .field("inner_layout", &self.inner_layout)
+            .field("outer_strides", &self.outer_strides.map(i64s))
+            .field("inner_strides", &self.inner_strides.map(i64s))
+            .field("offset", &self.offset)
+            .finish()
+    }
+}
+
+/// The first few of `values`, as numbers.
+fn u64s(values: &[U64]) -> impl std::fmt::Debug + '_ {
+    crate::debug::few_of(values.iter().map(|v| v.get()), values.len())
+}
+
+/// The first few of `values`, as numbers.
+fn i64s(values: &[I64]) -> impl std::fmt::Debug + '_ {
+    crate::debug::few_of(values.iter().map(|v| v.get()), values.len())
+}
+
 /// The layout-specific fields of a descriptor, borrowed from the file.
 #[non_exhaustive]
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub enum LayoutFields<'data> {
     /// Row-major and column-major have none.
     None,
@@ -196,6 +220,49 @@ pub enum LayoutFields<'data> {
     /// An unknown layout (permissive mode): its fields cannot be delimited,
     /// so the buffer table and later sections are not available.
     Unknown,
+}
+
+/// Fixed fields as they are; arrays as their first few entries and their
+/// length (`extension_data` may be as long as the descriptor).
+impl std::fmt::Debug for LayoutFields<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::debug::{few, few_of};
+        match self {
+            LayoutFields::None => f.write_str("None"),
+            LayoutFields::Strided { strides } => f.debug_struct("Strided").field("strides", &i64s(strides)).finish(),
+            LayoutFields::Tiled { levels } => f.debug_struct("Tiled").field("levels", &few(levels)).finish(),
+            LayoutFields::Morton { morton_bits } => f
+                .debug_struct("Morton")
+                .field(
+                    "morton_bits",
+                    &few_of(morton_bits.iter().map(|b| b.get()), morton_bits.len()),
+                )
+                .finish(),
+            LayoutFields::Coo(c) => f.debug_tuple("Coo").field(c).finish(),
+            LayoutFields::Csr(c) => f.debug_tuple("Csr").field(c).finish(),
+            LayoutFields::Csc(c) => f.debug_tuple("Csc").field(c).finish(),
+            LayoutFields::Csf { nnz, mode_order, .. } => f
+                .debug_struct("Csf")
+                .field("nnz", nnz)
+                .field(
+                    "mode_order",
+                    &few_of(mode_order.iter().map(|m| m.get()), mode_order.len()),
+                )
+                .finish_non_exhaustive(),
+            LayoutFields::BlockPaged(b) => f.debug_tuple("BlockPaged").field(b).finish(),
+            LayoutFields::Composite(c) => f.debug_tuple("Composite").field(c).finish(),
+            LayoutFields::Hilbert(h) => f.debug_tuple("Hilbert").field(h).finish(),
+            LayoutFields::Extension {
+                extension_layout_id,
+                extension_data,
+            } => f
+                .debug_struct("Extension")
+                .field("extension_layout_id", extension_layout_id)
+                .field("extension_data", &few(extension_data))
+                .finish(),
+            LayoutFields::Unknown => f.write_str("Unknown"),
+        }
+    }
 }
 
 impl LayoutFields<'_> {

@@ -66,6 +66,7 @@ mod annotate;
 mod buffer;
 mod composite;
 mod cursor;
+mod debug;
 mod dequant;
 mod descriptor;
 mod element_type;
@@ -77,6 +78,7 @@ mod layout;
 mod layout_rules;
 #[cfg(feature = "mmap")]
 mod mmap;
+mod open;
 mod packed;
 mod prefetch;
 mod quant;

@@ -73,26 +73,38 @@ use crate::AlignedBytes;
 /// storage, files being written — read the file into memory with
 /// [`AlignedBytes::read`] and parse that: same API, no hazard, at the cost
 /// of reading every byte.
-#[derive(Debug)]
 pub struct MappedFile {
     map: memmap2::Mmap,
     options: Options,
 }
 
+/// The file's length and options, not its bytes.
+impl std::fmt::Debug for MappedFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MappedFile")
+            .field("len", &self.map.len())
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
 impl MappedFile {
     /// Maps the file at `path` read-only.
     ///
+    /// Only a regular file is mapped, and nothing waits: a FIFO, a socket
+    /// or a device is refused at once (opening a FIFO for reading would
+    /// block until a writer comes). Read a stream with
+    /// [`AlignedBytes::from_reader`].
+    ///
     /// # Errors
-    /// [`Error::Io`](crate::Error::Io) if the file cannot be opened or mapped (a directory:
-    /// kind `IsADirectory`; a device, FIFO or socket that cannot be mapped:
-    /// the OS's error, with "not a regular file" in the message).
+    /// [`Error::Io`](crate::Error::Io) if the file cannot be opened or
+    /// mapped: `PATH: cannot map: is a directory` (kind `IsADirectory`),
+    /// `PATH: cannot map: not a regular file (a FIFO)` (a socket, a
+    /// character or block device; kind `InvalidInput`), `PATH: cannot
+    /// open: ...` with the OS's error.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Self> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(|e| io_error(path, "cannot open", &e))?;
-        if file.metadata().is_ok_and(|m| m.is_dir()) {
-            let e = std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory");
-            return Err(io_error(path, "cannot map", &e));
-        }
+        let (file, _) = crate::open::open_regular(path, "cannot map")?;
         Self::map(&file, path, options)
     }
 
@@ -175,14 +187,13 @@ mod tests {
         let (kind, message) = io_error("/no/such/file.hry");
         assert_eq!(kind, std::io::ErrorKind::NotFound);
         assert!(message.starts_with("/no/such/file.hry: cannot open: "), "{message}");
-        #[cfg(target_os = "linux")]
-        {
-            // A character device: mmap fails with ENODEV ("No such device").
-            let (_, message) = io_error("/dev/null");
-            assert!(
-                message.starts_with("/dev/null: cannot map (not a regular file; read it with AlignedBytes::read): "),
-                "{message}"
-            );
-        }
+        #[cfg(unix)]
+        assert_eq!(
+            io_error("/dev/null"),
+            (
+                std::io::ErrorKind::InvalidInput,
+                "/dev/null: cannot map: not a regular file (a character device)".to_owned()
+            )
+        );
     }
 }

@@ -7,11 +7,24 @@ use crate::element_type::ElementType;
 /// A read-only view of `len` packed elements (`bool`, `int2`, `uint2`,
 /// `int4`, `uint4`, `float4_e2m1`, `float6_e2m3`, `float6_e3m2`) over a
 /// buffer's bytes. Elements are numbered from 0 in storage order.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct PackedView<'data> {
     bytes: &'data [u8],
     len: u64,
     element_type: ElementType,
+}
+
+/// The type, the length and the first few elements, decoded.
+impl std::fmt::Debug for PackedView<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let first = crate::debug::first(self.len).filter_map(|i| self.get(i));
+        f.debug_struct("PackedView")
+            .field("element_type", &self.element_type)
+            .field("len", &self.len)
+            .field("byte_len", &self.bytes.len())
+            .field("values", &crate::debug::few_of(first, crate::debug::count(self.len)))
+            .finish()
+    }
 }
 
 impl<'data> PackedView<'data> {

@@ -80,7 +80,7 @@ fn device_name(tag: u8) -> &'static str {
 ///
 /// Obtained from [`HurrayFile::tensor`]. Everything here borrows the file's
 /// bytes; nothing proportional to the data is copied.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Tensor<'data> {
     pub(crate) entry: IndexEntry<'data>,
     pub(crate) descriptor: Descriptor<'data>,
@@ -93,6 +93,45 @@ pub struct Tensor<'data> {
     /// How many tensors after a composite head (in index order) belong to
     /// it, its members' subtrees included; 0 for anything else.
     subtree_len: usize,
+}
+
+/// Name, type, layout, shape, nnz, where it lies and its buffers (each
+/// with its first few values); arrays cut to their first few entries.
+impl std::fmt::Debug for Tensor<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::debug::{few, few_of, Text};
+        f.debug_struct("Tensor")
+            .field("name", &Text(self.entry.name()))
+            .field("position", &self.entry.position())
+            .field("element_type", &self.descriptor.element_type())
+            .field("layout", &self.descriptor.layout())
+            .field(
+                "shape",
+                &few_of(
+                    self.descriptor.shape.iter().map(|d| d.get()),
+                    self.descriptor.shape.len(),
+                ),
+            )
+            .field("nnz", &self.nnz())
+            .field("descriptor_offset", &self.entry.descriptor_offset())
+            .field("data_offset", &self.entry.data_offset())
+            .field("data_length", &self.entry.data_length())
+            .field("buffers", &few_of(self.buffers.iter().map(Brief), self.buffers.len()))
+            .field("not_viewable", &self.not_viewable)
+            .field("members", &few(&self.members))
+            .finish()
+    }
+}
+
+/// A buffer in one line of a tensor's `Debug`: `values float32 x 5 at 4096`.
+struct Brief<'b, 'data>(&'b Buffer<'data>);
+
+impl std::fmt::Debug for Brief<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let b = self.0;
+        let element_type = b.element_type().map_or("unknown", |t| t.as_str());
+        write!(f, "{} {element_type} x {} at {}", b.role(), b.len(), b.file_offset())
+    }
 }
 
 impl<'data> HurrayFile<'data> {

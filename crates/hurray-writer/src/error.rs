@@ -571,6 +571,37 @@ pub enum Error {
         position: u64,
     },
 
+    /// Two triplets at the same coordinates, with [`Duplicates::Reject`](crate::Duplicates::Reject).
+    #[error("triplets {first} and {second} are both at (row {row}, col {col}): a compressed matrix stores each element once (layouts/csc.md § Storage Invariants (3), layouts/csr.md § Storage Invariants (3))")]
+    DuplicateEntry {
+        /// The shared row.
+        row: u64,
+        /// The shared column.
+        col: u64,
+        /// Position of the first triplet in the input.
+        first: u64,
+        /// Position of the second.
+        second: u64,
+    },
+
+    /// Integer values summed at one coordinate ([`Duplicates::Sum`](crate::Duplicates::Sum)) overflow their type.
+    #[error("the values summed at (row {row}, col {col}) overflow their integer type")]
+    SumOverflow {
+        /// The row.
+        row: u64,
+        /// The column.
+        col: u64,
+    },
+
+    /// Memory for an array the caller's sizes ask for could not be had.
+    #[error("cannot allocate the {what} ({count} elements)")]
+    AllocationFailed {
+        /// Which array.
+        what: &'static str,
+        /// How many elements it needs.
+        count: u64,
+    },
+
     /// A CSF `mode_order` that is not a permutation of `0..rank`.
     #[error("mode_order[{position}] = {value} makes mode_order not a permutation of 0..rank (layouts/csf.md § Mode Ordering)")]
     ModeOrderNotPermutation {

@@ -11,7 +11,8 @@
 //!
 //! * **Checked typed helpers** — [`Csc`], [`Csr`], [`Coo`], [`Csf`],
 //!   [`Dense`] take in-memory arrays, check every storage invariant of their
-//!   layout and compute all sizes.
+//!   layout and compute all sizes; [`TripletCsc`] and [`TripletCsr`] build
+//!   those arrays from unsorted `(row, col, value)` triplets.
 //! * **Typed descriptors** — [`TensorDescriptor`] covers every element
 //!   type, layout and optional section; [`FileWriter::write_tensor`]
 //!   validates it (not the buffer contents) and streams the buffers from
@@ -82,6 +83,7 @@ pub mod quant;
 mod sections;
 mod sink;
 pub mod sparse;
+mod triplets;
 mod writer;
 
 pub use buffer::BufferHandle;
@@ -97,6 +99,7 @@ pub use path::{write_file, PathWriter};
 pub use sections::{CompositeMember, ExtensionType, Shard, Statistics};
 pub use sink::{write_zero_bytes, Sink, WriteSink, MIN_HOLE};
 pub use sparse::{Coo, Csc, Csf, CsfLevel, Csr, Dense};
+pub use triplets::{Duplicates, Summable, TripletCsc, TripletCsr};
 pub use writer::{
     BufferData, FileWriter, IndexEntry, RawFileFields, RawTensor, WriterOptions, DEFAULT_DATA_BUFFER_ALIGNMENT,
     FILE_MAGIC, HAS_INDEX_CRC32C, HAS_KV_METADATA, HEADER_LEN, SORTED_INDEX, TRAILER_LEN, TRAILER_MAGIC,

@@ -22,7 +22,7 @@ use crate::view::threads::{share, spawn_or_run, MAX_THREADS};
 /// lexicographic order (dimension 0 major); lookups binary-search only
 /// when it is set, and verification treats a false claim as an error
 /// (NOTES.md "COO is_sorted = 1").
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CooStructure<'data> {
     tensor: &'data str,
     shape: Vec<u64>,
@@ -31,6 +31,38 @@ pub struct CooStructure<'data> {
     indices_offset: u64,
     is_sorted: bool,
     scanned: bool,
+}
+
+impl CooStructure<'_> {
+    /// The `Debug` of the structure or of a view called `name`, with
+    /// `values` when it has them: never the arrays.
+    fn debug<T: std::fmt::Debug>(
+        &self,
+        f: &mut std::fmt::Formatter<'_>,
+        name: &str,
+        values: Option<&[T]>,
+    ) -> std::fmt::Result {
+        use crate::debug::{few, Text};
+        let mut d = f.debug_struct(name);
+        d.field("tensor", &Text(self.tensor))
+            .field("shape", &few(&self.shape))
+            .field("nnz", &self.nnz)
+            .field("indices", &few(self.indices))
+            .field("indices_offset", &self.indices_offset);
+        if let Some(values) = values {
+            d.field("values", &few(values));
+        }
+        d.field("is_sorted", &self.is_sorted)
+            .field("validated", &self.scanned)
+            .finish()
+    }
+}
+
+/// Shape, `nnz` and the first few coordinates.
+impl std::fmt::Debug for CooStructure<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.debug::<()>(f, "CooStructure", None)
+    }
 }
 
 impl<'data> CooStructure<'data> {
@@ -380,10 +412,17 @@ impl<'data> CooStructure<'data> {
 /// assert_eq!(u.get(&[0, 3])?, Some(&-2.0));
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CooView<'data, T> {
     structure: CooStructure<'data>,
     values: &'data [T],
+}
+
+/// Shape, `nnz`, the first few coordinates and values.
+impl<T: std::fmt::Debug> std::fmt::Debug for CooView<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.structure.debug(f, "CooView", Some(self.values))
+    }
 }
 
 impl<'data, T: Element> CooView<'data, T> {

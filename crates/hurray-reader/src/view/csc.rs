@@ -15,9 +15,22 @@ use crate::view::csr::{CsrMatrix, CsrStructure, CsrView};
 /// `ncols + 1` `u64`, buffer 1 `row_indices` holds `nnz` `u64`. Every
 /// position and length here counts elements of those arrays (and of
 /// `values`), never bytes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct CscStructure<'data> {
     pub(crate) inner: Compressed<'data>,
+}
+
+/// Shape, `nnz`, the first few entries of `col_ptr` and `row_indices`.
+impl std::fmt::Debug for CscStructure<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.inner.debug::<()>(
+            f,
+            "CscStructure",
+            (self.nrows(), self.ncols()),
+            ("col_ptr", "row_indices"),
+            None,
+        )
+    }
 }
 
 impl<'data> CscStructure<'data> {
@@ -200,10 +213,24 @@ impl<'data> CscStructure<'data> {
 /// assert_eq!(col3, [(0, 2.0)]);
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct CscView<'data, T> {
     pub(crate) structure: CscStructure<'data>,
     pub(crate) values: &'data [T],
+}
+
+/// Shape, `nnz`, the first few entries of each array: never the arrays.
+impl<T: std::fmt::Debug> std::fmt::Debug for CscView<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = &self.structure;
+        s.inner.debug(
+            f,
+            "CscView",
+            (s.nrows(), s.ncols()),
+            ("col_ptr", "row_indices"),
+            Some(self.values),
+        )
+    }
 }
 
 impl<'data, T: Element> CscView<'data, T> {
@@ -384,18 +411,21 @@ impl<'data, T: Element> CscView<'data, T> {
         })
     }
 
-    /// The CSR view of Aᵀ over the same slices, no copy (`layouts/csc.md` §
-    /// Relationship to CSR): `nrows` and `ncols` swap, `row_ptr` is this
-    /// `col_ptr`, `col_indices` this `row_indices`. Keeps this view's
-    /// validation state.
+    /// Aᵀ, viewed as CSR over the same slices: no copy (`layouts/csc.md` §
+    /// Relationship to CSR). `nrows` and `ncols` swap, `row_ptr` is this
+    /// `col_ptr`, `col_indices` this `row_indices`: `transpose().get(j, i)`
+    /// is `get(i, j)`. Keeps this view's validation state. For A itself in
+    /// CSR, see [`to_csr`](Self::to_csr).
     pub fn transpose(&self) -> CsrView<'data, T> {
         CsrView::from_parts(self.structure.transpose(), self.values)
     }
 
-    /// An owned CSR copy of the same matrix A (the pointer and index
-    /// transposition of `layouts/csc.md` § Relationship to CSR), and the
-    /// one allocation of the crate that grows with the matrix (the
-    /// products' scratch has a bound whatever the matrix: [`mul_vec`](Self::mul_vec);
+    /// A itself (not Aᵀ) as an owned CSR matrix: new `row_ptr`,
+    /// `col_indices` and `values` (the pointer and index transposition of
+    /// `layouts/csc.md` § Relationship to CSR; [`transpose`](Self::transpose)
+    /// is Aᵀ without a copy). It is the one allocation of the crate that
+    /// grows with the matrix (the products' scratch has a bound whatever
+    /// the matrix: [`mul_vec`](Self::mul_vec);
     /// [`AlignedBytes::read`](crate::AlignedBytes::read) holds a whole
     /// file, at the caller's choice): `8 × (nrows + 1)` bytes for
     /// `row_ptr` plus `(8 + size_of::<T>()) × nnz`. `nrows` comes from the
@@ -482,55 +512,11 @@ impl<'data, T: Element> CscView<'data, T> {
 }
 
 impl<T: Float> CscView<'_, T> {
-    /// The product `y = A·x` (`y` overwritten, not accumulated into):
-    /// column by column, `y[row] += value · x[col]`, products and sums in
-    /// `T` in storage order (what scipy's `A @ x` computes, bit for bit).
-    /// `x` has `ncols` entries, `y` `nrows`. One pass over `col_ptr`,
-    /// `row_indices` and `values`. On an unvalidated view the invariants
-    /// are verified first, on every call: take
-    /// [`validated`](Self::validated) once to skip it.
-    ///
-    /// When `y` is larger than 2 MiB (`nrows × size_of::<T>()`, about what
-    /// an L2 cache holds), the scatter asks the CPU to prefetch the entry
-    /// of `y` that the element 32 positions on will update (a cache hint,
-    /// x86-64 only; it changes no result). When `y` is larger than 16 MiB,
-    /// the scatter into `y` uses *propagation
-    /// blocking* (Beamer, Asanović, Patterson, IPDPS 2017): `y` is cut
-    /// into blocks of 512 KiB, and each contribution `value · x[col]` is
-    /// first appended, with its row's offset, to a bin that collects the
-    /// contributions to up to 8 consecutive blocks (as few as keep the
-    /// bins at 16 or fewer). A full bin is split, in order, into one part
-    /// per block, and each part is added into its block while the block
-    /// sits in the cache. Each `y[row]` receives the same products in the
-    /// same order as with the plain scatter, so the result is the same bit
-    /// for bit. This allocates, on every call, bins of at most 32 MiB in
-    /// total plus parts of at most two bins' size and 8 bytes per bin and
-    /// part, whatever `nnz`, freed before returning (24 MiB for `f32` with
-    /// 10 M rows; the AVX-512 version below allocates more). The blocked path is taken only where the bins, within
-    /// that bound, can hold at least one contribution per 16 bytes of the
-    /// blocks they cover: for `f32` from 4 M to 16 M rows with at least
-    /// about `nrows / 4` non-zeros, for `f64` from 2 M to 4 M rows with
-    /// `nrows / 2` non-zeros. Otherwise, or if the allocation fails, it
-    /// runs the plain scatter (`y[row] += value · x[col]` straight into
-    /// `y`, no allocation).
-    ///
-    /// On x86-64 CPUs with AVX-512 (`avx512f`, detected at run time), an
-    /// `f32` product in that range runs a blocked scatter of its own:
-    /// blocks of 1 MiB, at most 8 bins of up to 8 blocks, contributions
-    /// moved eight at a time (a vector compress per bin), and a full bin
-    /// split into its blocks in up to two partitions (4 parts, then 2).
-    /// The same products reach each `y[row]` in the same order: the same
-    /// result bit for bit. Its scratch, allocated on every call and freed
-    /// before returning, is the bins and the parts, 4 MiB (and 64 bytes)
-    /// each at most: 44 MiB for 10 M rows, 56 MiB at most. It runs for
-    /// 4 M to 16 M rows, like the portable one, when there are at least
-    /// 16 bytes of a bin's blocks per contribution it can hold: about
-    /// `nrows / 4` to `nrows / 3` non-zeros or more, depending on `nrows`
-    /// (a few fewer take the portable version or the plain scatter).
-    /// Measured in `docs/performance.md` § Run K.
-    ///
-    /// Aᵀ·x is [`transpose()`](Self::transpose)`.mul_vec(x, y)` (row dot
-    /// products over the same arrays).
+    /// The product `y = A·x`: `x` has `ncols` entries, `y` has `nrows`,
+    /// and `y` is overwritten (not accumulated into). The result is what
+    /// scipy's `A @ x` computes, bit for bit (products and sums in `T`,
+    /// in storage order). Aᵀ·x is
+    /// [`transpose()`](Self::transpose)`.mul_vec(x, y)`.
     ///
     /// ```
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -547,6 +533,16 @@ impl<T: Float> CscView<'_, T> {
     /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) when `x` or
     /// `y` has the wrong length (nothing is written); on an unvalidated
     /// view, as [`validate`](Self::validate).
+    ///
+    /// # Cost
+    /// One pass over `col_ptr`, `row_indices` and `values`. On an
+    /// unvalidated view the invariants are checked first, on every call
+    /// (take [`validated`](Self::validated) once to skip that). A `y` above
+    /// 16 MiB may be scattered through bins (*propagation blocking*),
+    /// which allocates at most 56 MiB per call, freed before returning,
+    /// whatever `nnz`; the result is the same bit for bit. How the scatter
+    /// is planned, and when it allocates: `docs/design.md` § The sparse
+    /// products.
     pub fn mul_vec(&self, x: &[T], y: &mut [T]) -> Result<()> {
         let inner = &self.structure.inner;
         inner.check_lengths((x.len(), "ncols", self.ncols()), (y.len(), "nrows", self.nrows()))?;
@@ -623,10 +619,20 @@ fn allocation_failed(tensor: &str, what: &'static str, count: Option<u64>, width
 }
 
 /// The stored elements of one column, `(row, &value)`.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Column<'data, T> {
     rows: std::slice::Iter<'data, u64>,
     values: std::slice::Iter<'data, T>,
+}
+
+/// The first few rows and values left, and how many.
+impl<T: std::fmt::Debug> std::fmt::Debug for Column<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Column")
+            .field("rows", &crate::debug::few(self.rows.as_slice()))
+            .field("values", &crate::debug::few(self.values.as_slice()))
+            .finish()
+    }
 }
 
 impl<'data, T> Iterator for Column<'data, T> {
@@ -645,13 +651,26 @@ impl<T> ExactSizeIterator for Column<'_, T> {}
 
 /// Every stored element of a validated CSC view, `(row, col, &value)`,
 /// column by column ([`CscView::columns`], flattened).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Entries<'data, T> {
     columns: Slices<'data, T>,
     /// The column `rows` and `values` belong to.
     col: u64,
     rows: std::slice::Iter<'data, u64>,
     values: std::slice::Iter<'data, T>,
+}
+
+/// The current column, the first few of its rows and values left, and
+/// the columns after it.
+impl<T: std::fmt::Debug> std::fmt::Debug for Entries<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entries")
+            .field("col", &self.col)
+            .field("rows", &crate::debug::few(self.rows.as_slice()))
+            .field("values", &crate::debug::few(self.values.as_slice()))
+            .field("columns", &self.columns)
+            .finish()
+    }
 }
 
 impl<'data, T> Iterator for Entries<'data, T> {

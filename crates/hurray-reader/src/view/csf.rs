@@ -24,7 +24,7 @@ const CRD: [&str; 64] = level_names!("crd_": 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 
     28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63);
 
 /// One level of the tree.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct CsfLevel<'data> {
     /// Pointer array, `n_{L-1} + 1` entries.
     pub pos: &'data [u64],
@@ -34,8 +34,20 @@ pub struct CsfLevel<'data> {
     crd_offset: u64,
 }
 
+/// The first few entries of each array, and their offsets.
+impl std::fmt::Debug for CsfLevel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CsfLevel")
+            .field("pos", &crate::debug::few(self.pos))
+            .field("crd", &crate::debug::few(self.crd))
+            .field("pos_offset", &self.pos_offset)
+            .field("crd_offset", &self.crd_offset)
+            .finish()
+    }
+}
+
 /// The tree of a CSF tensor, without values.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CsfStructure<'data> {
     tensor: &'data str,
     shape: Vec<u64>,
@@ -43,6 +55,36 @@ pub struct CsfStructure<'data> {
     levels: Vec<CsfLevel<'data>>,
     nnz: u64,
     scanned: bool,
+}
+
+impl CsfStructure<'_> {
+    /// The `Debug` of the structure or of a view called `name`, with
+    /// `values` when it has them: never the arrays.
+    fn debug<T: std::fmt::Debug>(
+        &self,
+        f: &mut std::fmt::Formatter<'_>,
+        name: &str,
+        values: Option<&[T]>,
+    ) -> std::fmt::Result {
+        use crate::debug::{few, Text};
+        let mut d = f.debug_struct(name);
+        d.field("tensor", &Text(self.tensor))
+            .field("shape", &few(&self.shape))
+            .field("mode_order", &few(&self.mode_order))
+            .field("nnz", &self.nnz)
+            .field("levels", &few(&self.levels));
+        if let Some(values) = values {
+            d.field("values", &few(values));
+        }
+        d.field("validated", &self.scanned).finish()
+    }
+}
+
+/// Shape, `nnz` and the first few levels, each cut to its first entries.
+impl std::fmt::Debug for CsfStructure<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.debug::<()>(f, "CsfStructure", None)
+    }
 }
 
 impl<'data> CsfStructure<'data> {
@@ -214,11 +256,22 @@ impl<'data> CsfStructure<'data> {
 
 /// The stored elements of a CSF tensor as (logical coordinates, leaf
 /// position), in leaf order: [`CsfStructure::entries`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CsfEntries<'s, 'data> {
     structure: &'s CsfStructure<'data>,
     next: usize,
     end: usize,
+}
+
+/// The positions left, not the tree.
+impl std::fmt::Debug for CsfEntries<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CsfEntries")
+            .field("tensor", &crate::debug::Text(self.structure.tensor))
+            .field("next", &self.next)
+            .field("end", &self.end)
+            .finish()
+    }
 }
 
 impl Iterator for CsfEntries<'_, '_> {
@@ -254,10 +307,17 @@ impl ExactSizeIterator for CsfEntries<'_, '_> {}
 impl std::iter::FusedIterator for CsfEntries<'_, '_> {}
 
 /// A CSF tensor with values `T`.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CsfView<'data, T> {
     structure: CsfStructure<'data>,
     values: &'data [T],
+}
+
+/// Shape, `nnz`, the first few levels and values.
+impl<T: std::fmt::Debug> std::fmt::Debug for CsfView<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.structure.debug(f, "CsfView", Some(self.values))
+    }
 }
 
 impl<'data, T: Element> CsfView<'data, T> {

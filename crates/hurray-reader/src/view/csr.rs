@@ -16,9 +16,22 @@ use crate::view::csc::{CscStructure, CscView};
 /// here counts elements of those arrays (and of `values`), never bytes. It
 /// is the [`CscStructure`] of Aᵀ over the same arrays
 /// ([`transpose`](Self::transpose)).
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct CsrStructure<'data> {
     pub(crate) inner: Compressed<'data>,
+}
+
+/// Shape, `nnz`, the first few entries of `row_ptr` and `col_indices`.
+impl std::fmt::Debug for CsrStructure<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.inner.debug::<()>(
+            f,
+            "CsrStructure",
+            (self.nrows(), self.ncols()),
+            ("row_ptr", "col_indices"),
+            None,
+        )
+    }
 }
 
 impl<'data> CsrStructure<'data> {
@@ -200,10 +213,24 @@ impl<'data> CsrStructure<'data> {
 /// assert_eq!(row1, [(2, 3.25), (5, 11.0)]);
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct CsrView<'data, T> {
     pub(crate) structure: CsrStructure<'data>,
     pub(crate) values: &'data [T],
+}
+
+/// Shape, `nnz`, the first few entries of each array: never the arrays.
+impl<T: std::fmt::Debug> std::fmt::Debug for CsrView<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = &self.structure;
+        s.inner.debug(
+            f,
+            "CsrView",
+            (s.nrows(), s.ncols()),
+            ("row_ptr", "col_indices"),
+            Some(self.values),
+        )
+    }
 }
 
 impl<'data, T: Element> CsrView<'data, T> {
@@ -442,7 +469,7 @@ impl<T: Float> CsrView<'_, T> {
 /// [`into_parts`](Self::into_parts) gives the vectors away. Two copies are
 /// equal (`==`) when their shapes and arrays are, whatever tensors they
 /// came from.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CsrMatrix<T> {
     tensor: Box<str>,
     nrows: u64,
@@ -450,6 +477,21 @@ pub struct CsrMatrix<T> {
     row_ptr: Vec<u64>,
     col_indices: Vec<u64>,
     values: Vec<T>,
+}
+
+/// Shape and the first few entries of each array: never the arrays.
+impl<T: std::fmt::Debug> std::fmt::Debug for CsrMatrix<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::debug::{few, Text};
+        f.debug_struct("CsrMatrix")
+            .field("tensor", &Text(&self.tensor))
+            .field("nrows", &self.nrows)
+            .field("ncols", &self.ncols)
+            .field("row_ptr", &few(&self.row_ptr))
+            .field("col_indices", &few(&self.col_indices))
+            .field("values", &few(&self.values))
+            .finish()
+    }
 }
 
 impl<T> CsrMatrix<T> {

@@ -10,7 +10,7 @@ use crate::tensor::Tensor;
 use crate::value::Value;
 
 /// Maps logical indices of a dense tensor to element positions in buffer 0.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Addressing<'data> {
     pub(crate) tensor: &'data str,
     layout: Layout,
@@ -23,6 +23,21 @@ pub struct Addressing<'data> {
     /// Position of element `[0, ..., 0]`, in elements from buffer 0's
     /// first element (at byte [`Buffer::element_start`](crate::Buffer::element_start)).
     pub(crate) origin: i128,
+}
+
+/// Layout, shape (first few dimensions), layout fields and origin.
+impl std::fmt::Debug for Addressing<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::debug::{few, Text};
+        f.debug_struct("Addressing")
+            .field("tensor", &Text(self.tensor))
+            .field("layout", &self.layout)
+            .field("shape", &few(&self.shape))
+            .field("storage_shape", &few(&self.storage_shape))
+            .field("fields", &self.fields)
+            .field("origin", &self.origin)
+            .finish()
+    }
 }
 
 impl<'data> Addressing<'data> {
@@ -292,10 +307,20 @@ pub(crate) fn hilbert_index(coords: &[u64], order: u32) -> u64 {
 }
 
 /// A dense tensor with elements `T`, borrowed from buffer 0.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct DenseView<'data, T> {
     pub(crate) addressing: Addressing<'data>,
     pub(crate) elements: &'data [T],
+}
+
+/// The addressing and the first few elements in storage order.
+impl<T: std::fmt::Debug> std::fmt::Debug for DenseView<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DenseView")
+            .field("addressing", &self.addressing)
+            .field("elements", &crate::debug::few(self.elements))
+            .finish()
+    }
 }
 
 impl<'data, T: Element> DenseView<'data, T> {

@@ -58,7 +58,7 @@ pub(crate) const CSR: Names = Names {
 };
 
 /// Pointer and index arrays of a compressed sparse matrix, borrowed.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub(crate) struct Compressed<'data> {
     pub(crate) tensor: &'data str,
     pub(crate) names: Names,
@@ -284,6 +284,36 @@ impl<'data> Compressed<'data> {
 /// The outer slices of a compressed matrix, in order: the columns of a CSC
 /// view ([`CscView::columns`](crate::CscView::columns)) or the rows of a
 /// CSR view ([`CsrView::rows`](crate::CsrView::rows)). Each item is
+impl Compressed<'_> {
+    /// The `Debug` of a CSC or CSR structure or view called `name`, whose
+    /// arrays are called `ptr` and `idx` and whose shape is `(nrows,
+    /// ncols)`, with `values` when it has them: the shape, `nnz`, the
+    /// arrays' first few entries, never the arrays.
+    pub(crate) fn debug<T: std::fmt::Debug>(
+        &self,
+        f: &mut std::fmt::Formatter<'_>,
+        name: &str,
+        (nrows, ncols): (u64, u64),
+        (ptr, idx): (&str, &str),
+        values: Option<&[T]>,
+    ) -> std::fmt::Result {
+        use crate::debug::{few, Text};
+        let mut d = f.debug_struct(name);
+        d.field("tensor", &Text(self.tensor))
+            .field("nrows", &nrows)
+            .field("ncols", &ncols)
+            .field("nnz", &self.nnz)
+            .field(ptr, &few(self.ptr))
+            .field(idx, &few(self.idx));
+        if let Some(values) = values {
+            d.field("values", &few(values));
+        }
+        d.field("validated", &self.scanned)
+            .field("transposed", &self.transposed)
+            .finish()
+    }
+}
+
 /// `(j, indices, values)`: `j` the column (row) number, `indices` its row
 /// (column) indices, ascending, and `values` its values, both borrowed
 /// from the file with `ptr[j + 1] - ptr[j]` entries (`layouts/csc.md` §
@@ -291,10 +321,20 @@ impl<'data> Compressed<'data> {
 /// `Result` per slice: the view was validated before the iterator was
 /// made. One item per slice, empty slices included (`ncols` items for CSC,
 /// `nrows` for CSR), from either end.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Slices<'data, T> {
     slices: Contiguous<'data, T>,
     next: u64,
+}
+
+/// The next slice's number and how many are left, not the arrays.
+impl<T> std::fmt::Debug for Slices<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Slices")
+            .field("next", &self.next)
+            .field("remaining", &self.slices.pointers.len())
+            .finish()
+    }
 }
 
 impl<'data, T> Slices<'data, T> {
@@ -331,7 +371,7 @@ fn pairs<'s, T>(ptr: &'s [u64], idx: &'s [u64], values: &'s [T]) -> Contiguous<'
 /// benchmark (`docs/performance.md` § 3), and whether it did changed from
 /// one build to another. A pointer pair that does not fit (only in data
 /// never validated) ends the iteration.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 struct Contiguous<'s, T> {
     pointers: std::slice::Windows<'s, u64>,
     rest: (&'s [u64], &'s [T]),
