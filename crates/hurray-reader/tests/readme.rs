@@ -1,5 +1,5 @@
-//! The README's snippets, compiled and run: "Write a file" and "The
-//! library in five lines". The test reads the README's `rust` blocks and
+//! The README's snippets, compiled and run: "Write a file", "The
+//! library in five lines" and "Owned handles, column blocks, other crates". The test reads the README's `rust` blocks and
 //! checks that each is, line for line, the body of its function here
 //! (between the markers, less four spaces of indent), then runs them from
 //! the repository root, where the README's relative path points: the
@@ -33,6 +33,20 @@ fn snippet() -> Result<(), hurray_reader::Error> {
     assert_eq!(a.get(2, 1)?, Some(&4.0));             // binary search; Ok(None) = implicit zero
     for (row, value) in a.column(3)? { println!("A[{row}, 3] = {value}"); }
     // README END
+    Ok(())
+}
+
+#[rustfmt::skip]
+fn blocks_snippet() -> Result<(), hurray_reader::Error> {
+    // README BLOCKS BEGIN
+    use hurray_reader::{Options, SharedFile};
+
+    let file = SharedFile::open("fixtures/csc_worked_example.hry", Options::default())?; // owned, Arc inside
+    let a = file.tensor("A")?.csc::<f32>()?;  // SharedCsc<f32>: scanned once; Send + Sync, keep it anywhere
+    let b = a.view()?.column_block(1..3)?;    // columns 1 and 2: a CscView over the same bytes
+    let m = b.as_sprs()?;                     // feature "sprs": a sprs::CsMatViewI<f32, u64>, no copy
+    assert_eq!((m.rows(), m.cols(), m.nnz()), (4, 2, 2));
+    // README BLOCKS END
     Ok(())
 }
 
@@ -73,7 +87,13 @@ fn readme_snippets_are_this_code_and_run() {
         here("// README BEGIN", "// README END"),
         "README.md's second rust block and tests/readme.rs's snippet differ"
     );
-    assert_eq!((write.len(), read.len()), (7, 7));
+    let blocks = between(&readme, "```rust", "```", 2);
+    assert_eq!(
+        blocks,
+        here("// README BLOCKS BEGIN", "// README BLOCKS END"),
+        "README.md's third rust block and tests/readme.rs's blocks_snippet differ"
+    );
+    assert_eq!((write.len(), read.len(), blocks.len()), (7, 7, 7));
     std::env::set_current_dir(&root).unwrap();
 
     write_snippet().unwrap();
@@ -101,4 +121,5 @@ fn readme_snippets_are_this_code_and_run() {
     std::fs::remove_file(&path).unwrap();
 
     snippet().unwrap();
+    blocks_snippet().unwrap();
 }
