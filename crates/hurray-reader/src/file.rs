@@ -100,7 +100,7 @@ impl Options {
     #[must_use]
     pub fn with_threads(self, threads: usize) -> Self {
         Options {
-            threads: threads.clamp(1, crate::view::threads::MAX_THREADS),
+            threads: threads.clamp(1, crate::kernels::threads::MAX_THREADS),
             ..self
         }
     }

@@ -6,7 +6,6 @@ pub mod csc;
 pub mod csf;
 pub mod csr;
 pub mod dense;
-pub(crate) mod threads;
 
 use crate::cursor::to_u64;
 use crate::error::{Error, Result};

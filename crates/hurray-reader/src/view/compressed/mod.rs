@@ -4,17 +4,16 @@
 //! both and `transpose` only changes the names.
 //!
 //! This module holds the type, its lookups and its slice iterator;
-//! [`scan`] checks the four storage invariants, [`product`] computes
-//! `y = M·x` both ways.
+//! [`check`] checks the four storage invariants (the fast pass is
+//! `kernels::scan`'s), and the products are `kernels::product`'s.
 
-mod product;
-mod scan;
+mod check;
 
-pub use product::Float;
-pub(crate) use scan::MIN_PER_THREAD;
+pub use crate::kernels::product::Float;
 
-use crate::cursor::{to_u64, to_usize};
+use crate::cursor::to_u64;
 use crate::error::{Error, Result};
+use crate::kernels::{pairs, slice_ok, Arrays, Contiguous};
 
 /// Names and rules of one orientation, for errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,6 +198,67 @@ impl<'data> Compressed<'data> {
         })
     }
 
+    /// The arrays as the kernels read them.
+    pub(crate) fn arrays(&self) -> Arrays<'data> {
+        let positions = self.positions();
+        Arrays {
+            ptr: self.ptr,
+            idx: self.idx,
+            start: positions.start,
+            end: positions.end,
+            bound: self.inner_len,
+        }
+    }
+
+    /// `y = M·x` read as CSC (`kernels::product`), on one thread. The caller
+    /// has checked the lengths and the invariants.
+    pub(crate) fn scatter<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
+        self.arrays().scatter(values, x, y);
+    }
+
+    /// [`scatter`](Self::scatter) on up to `threads` threads.
+    pub(crate) fn scatter_parallel<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
+        self.arrays().scatter_parallel(values, x, y, threads);
+    }
+
+    /// `y = M·x` read as CSR: dot products (`kernels::product`).
+    pub(crate) fn dots<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
+        self.arrays().dots(values, x, y);
+    }
+
+    /// [`dots`](Self::dots) on up to `threads` threads.
+    pub(crate) fn dots_parallel<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
+        self.arrays().dots_parallel(values, x, y, threads);
+    }
+
+    /// Checks `x.len() = expected_x` and `y.len() = expected_y` for a
+    /// product `y = M·x`. On a transposed view the error names the
+    /// transpose's dimension (`nrows of the transpose`): the tensor it
+    /// names has the other shape.
+    pub(crate) fn check_lengths(
+        &self,
+        (x, x_name, expected_x): (usize, &'static str, u64),
+        (y, y_name, expected_y): (usize, &'static str, u64),
+    ) -> Result<()> {
+        for (what, len, expected_name, expected) in [("x", x, x_name, expected_x), ("y", y, y_name, expected_y)] {
+            if to_u64(len) != expected {
+                let expected_name = if self.transposed {
+                    of_transpose(expected_name)
+                } else {
+                    expected_name
+                };
+                return Err(Error::LengthMismatch {
+                    tensor: self.tensor.into(),
+                    what,
+                    len: to_u64(len),
+                    expected_name,
+                    expected,
+                });
+            }
+        }
+        Ok(())
+    }
+
     fn ptr_at(&self, i: u64) -> u64 {
         self.ptr_offset.saturating_add(i.saturating_mul(8))
     }
@@ -349,64 +409,6 @@ impl<'data, T> Slices<'data, T> {
     }
 }
 
-/// The indices and values of each slice of the pointer window `ptr`
-/// (`ptr.len() - 1` slices, positions absolute in `idx` and `values`), for
-/// the products: [`Contiguous`].
-fn pairs<'s, T>(ptr: &'s [u64], idx: &'s [u64], values: &'s [T]) -> Contiguous<'s, T> {
-    let range = ptr.first().map_or(0, |&p| to_usize(p))..ptr.last().map_or(0, |&p| to_usize(p));
-    Contiguous {
-        pointers: ptr.windows(2),
-        rest: (
-            idx.get(range.clone()).unwrap_or_default(),
-            values.get(range).unwrap_or_default(),
-        ),
-    }
-}
-
-/// The slices of validated data, cut off the front (or the back) of `idx`
-/// and `values` one after the other (validated slices are contiguous)
-/// rather than taken by range (`get(start..end)` on both arrays): with
-/// ranges LLVM may turn the two checks into `cmov`s that the slice's loads
-/// wait for, which measured ~20% slower in the dot products on the 100 M
-/// benchmark (`docs/performance.md` § 3), and whether it did changed from
-/// one build to another. A pointer pair that does not fit (only in data
-/// never validated) ends the iteration.
-#[derive(Clone)]
-struct Contiguous<'s, T> {
-    pointers: std::slice::Windows<'s, u64>,
-    rest: (&'s [u64], &'s [T]),
-}
-
-impl<'s, T> Iterator for Contiguous<'s, T> {
-    type Item = (&'s [u64], &'s [T]);
-
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        let &[a, b] = self.pointers.next()? else {
-            return None; // unreachable: windows of two
-        };
-        let len = to_usize(b.wrapping_sub(a));
-        let (indices, indices_rest) = self.rest.0.split_at_checked(len)?;
-        let (values, values_rest) = self.rest.1.split_at_checked(len)?;
-        self.rest = (indices_rest, values_rest);
-        Some((indices, values))
-    }
-}
-
-impl<T> DoubleEndedIterator for Contiguous<'_, T> {
-    #[inline]
-    fn next_back(&mut self) -> Option<Self::Item> {
-        let &[a, b] = self.pointers.next_back()? else {
-            return None; // unreachable: windows of two
-        };
-        let len = to_usize(b.wrapping_sub(a));
-        let (indices_rest, indices) = self.rest.0.split_at_checked(self.rest.0.len().checked_sub(len)?)?;
-        let (values_rest, values) = self.rest.1.split_at_checked(self.rest.1.len().checked_sub(len)?)?;
-        self.rest = (indices_rest, values_rest);
-        Some((indices, values))
-    }
-}
-
 impl<'data, T> Iterator for Slices<'data, T> {
     type Item = (u64, &'data [u64], &'data [T]);
 
@@ -446,18 +448,6 @@ fn of_transpose(word: &'static str) -> &'static str {
         "ncols" => "ncols of the transpose",
         other => other,
     }
-}
-
-/// True when `slice` is strictly increasing and its last (largest) entry is
-/// below `bound`. Branch-free over the slice so the loop vectorises.
-#[inline]
-pub(crate) fn slice_ok(slice: &[u64], bound: u64) -> bool {
-    let (Some(head), Some(tail)) = (slice.get(..slice.len().saturating_sub(1)), slice.get(1..)) else {
-        return true;
-    };
-    let unsorted = head.iter().zip(tail).fold(false, |bad, (a, b)| bad | (b <= a));
-    let last_ok = slice.last().is_none_or(|&v| v < bound);
-    !unsorted && last_ok
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The blocked scatter of `y = M·x` for `f32` on CPUs with AVX-512
 //! (`avx512f`): the same products, added to each `y[i]` in the same order
-//! as [`Compressed::scatter_direct`](super::Compressed::scatter_direct),
+//! as [`Arrays::scatter_direct`](super::Arrays::scatter_direct),
 //! so the same result bit for bit, with the moving of contributions done
 //! eight at a time in registers.
 //!
@@ -38,7 +38,7 @@ use std::arch::x86_64::{
 
 use super::{cached_block, Blocking};
 use crate::cursor::{to_u64, to_usize};
-use crate::prefetch::{prefetch, STREAM_AHEAD};
+use crate::kernels::prefetch::{prefetch, STREAM_AHEAD};
 
 /// Contributions, rows or values a register.
 const LANES: usize = 8;
@@ -508,8 +508,8 @@ fn apply(entries: &[u64], y: &mut [f32], index: usize, block_shift: u32) {
 mod tests {
     use super::super::tests::{cases, Case};
     use super::*;
-    use crate::view::compressed::tests::csc;
-    use crate::view::compressed::Compressed;
+    use crate::kernels::scan::tests::arrays as csc;
+    use crate::kernels::Arrays;
 
     /// Whether this CPU runs the AVX-512 path; prints a "skipped" line
     /// when not (the equality tests then have nothing to compare).
@@ -524,7 +524,7 @@ mod tests {
     /// `scatter` with `plan` into rows `lo..hi` against the direct
     /// scatter, both into `y`s of garbage, bit for bit.
     fn equals_direct(
-        c: &Compressed<'_>,
+        c: &Arrays<'_>,
         values: &[f32],
         x: &[f32],
         plan: Plan,

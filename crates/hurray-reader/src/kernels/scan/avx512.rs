@@ -27,9 +27,9 @@ use std::arch::x86_64::{
     _mm512_sub_epi64,
 };
 
-use super::{Blocks, Compressed, Part, Scan, LINE, MAP, PTR_AHEAD, REPORT};
+use super::{Arrays, Blocks, Part, Scan, LINE, MAP, PTR_AHEAD, REPORT};
 use crate::cursor::to_u64;
-use crate::prefetch::prefetch;
+use crate::kernels::prefetch::prefetch;
 
 /// Bit-mask words of a block's positions.
 const WORDS: usize = MAP / 64;
@@ -64,11 +64,11 @@ struct Starts {
     decreased: bool,
 }
 
-/// The fast pass over one [`Part`] (see [`Compressed::scan`]), compiled for
+/// The fast pass over one [`Part`] (see [`Arrays::scan`]), compiled for
 /// AVX-512. `blocks.slack` is not used (the pointer check runs with the
 /// marking); `blocks.positions` and `blocks.ahead` as in the portable loop.
 #[target_feature(enable = "avx512f,popcnt")]
-pub(super) fn scan_blocks(c: &Compressed<'_>, part: Part, blocks: Blocks, progress: &mut dyn FnMut(u64)) -> Scan {
+pub(super) fn scan_blocks(c: &Arrays<'_>, part: Part, blocks: Blocks, progress: &mut dyn FnMut(u64)) -> Scan {
     let positions = blocks.positions.clamp(1, MAP);
     let mut decreased = false;
     let mut violations = 0u64;
@@ -99,7 +99,7 @@ pub(super) fn scan_blocks(c: &Compressed<'_>, part: Part, blocks: Blocks, progre
     decreased |= pairs_decrease(c.ptr, j, part.last);
     progress(to_u64(part.last.saturating_sub(reported_j)).saturating_mul(8));
     let largest = _mm512_reduce_max_epu64(top).max(top_scalar);
-    let out_of_bounds = part.to > part.from && largest >= c.inner_len;
+    let out_of_bounds = part.to > part.from && largest >= c.bound;
     Scan {
         violations,
         high: if decreased || out_of_bounds { u64::MAX } else { 0 },
@@ -115,7 +115,7 @@ pub(super) fn scan_blocks(c: &Compressed<'_>, part: Part, blocks: Blocks, progre
 /// step, and one pointer at a time where fewer than nine are left.
 #[inline]
 #[target_feature(enable = "avx512f,popcnt")]
-fn mark(c: &Compressed<'_>, j: &mut usize, last: usize, p: usize, q: usize) -> Starts {
+fn mark(c: &Arrays<'_>, j: &mut usize, last: usize, p: usize, q: usize) -> Starts {
     let (pv, qv, one) = (splat(to_u64(p)), splat(to_u64(q)), splat(1));
     let shifts = [splat(0), splat(64), splat(128), splat(192)];
     let mut marks = [_mm512_setzero_si512(); WORDS];

@@ -1,83 +1,45 @@
-//! The check of the four storage invariants (`validate`): a fast pass
-//! that only counts, over blocks of `idx` and on up to
-//! [`MAX_THREADS`] threads, and the exact pass that names the first
-//! violation when the count is not clean.
+//! The fast pass of the four storage invariants of a compressed sparse
+//! matrix (`layouts/csc.md` § Storage Invariants, and CSR's): over blocks
+//! of `idx` and on up to [`MAX_THREADS`] threads, it only counts
+//! violations and ORs bound flags ([`Scan`]); [`Arrays::scan_clean`] says
+//! whether the arrays are clean. Naming the first violation is the
+//! format's (`view::compressed::check`), which runs only when this pass
+//! finds one.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{slice_ok, Compressed};
+use super::prefetch::{prefetch, STREAM_AHEAD};
+use super::threads::{share, spawn_or_run, MAX_THREADS};
+use super::Arrays;
 use crate::cursor::{to_u64, to_usize};
-use crate::error::{Error, Field, Result};
-use crate::prefetch::{prefetch, STREAM_AHEAD};
-use crate::view::threads::{share, spawn_or_run, MAX_THREADS};
 
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 
-impl<'data> Compressed<'data> {
-    /// Verifies the four storage invariants in one pass over `ptr` and `idx`,
-    /// without allocating. The fast pass only counts (see [`Scan`]); when it
-    /// finds a problem, an exact pass names the first violation.
-    pub(crate) fn validate(&self) -> Result<()> {
-        self.validate_threads(1, &mut |_, _| {})
+impl<'a> Arrays<'a> {
+    /// Whether the fast pass finds `ptr` non-decreasing and every index
+    /// inside a slice above the one before and below the bound, on
+    /// `threads` threads (clamped to `1..=`[`MAX_THREADS`]), each scanning a
+    /// contiguous range of *positions* of `idx` (cut anywhere, inside a
+    /// slice too) and the outer slices that start there
+    /// (`std::thread::scope`; no allocation beyond the threads themselves).
+    /// It assumes what the caller checks: `ptr[0]` is the first position
+    /// and the last pointer the end. `progress(done)` gets the bytes scanned
+    /// so far, every few megabytes, on the calling thread. Never panics.
+    pub(crate) fn scan_clean(&self, threads: usize, progress: &mut dyn FnMut(u64)) -> bool {
+        self.fast_scan(threads, progress).is_clean()
     }
 
-    /// [`validate`](Self::validate) on `threads` threads (clamped to
-    /// `1..=`[`MAX_THREADS`]), each scanning a contiguous range of
-    /// *positions* of `idx` (cut anywhere, inside a slice too) and the
-    /// outer slices that start there (`std::thread::scope`; no allocation
-    /// beyond the threads themselves). Same verdict and same first error as
-    /// one thread: the exact pass that names the error is sequential.
-    pub(crate) fn validate_parallel(&self, threads: usize) -> Result<()> {
-        self.validate_threads(threads, &mut |_, _| {})
-    }
-
-    /// The scan as [`Options::threads`](crate::Options::threads) asks for
-    /// it: at most `threads` threads, fewer when the arrays are small (each
-    /// thread gets at least [`MIN_PER_THREAD`] entries of `ptr` + `idx`), and
-    /// `progress(done, total)` (bytes of `ptr` and `idx` scanned) every few
-    /// megabytes and at the end, always on the calling thread.
-    pub(crate) fn validate_with(&self, threads: usize, progress: &mut dyn FnMut(u64, u64)) -> Result<()> {
+    /// At most `threads` threads, fewer when the arrays are small: each
+    /// thread gets at least [`MIN_PER_THREAD`] entries of `ptr` + `idx`.
+    pub(crate) fn threads_for(&self, threads: usize) -> usize {
         let entries = self.ptr.len().saturating_add(self.positions().len());
-        let threads = threads.min(entries / MIN_PER_THREAD).max(1);
-        self.validate_threads(threads, progress)
-    }
-
-    fn validate_threads(&self, threads: usize, progress: &mut dyn FnMut(u64, u64)) -> Result<()> {
-        let total = self.scan_bytes();
-        let scan = self.fast_scan(threads, &mut |done| progress(done.min(total), total));
-        if self.ends_ok() && scan.is_clean() {
-            progress(total, total);
-            return Ok(());
-        }
-        self.check_pointer_array()?;
-        self.exact_scan()
+        threads.min(entries / MIN_PER_THREAD).max(1)
     }
 
     /// Number of outer slices (`ptr` has one more entry).
     fn outer_count(&self) -> usize {
         self.ptr.len().saturating_sub(1)
-    }
-
-    /// Bytes of `ptr` and `idx` a scan reads.
-    pub(crate) fn scan_bytes(&self) -> u64 {
-        to_u64(self.ptr.len().saturating_add(self.positions().len())).saturating_mul(8)
-    }
-
-    /// `ptr[0] = 0` and `ptr[n] = nnz = idx.len()` (invariant 1); for a
-    /// block, that its window starts and ends where
-    /// [`block`](Compressed::block) found it to (within `0..=nnz`).
-    fn ends_ok(&self) -> bool {
-        match self.window {
-            None => {
-                self.ptr.first() == Some(&0) && self.ptr.last() == Some(&self.nnz) && to_u64(self.idx.len()) == self.nnz
-            }
-            Some(w) => {
-                self.ptr.first() == Some(&to_u64(w.start))
-                    && self.ptr.last() == Some(&to_u64(w.end))
-                    && w.end <= self.idx.len()
-            }
-        }
     }
 
     /// The first outer slice whose start is at or after `position` (exact
@@ -193,7 +155,7 @@ impl<'data> Compressed<'data> {
     fn scan_blocks(&self, part: Part, blocks: Blocks, isa: Isa, progress: &mut dyn FnMut(u64)) -> Scan {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2")]
-        fn avx2(c: &Compressed<'_>, part: Part, blocks: Blocks, progress: &mut dyn FnMut(u64)) -> Scan {
+        fn avx2(c: &Arrays<'_>, part: Part, blocks: Blocks, progress: &mut dyn FnMut(u64)) -> Scan {
             c.scan_blocks_with(part, blocks, progress)
         }
         match isa.min(Isa::detect()) {
@@ -216,7 +178,7 @@ impl<'data> Compressed<'data> {
     fn scan_blocks_with(&self, part: Part, blocks: Blocks, progress: &mut dyn FnMut(u64)) -> Scan {
         // Values below 2^63 are below the bound exactly when `lim - v` has
         // its top bit clear (`lim` < 2^63); larger values set `high` anyway.
-        let lim = self.inner_len.min(1 << 63).wrapping_sub(1);
+        let lim = self.bound.min(1 << 63).wrapping_sub(1);
         let positions = blocks.positions.clamp(1, MAP);
         let mut scan = Scan::default();
         let mut starts = [0u8; MAP];
@@ -334,156 +296,6 @@ impl<'data> Compressed<'data> {
             .zip(pb)
             .fold(0u64, |acc, (&a, &b)| acc | b.wrapping_sub(a) | b)
     }
-
-    /// The exact pass: slice by slice, naming the first violation.
-    fn exact_scan(&self) -> Result<()> {
-        let mut start = self.positions().start;
-        for (j, &end) in self.ptr.iter().skip(1).enumerate() {
-            let end = usize::try_from(end).unwrap_or(usize::MAX);
-            let slice = self.idx.get(start..end).unwrap_or_default();
-            if !slice_ok(slice, self.inner_len) {
-                return Err(self.slice_error(to_u64(j), start, slice));
-            }
-            start = end;
-        }
-        Ok(())
-    }
-
-    /// Invariants 1 and 2: `ptr[0] = 0`, `ptr[n] = nnz`, non-decreasing.
-    pub(crate) fn check_pointer_array(&self) -> Result<()> {
-        if self.ptr_entry(0) != 0 && self.window.is_none() {
-            return Err(self.ptr_first());
-        }
-        // The first decrease names the broken pair, unless a pointer before
-        // it is above nnz: that one is the damaged entry when the last is
-        // nnz, else the last is (as lookups say). This runs only once the
-        // fast pass has found a problem.
-        let decrease = self.ptr.windows(2).position(|w| matches!(w, [a, b] if b < a));
-        if let Some(d) = decrease {
-            let ptrs = self.ptr.get(..=d).unwrap_or_default();
-            if let Some(k) = ptrs.iter().position(|&p| p > self.nnz) {
-                self.check_last()?;
-                return Err(self.ptr_too_large(to_u64(k)));
-            }
-            return Err(self.ptr_decreasing(to_u64(d) + 1));
-        }
-        self.check_last()
-    }
-
-    /// `ptr[0]` is not 0 (invariant 1).
-    pub(super) fn ptr_first(&self) -> Error {
-        Error::PtrFirst {
-            tensor: self.tensor.into(),
-            array: self.names.ptr,
-            offset: self.ptr_offset,
-            value: self.ptr_entry(0),
-            rule: self.names.inv1,
-        }
-    }
-
-    /// `ptr[position]` is below the entry before it (invariant 2).
-    pub(super) fn ptr_decreasing(&self, position: u64) -> Error {
-        Error::PtrDecreasing {
-            tensor: self.tensor.into(),
-            array: self.names.ptr,
-            position: self.file_slice(position),
-            offset: self.ptr_at(position),
-            value: self.ptr_entry(position),
-            previous: self.ptr_entry(position.saturating_sub(1)),
-            rule: self.names.inv2,
-        }
-    }
-
-    /// Invariant 1's end: `ptr[n] = nnz` (a block's end was checked when
-    /// it was made).
-    pub(super) fn check_last(&self) -> Result<()> {
-        if self.window.is_some() {
-            return Ok(());
-        }
-        let last = self.ptr.last().copied().unwrap_or(0);
-        if last != self.nnz {
-            return Err(Error::PtrLast {
-                tensor: self.tensor.into(),
-                array: self.names.ptr,
-                position: self.outer_len,
-                offset: self.ptr_at(self.outer_len),
-                value: last,
-                expected_name: "nnz",
-                expected: self.nnz,
-                rule: self.names.inv1,
-            });
-        }
-        Ok(())
-    }
-
-    /// `ptr[position]` (before the last, which is nnz) is above nnz: the
-    /// array decreases after it (invariant 2).
-    pub(super) fn ptr_too_large(&self, position: u64) -> Error {
-        let value = self.ptr_entry(position);
-        let next = position.saturating_add(1);
-        Error::PtrTooLarge {
-            tensor: self.tensor.into(),
-            array: self.names.ptr,
-            position: self.file_slice(position),
-            offset: self.ptr_at(position),
-            value,
-            nnz: self.nnz,
-            last: self.file_slice(self.outer_len),
-            next: (next <= self.outer_len)
-                .then(|| self.ptr_entry(next))
-                .filter(|&next| next < value),
-            rule: self.names.inv2,
-        }
-    }
-
-    /// Names the first element of `slice` (outer slice `j`, starting at
-    /// `start` in `idx`) that breaks invariant 3 or 4.
-    pub(super) fn slice_error(&self, j: u64, start: usize, slice: &[u64]) -> Error {
-        let mut previous: Option<u64> = None;
-        for (k, &v) in slice.iter().enumerate() {
-            let position = to_u64(start.saturating_add(k));
-            if let Some(p) = previous {
-                if v <= p {
-                    return Error::NotIncreasing {
-                        tensor: self.tensor.into(),
-                        array: self.names.idx,
-                        slice: self.names.outer,
-                        slice_index: self.file_slice(j),
-                        position,
-                        offset: self.idx_at(position),
-                        value: v,
-                        previous: p,
-                        rule: self.names.inv3,
-                    };
-                }
-            }
-            if v >= self.inner_len {
-                return Error::IndexOutOfBounds {
-                    tensor: self.tensor.into(),
-                    array: self.names.idx,
-                    position,
-                    offset: self.idx_at(position),
-                    value: v,
-                    bound: self.inner_len,
-                    bound_name: Field::new(self.names.bound),
-                    rule: self.names.inv4,
-                };
-            }
-            previous = Some(v);
-        }
-        // Unreachable when slice_ok failed; keep a truthful fallback.
-        Error::NotIncreasing {
-            tensor: self.tensor.into(),
-            array: self.names.idx,
-            slice: self.names.outer,
-            slice_index: self.file_slice(j),
-            position: to_u64(start),
-            offset: self.idx_at(to_u64(start)),
-            value: 0,
-            previous: 0,
-            rule: self.names.inv3,
-        }
-    }
 }
 
 /// Block sizes of the fast pass.
@@ -545,7 +357,7 @@ impl Isa {
 }
 
 /// Entries of `ptr` + `idx` per thread below which
-/// [`Compressed::validate_with`] uses fewer threads than asked (a thread
+/// [`Arrays::threads_for`] gives fewer threads than asked (a thread
 /// costs tens of microseconds to start; 256 Ki entries take about as long
 /// to scan).
 pub(crate) const MIN_PER_THREAD: usize = 1 << 18;
@@ -692,26 +504,90 @@ const PTR_AHEAD: usize = 256;
 const REPORT: usize = 1 << 21;
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::view::compressed::tests::csc;
-    use crate::view::threads::tests::refusing;
+    use crate::kernels::slice_ok;
 
-    /// The fast pass's verdict must equal the exact pass's on any input,
-    /// valid or damaged (the fast pass decides alone when it is clean).
-    fn fast_verdict(c: &Compressed<'_>) -> bool {
-        c.ends_ok() && c.fast_scan(1, &mut |_| {}).is_clean()
+    /// The verdict the scan must give, by definition: `ptr` starts at the
+    /// first position and ends at the last, never decreases, and each
+    /// slice's indices rise strictly and stay below the bound.
+    pub(crate) fn reference(a: &Arrays<'_>) -> bool {
+        a.ptr.first() == Some(&to_u64(a.start))
+            && a.ptr.last() == Some(&to_u64(a.end))
+            && a.end <= a.idx.len()
+            && a.ptr.windows(2).all(|w| w[0] <= w[1])
+            && a.ptr
+                .windows(2)
+                .all(|w| slice_ok(&a.idx[w[0] as usize..w[1] as usize], a.bound))
+    }
+
+    /// The arrays of a matrix: `ptr`, `idx`, all of its positions, `bound`.
+    pub(crate) fn arrays<'a>(ptr: &'a [u64], idx: &'a [u64], bound: u64) -> Arrays<'a> {
+        Arrays {
+            ptr,
+            idx,
+            start: 0,
+            end: idx.len(),
+            bound,
+        }
+    }
+
+    /// A compressed matrix from proptest's draws: slices of `lengths`, rows
+    /// from `rows` made valid (sorted, rising) and then damaged at most
+    /// three ways (any value, a small value, a pointer). Returns `(ptr, idx,
+    /// nnz)`; `nnz` is the pointers' total before the pointer damage.
+    pub(crate) fn damaged(
+        lengths: &[u64],
+        rows: &[u64],
+        damage: Option<(usize, u64)>,
+        small_damage: Option<(usize, u64)>,
+        ptr_damage: Option<(usize, u64)>,
+    ) -> (Vec<u64>, Vec<u64>, usize) {
+        let mut ptr = vec![0u64];
+        for l in lengths {
+            let last = *ptr.last().unwrap();
+            ptr.push(last + l);
+        }
+        let nnz = *ptr.last().unwrap() as usize;
+        // Rows sorted within each slice (valid) unless damaged below.
+        let mut idx: Vec<u64> = (0..nnz).map(|i| rows.get(i % 400).copied().unwrap_or(0)).collect();
+        for w in ptr.windows(2) {
+            let slice = &mut idx[w[0] as usize..w[1] as usize];
+            slice.sort_unstable();
+            for k in 1..slice.len() {
+                if slice[k] <= slice[k - 1] {
+                    slice[k] = slice[k - 1] + 1;
+                }
+            }
+        }
+        for (at, v) in damage.into_iter().chain(small_damage) {
+            let at = at % nnz.max(1);
+            if let Some(x) = idx.get_mut(at) {
+                *x = v;
+            }
+        }
+        if let Some((at, v)) = ptr_damage {
+            if let Some(x) = ptr.get_mut(at) {
+                *x = v;
+            }
+        }
+        (ptr, idx, nnz)
+    }
+
+    /// The fast pass's verdict, with the ends the caller checks.
+    fn fast_verdict(a: &Arrays<'_>) -> bool {
+        a.ptr.first() == Some(&0) && a.ptr.last() == Some(&to_u64(a.end)) && a.scan_clean(1, &mut |_| {})
     }
 
     /// The fast pass over ranges cut at `cuts` (positions of `idx`, any
     /// order, duplicates allowed; inside slices too), run one after the
     /// other on this thread: what `fast_scan` does on several threads.
-    fn split_verdict(c: &Compressed<'_>, cuts: &[usize]) -> bool {
-        split_verdict_blocks(c, cuts, Blocks::DEFAULT)
+    fn split_verdict(a: &Arrays<'_>, cuts: &[usize]) -> bool {
+        split_verdict_blocks(a, cuts, Blocks::DEFAULT)
     }
 
-    fn split_verdict_blocks(c: &Compressed<'_>, cuts: &[usize], blocks: Blocks) -> bool {
-        let len = c.idx.len();
+    fn split_verdict_blocks(a: &Arrays<'_>, cuts: &[usize], blocks: Blocks) -> bool {
+        let len = a.idx.len();
         let mut points: Vec<usize> = cuts.iter().map(|&x| x.min(len)).collect();
         points.push(0);
         points.push(len);
@@ -720,12 +596,12 @@ mod tests {
         let mut parts: Vec<Part> = points
             .windows(2)
             .enumerate()
-            .map(|(t, w)| c.part(w[0], w[1], t == 0, t + 1 == n))
+            .map(|(t, w)| a.part(w[0], w[1], t == 0, t + 1 == n))
             .collect();
-        Compressed::chain(&mut parts);
+        Arrays::chain(&mut parts);
         // The parts partition the positions and the slices.
         assert_eq!(parts.first().map(|p| (p.from, p.first)), Some((0, 0)));
-        assert_eq!(parts.last().map(|p| (p.to, p.last)), Some((len, c.outer_count())));
+        assert_eq!(parts.last().map(|p| (p.to, p.last)), Some((len, a.outer_count())));
         for w in parts.windows(2) {
             assert_eq!((w[0].to, w[0].last), (w[1].from, w[1].first));
         }
@@ -733,9 +609,9 @@ mod tests {
         let verdict = |isa: Isa| {
             let mut all = Scan::default();
             for &part in &parts {
-                all.add(c.scan_blocks(part, blocks, isa, &mut |_| {}));
+                all.add(a.scan_blocks(part, blocks, isa, &mut |_| {}));
             }
-            c.ends_ok() && all.is_clean()
+            a.ptr.first() == Some(&0) && a.ptr.last() == Some(&to_u64(a.end)) && all.is_clean()
         };
         let baseline = verdict(Isa::Baseline);
         assert_eq!(verdict(Isa::Avx2), baseline, "AVX2 and baseline disagree, {blocks:?}");
@@ -747,14 +623,10 @@ mod tests {
         baseline
     }
 
-    fn exact_verdict(c: &Compressed<'_>) -> bool {
-        c.check_pointer_array().is_ok() && c.exact_scan().is_ok()
-    }
-
     proptest::proptest! {
         #![proptest_config(proptest::test_runner::Config::with_cases(3000))]
         #[test]
-        fn fast_and_exact_passes_agree(
+        fn fast_pass_agrees_with_the_definition(
             lengths in proptest::collection::vec(
                 proptest::prop_oneof![8 => 0u64..12, 1 => 0u64..300],
                 0..40,
@@ -769,58 +641,29 @@ mod tests {
             slack in 0usize..4,
             ahead in 0usize..20,
         ) {
-            let mut ptr = vec![0u64];
-            for l in &lengths {
-                let last = *ptr.last().unwrap();
-                ptr.push(last + l);
-            }
-            let nnz = *ptr.last().unwrap() as usize;
-            // Rows sorted within each slice (valid) unless damaged below.
-            let mut idx: Vec<u64> = (0..nnz).map(|i| rows.get(i % 400).copied().unwrap_or(0)).collect();
-            for w in ptr.windows(2) {
-                let slice = &mut idx[w[0] as usize..w[1] as usize];
-                slice.sort_unstable();
-                for k in 1..slice.len() {
-                    if slice[k] <= slice[k - 1] {
-                        slice[k] = slice[k - 1] + 1;
-                    }
-                }
-            }
-            for (at, v) in damage.into_iter().chain(small_damage) {
-                let at = at % nnz.max(1);
-                if let Some(x) = idx.get_mut(at) { *x = v; }
-            }
-            if let Some((at, v)) = ptr_damage {
-                if let Some(x) = ptr.get_mut(at) { *x = v; }
-            }
+            let (ptr, idx, nnz) = damaged(&lengths, &rows, damage, small_damage, ptr_damage);
             // Cuts anywhere in idx (inside slices too), scaled to its length.
             let cuts: Vec<usize> = cuts.iter().map(|&x| x % (nnz + 1)).collect();
-            let c = Compressed { nnz: nnz as u64, ..csc(&ptr, &idx, nrows) };
-            let exact = exact_verdict(&c);
-            proptest::prop_assert_eq!(fast_verdict(&c), exact);
-            proptest::prop_assert_eq!(split_verdict(&c, &cuts), exact);
+            let a = arrays(&ptr, &idx, nrows);
+            let exact = reference(&a);
+            proptest::prop_assert_eq!(fast_verdict(&a), exact);
+            proptest::prop_assert_eq!(split_verdict(&a, &cuts), exact);
             let blocks = Blocks { positions: block, slack, ahead };
-            proptest::prop_assert_eq!(split_verdict_blocks(&c, &cuts, blocks), exact);
-            proptest::prop_assert_eq!(split_verdict_blocks(&c, &[], blocks), exact);
-            let one = c.validate();
-            proptest::prop_assert_eq!(one.is_ok(), exact);
+            proptest::prop_assert_eq!(split_verdict_blocks(&a, &cuts, blocks), exact);
+            proptest::prop_assert_eq!(split_verdict_blocks(&a, &[], blocks), exact);
             for threads in [2, 3, 5, 64] {
-                proptest::prop_assert_eq!(&c.validate_parallel(threads), &one);
+                proptest::prop_assert_eq!(fast_verdict(&a) && a.scan_clean(threads, &mut |_| {}), exact);
             }
             // Threads the OS refuses: their parts run on this thread.
-            proptest::prop_assert_eq!(&refusing(|| c.validate_parallel(3)), &one);
+            let refused = crate::kernels::threads::tests::refusing(|| a.scan_clean(3, &mut |_| {}));
+            proptest::prop_assert_eq!(fast_verdict(&a) && refused, exact);
         }
     }
 
-    /// The default blocks (prefetching 2 Ki positions ahead, so the
-    /// vectorised loop runs only on arrays longer than that) on a 20 000-
-    /// element matrix with columns of 0 to 6 rows, damaged one way at a
-    /// time at positions spread over the array (block edges, cache-line
-    /// edges, inside the vectorised part and in the scalar tail): both
-    /// compilations of the loop, one part and seven, give the exact pass's
-    /// verdict, and the error names the position.
-    #[test]
-    fn default_blocks_on_long_arrays_find_every_single_damage() {
+    /// The 20 000-element matrix of the format's test of the same name
+    /// (`view::compressed::check`), with columns of 0 to 6 rows: `(ptr, idx,
+    /// nrows)`.
+    pub(crate) fn long_matrix() -> (Vec<u64>, Vec<u64>, u64) {
         let (mut ptr, mut idx) = (vec![0u64], Vec::new());
         let mut column = 0u64;
         while idx.len() < 20_000 {
@@ -829,42 +672,53 @@ mod tests {
             ptr.push(idx.len() as u64);
             column += 1;
         }
-        let nrows = 20;
-        let valid = csc(&ptr, &idx, nrows);
-        assert!(exact_verdict(&valid) && split_verdict(&valid, &[]));
-        assert!(split_verdict(&valid, &[9_999, 12_345, 15_000]));
+        (ptr, idx, 20)
+    }
+
+    /// The positions the long matrix is damaged at: block edges, cache-line
+    /// edges, inside the vectorised part and in the scalar tail.
+    pub(crate) const DAMAGE_AT: [usize; 13] = [
+        1, 7, 8, 255, 256, 257, 1_000, 4_095, 4_096, 12_345, 17_951, 17_952, 19_999,
+    ];
+
+    /// The matrix damaged at `at` each way that applies there: the row
+    /// before repeated (where no column starts), a row at `nrows`, a row of
+    /// 2^63 or more.
+    pub(crate) fn damages(ptr: &[u64], idx: &[u64], nrows: u64, at: usize) -> Vec<(&'static str, Vec<u64>)> {
         let starts: std::collections::HashSet<u64> = ptr.iter().copied().collect();
-        let positions = [
-            1usize, 7, 8, 255, 256, 257, 1_000, 4_095, 4_096, 12_345, 17_951, 17_952, 19_999,
-        ];
-        for &at in &positions {
+        let mut damaged = Vec::new();
+        if !starts.contains(&(at as u64)) {
+            let mut d = idx.to_vec();
+            d[at] = d[at - 1];
+            damaged.push(("repeat", d));
+        }
+        let mut d = idx.to_vec();
+        d[at] = nrows;
+        damaged.push(("bound", d));
+        let mut d = idx.to_vec();
+        d[at] = u64::MAX - 1;
+        damaged.push(("huge", d));
+        damaged
+    }
+
+    /// The default blocks (prefetching 2 Ki positions ahead, so the
+    /// vectorised loop runs only on arrays longer than that) on the long
+    /// matrix, damaged one way at a time: every compilation of the loop,
+    /// one part and several, finds it.
+    #[test]
+    fn default_blocks_on_long_arrays_find_every_single_damage() {
+        let (ptr, idx, nrows) = long_matrix();
+        let valid = arrays(&ptr, &idx, nrows);
+        assert!(reference(&valid) && split_verdict(&valid, &[]));
+        assert!(split_verdict(&valid, &[9_999, 12_345, 15_000]));
+        for &at in &DAMAGE_AT {
             let at = at.min(idx.len() - 1);
-            let mut damaged = Vec::new();
-            // The row before repeated, where no column starts: a violation.
-            if !starts.contains(&(at as u64)) {
-                let mut d = idx.clone();
-                d[at] = d[at - 1];
-                damaged.push(("repeat", d));
-            }
-            // A row at nrows: out of bounds wherever it is.
-            let mut d = idx.clone();
-            d[at] = nrows;
-            damaged.push(("bound", d));
-            // A row of 2^63 or more: the exact pass decides.
-            let mut d = idx.clone();
-            d[at] = u64::MAX - 1;
-            damaged.push(("huge", d));
-            for (what, d) in &damaged {
-                let c = csc(&ptr, d, nrows);
-                assert!(!exact_verdict(&c), "{what} at {at}");
-                assert!(!split_verdict(&c, &[]), "{what} at {at}");
-                assert!(!split_verdict(&c, &[at, at + 1, 5_000]), "{what} at {at}");
-                let e = c.validate_parallel(7).unwrap_err();
-                let position = match e {
-                    Error::NotIncreasing { position, .. } | Error::IndexOutOfBounds { position, .. } => position,
-                    other => panic!("{what} at {at}: {other:?}"),
-                };
-                assert_eq!(position, at as u64, "{what}");
+            for (what, d) in &damages(&ptr, &idx, nrows, at) {
+                let a = arrays(&ptr, d, nrows);
+                assert!(!reference(&a), "{what} at {at}");
+                assert!(!split_verdict(&a, &[]), "{what} at {at}");
+                assert!(!split_verdict(&a, &[at, at + 1, 5_000]), "{what} at {at}");
+                assert!(!a.scan_clean(7, &mut |_| {}), "{what} at {at}");
             }
         }
     }
@@ -883,10 +737,10 @@ mod tests {
             [0, 6, 9, 7],
             [0, 3, 9, 7],
         ] {
-            let c = csc(&ptr, &idx, 10);
-            assert!(!exact_verdict(&c));
-            for a in 0..=7 {
-                for b in a..=7 {
+            let a = arrays(&ptr, &idx, 10);
+            assert!(!reference(&a));
+            for x in 0..=7 {
+                for y in x..=7 {
                     for positions in 1..5 {
                         for slack in 0..3 {
                             let blocks = Blocks {
@@ -895,15 +749,15 @@ mod tests {
                                 ahead: slack,
                             };
                             assert!(
-                                !split_verdict_blocks(&c, &[a, b], blocks),
-                                "{ptr:?} cut {a},{b} {blocks:?}"
+                                !split_verdict_blocks(&a, &[x, y], blocks),
+                                "{ptr:?} cut {x},{y} {blocks:?}"
                             );
                         }
                     }
                 }
             }
         }
-        let valid = csc(&[0, 2, 5, 7], &idx, 10);
+        let valid = arrays(&[0, 2, 5, 7], &idx, 10);
         assert!(split_verdict_blocks(
             &valid,
             &[3],
@@ -921,62 +775,21 @@ mod tests {
     fn cuts_inside_one_long_column() {
         let ptr = [0u64, 0, 100, 100];
         let valid: Vec<u64> = (0..100).map(|i| 3 * i + 1).collect();
-        let c = csc(&ptr, &valid, 300);
+        let a = arrays(&ptr, &valid, 300);
         for cut in 0..=100 {
-            assert!(split_verdict(&c, &[cut]), "cut {cut}");
-            assert!(split_verdict(&c, &[cut, 100 - cut, cut / 2]), "cuts at {cut}");
+            assert!(split_verdict(&a, &[cut]), "cut {cut}");
+            assert!(split_verdict(&a, &[cut, 100 - cut, cut / 2]), "cuts at {cut}");
         }
         for bad in 1..100 {
             let mut idx = valid.clone();
             idx[bad] = idx[bad - 1]; // a repeated row at position `bad`
-            let c = csc(&ptr, &idx, 300);
+            let a = arrays(&ptr, &idx, 300);
             for cut in [bad - 1, bad, bad + 1] {
-                assert!(!split_verdict(&c, &[cut]), "bad {bad}, cut {cut}");
+                assert!(!split_verdict(&a, &[cut]), "bad {bad}, cut {cut}");
             }
-            let e = c.validate_parallel(7).unwrap_err();
-            assert!(matches!(e, Error::NotIncreasing { slice_index: 1, position, .. } if position == bad as u64));
         }
         let mut idx = valid.clone();
         idx[99] = 300; // out of bounds, last position
-        assert!(!split_verdict(&csc(&ptr, &idx, 300), &[99]));
-        assert!(matches!(
-            csc(&ptr, &idx, 300).validate_parallel(2),
-            Err(Error::IndexOutOfBounds {
-                position: 99,
-                value: 300,
-                bound: 300,
-                ..
-            })
-        ));
-    }
-
-    #[test]
-    fn errors_name_position_and_offset() {
-        let e = csc(&[0, 2, 3], &[2, 0, 1], 3).validate().unwrap_err();
-        assert_eq!(
-            e,
-            Error::NotIncreasing {
-                tensor: "A".into(),
-                array: "row_indices",
-                slice: "column",
-                slice_index: 0,
-                position: 1,
-                offset: 2008,
-                value: 0,
-                previous: 2,
-                rule: crate::error::rule::CSC_INV3,
-            }
-        );
-        let e = csc(&[0, 2, 1, 3], &[0, 1, 2], 3).validate().unwrap_err();
-        assert!(matches!(
-            e,
-            Error::PtrDecreasing {
-                position: 2,
-                offset: 1016,
-                value: 1,
-                previous: 2,
-                ..
-            }
-        ));
+        assert!(!split_verdict(&arrays(&ptr, &idx, 300), &[99]));
     }
 }

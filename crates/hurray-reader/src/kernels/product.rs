@@ -4,11 +4,10 @@
 //! and the dot products (CSR read as such), each on one thread or
 //! several.
 
-use super::{of_transpose, pairs, Compressed};
+use super::prefetch;
+use super::threads::{cores, share, spawn_or_run, MAX_THREADS};
+use super::{pairs, Arrays};
 use crate::cursor::{to_u64, to_usize};
-use crate::error::{Error, Result};
-use crate::prefetch;
-use crate::view::threads::{cores, share, spawn_or_run, MAX_THREADS};
 
 #[cfg(target_arch = "x86_64")]
 mod avx512;
@@ -53,7 +52,7 @@ mod private {
     impl Sealed for f64 {}
 }
 
-/// How [`Compressed::scatter_blocked`] cuts `y`: blocks of `2^block_shift`
+/// How [`Arrays::scatter_blocked`] cuts `y`: blocks of `2^block_shift`
 /// rows, `2^group` consecutive blocks per bin, a bin holding up to
 /// `2^bin_shift` contributions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,7 +179,7 @@ impl Blocking {
         width.max(4).saturating_mul(2)
     }
 
-    /// Bytes of the bins [`Compressed::scatter_blocked`] allocates for
+    /// Bytes of the bins [`Arrays::scatter_blocked`] allocates for
     /// `rows` entries of `y` and `T` of `width` bytes, and of the parts
     /// (plus one `usize` per bin and per part).
     #[cfg(test)]
@@ -200,7 +199,7 @@ impl Blocking {
 /// Bins of `(offset, contribution)` entries in one allocation: bin `b` is
 /// `entries[b·2^len_shift ..][..2^len_shift]`, and its next entry goes to
 /// `entries[heads[b]]`. Holds both the bins of
-/// [`Compressed::scatter_blocked`] and the parts of [`spread`].
+/// [`Arrays::scatter_blocked`] and the parts of [`spread`].
 struct Bins<T> {
     heads: Vec<usize>,
     entries: Vec<(u32, T)>,
@@ -328,7 +327,7 @@ fn cached_block<T: Float>(y: &mut [T], index: usize, block_shift: u32) -> Option
     Some(block)
 }
 
-impl<'data> Compressed<'data> {
+impl<'a> Arrays<'a> {
     /// `y = M·x` for this structure read as CSC (`y[idx[k]] += v[k] · x[j]`
     /// over slice `j`), `y` overwritten. When `y` is larger than
     /// [`Blocking::DIRECT_MAX_Y_BYTES`] (see [`Blocking::plan`]) the
@@ -354,7 +353,7 @@ impl<'data> Compressed<'data> {
         let stored = self.stored();
         let nnz = u128::from(stored)
             .saturating_mul(to_u64(y.len()).into())
-            .checked_div(self.inner_len.into())
+            .checked_div(self.bound.into())
             .map_or(stored, |n| u64::try_from(n).unwrap_or(u64::MAX));
         if T::scatter_wide((self.ptr, self.idx, values), x, y, first, nnz) {
             return;
@@ -581,34 +580,6 @@ impl<'data> Compressed<'data> {
             dot_slices(self.ptr.get(from..).unwrap_or_default(), self.idx, values, x, rest);
         });
     }
-
-    /// Checks `x.len() = expected_x` and `y.len() = expected_y` for a
-    /// product `y = M·x`. On a transposed view the error names the
-    /// transpose's dimension (`nrows of the transpose`): the tensor it
-    /// names has the other shape.
-    pub(crate) fn check_lengths(
-        &self,
-        (x, x_name, expected_x): (usize, &'static str, u64),
-        (y, y_name, expected_y): (usize, &'static str, u64),
-    ) -> Result<()> {
-        for (what, len, expected_name, expected) in [("x", x, x_name, expected_x), ("y", y, y_name, expected_y)] {
-            if to_u64(len) != expected {
-                let expected_name = if self.transposed {
-                    of_transpose(expected_name)
-                } else {
-                    expected_name
-                };
-                return Err(Error::LengthMismatch {
-                    tensor: self.tensor.into(),
-                    what,
-                    len: to_u64(len),
-                    expected_name,
-                    expected,
-                });
-            }
-        }
-        Ok(())
-    }
 }
 
 /// `y[i]` = the dot product of slice `i` with `x`, over the slices of the
@@ -671,8 +642,8 @@ fn cached<T>(v: &[T]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::compressed::tests::csc;
-    use crate::view::threads::tests::refusing;
+    use crate::kernels::scan::tests::arrays as csc;
+    use crate::kernels::threads::tests::refusing;
 
     /// The products on threads the OS refuses: every part runs on the
     /// calling thread, and `y` is the one-thread result bit for bit.
@@ -716,7 +687,7 @@ mod tests {
     /// must hold those rows of the whole product, and `scatter_threads`
     /// on 2, 3 and 5 threads, which must equal `scatter`.
     fn blocked_equals_direct<T: Float + std::fmt::Debug>(
-        c: &Compressed<'_>,
+        c: &Arrays<'_>,
         values: &[T],
         x: &[T],
         nrows: usize,
@@ -820,7 +791,7 @@ mod tests {
         ) {
             let Case { ptr, idx, values, x, nrows } = &case;
             let nrows = *nrows;
-            let c = Compressed { nnz: idx.len() as u64, ..csc(ptr, idx, nrows as u64) };
+            let c = csc(ptr, idx, nrows as u64);
             let blocking = Blocking { block_shift, group, bin_shift };
             let r = blocked_equals_direct(&c, values, x, nrows, blocking, f64::to_bits, f64::NAN);
             proptest::prop_assert!(r.is_ok(), "f64: {:?}", r);
@@ -887,8 +858,8 @@ mod tests {
             (6, 1, 2, 0),
             (3, 0, 1, 1),
         ] {
-            let c = Compressed {
-                nnz: 9,
+            let c = Arrays {
+                end: 9,
                 ..csc(&ptr, &idx, nrows)
             };
             let blocking = Blocking {
