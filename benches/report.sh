@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every benchmark of issue #4 once on this machine and prints the tables
-# of docs/performance.md (markdown) at the end, also kept in $cache/results/report.md;
+# of a run (markdown; `docs/perf-log/runs/` keeps them) at the end, also in $cache/results/report.md;
 # full log: $cache/results/report.log.
 #
 #   benches/report.sh            # ~15 min the first time (inputs generated), ~12 min after

@@ -58,7 +58,7 @@ pub fn sum_u64(slices: &[&[u64]]) -> u64 {
 /// [`sum_u64`] with a software prefetch of the line 16 KiB (2 Ki values)
 /// ahead of each line it adds, as the library's scans do: the ceiling of a
 /// loop that streams the bytes with the same hint (on the Intel host of
-/// `docs/performance.md` § Run I the plain sum leaves bandwidth unused; the
+/// `docs/perf-log/run-i.md` the plain sum leaves bandwidth unused; the
 /// hardware prefetcher alone keeps too few lines in flight).
 #[inline(never)]
 pub fn sum_u64_prefetched(slices: &[&[u64]]) -> u64 {

@@ -1,4 +1,5 @@
-//! Prints the tables of `docs/performance.md` from one run's results:
+//! Prints the tables of a run (kept in `docs/perf-log/runs/`, summed up in
+//! `docs/performance.md`) from one run's results:
 //! criterion's estimates (`target/criterion/**/new/*.json`), `heap.json` and
 //! `peers.json` from the results folder. `benches/report.sh` runs everything
 //! and then this.
@@ -657,7 +658,7 @@ fn peers_table(p: &Value) {
             "`A.T @ x`, int64",
             med(&p["spmv_Atx"]),
             // The SpMV target is the CSC product (A·x); this one is
-            // measured beside it (docs/performance.md, run K).
+            // measured beside it (docs/perf-log/run-k.md).
             None,
         ),
         (
@@ -892,7 +893,7 @@ fn targets(
     println!();
 }
 
-/// The tables of docs/performance.md from criterion's results and the JSON
+/// The tables of a run (`docs/perf-log/runs/`) from criterion's results and the JSON
 /// of the other benchmarks.
 #[derive(clap::Parser)]
 #[command(name = "report")]

@@ -1,7 +1,7 @@
 //! The ratio targets of issue #4 measured in rotation, so that a slow
 //! stretch of the host hits a routine and its baseline alike. Criterion
 //! times each routine for seconds and then the next; on the VM of
-//! `docs/performance.md` § Run I slow stretches of a second or two moved a
+//! `docs/perf-log/run-i.md` slow stretches of a second or two moved a
 //! scan / sum ratio by up to 0.4 and the open ratios by up to 0.6 between
 //! runs of the same code. Each round runs every routine once (a batch, for
 //! the opens), starting one further on every round (`timing::rotated`);

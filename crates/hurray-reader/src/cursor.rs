@@ -22,7 +22,7 @@ pub(crate) fn to_u64(n: usize) -> u64 {
 /// a `get` with it fails. A plain cast on 64-bit targets, so that the hot
 /// loops that use it (the products' slices and gathers) compile to the
 /// same code as with `as`: with `try_from(..).unwrap_or(..)` in their slice
-/// selection, LLVM once emitted `cmov`s that cost ~20% (`docs/performance.md`
+/// selection, LLVM once emitted `cmov`s that cost ~20% (`docs/perf-log/run-c.md`
 /// § 3).
 #[inline]
 pub(crate) fn to_usize(v: u64) -> usize {

@@ -1,10 +1,10 @@
 //! Opening files: a memory map (the zero-copy path) or an aligned in-memory
-//! copy (the path without the mapping hazard). This module holds the crate's
-//! one `unsafe` block that matters for soundness (the others: in `prefetch`,
-//! a cache hint that touches no memory; in `view::compressed::scan` and
-//! `view::compressed::product::avx512`, the calls of the scan's AVX2 and
-//! AVX-512 copies and of the product's AVX-512 scatter once the CPU was
-//! found to have them).
+//! copy (the path without the mapping hazard). This module holds the format
+//! code's one `unsafe` block, the mapping. The others are the kernels'
+//! (`kernels/`: the prefetch hint, and the calls of the SIMD copies of the
+//! scan and the scatter once the CPU was found to have them) and the
+//! hand-offs' (`interop.rs`: sprs's and faer's unchecked constructors on
+//! scanned arrays), each with its SAFETY argument.
 #![allow(unsafe_code)]
 
 use std::fs::File;

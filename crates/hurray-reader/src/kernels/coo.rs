@@ -162,7 +162,7 @@ struct Lanes {
 /// Runs `line(lanes, previous, current)` over the two (equally long)
 /// slices a cache line at a time, prefetching one line of `ahead` per line,
 /// then `rest(flags, previous, current)` over what is left: the data
-/// streams in while the kernel works (see `compressed::scan::elements`).
+/// streams in while the kernel works (see `kernels::scan::elements`).
 fn streamed(
     (previous, current, ahead): (&[u64], &[u64], &[u64]),
     line: impl Fn(&mut Lanes, &[u64; LINE], &[u64; LINE]),
@@ -258,7 +258,7 @@ fn order_rank2(f: &mut Flags, previous: &[u64], current: &[u64], lc: u64) {
 /// register instead of two, and a real compare instead of the
 /// subtract-and-shift of [`order_rank2_line`]: about 40 instructions per
 /// cache line against ~50, and it keeps up with memory better (measured
-/// in `docs/performance.md` § 2).
+/// in `docs/perf-log/run-c.md` § 2).
 ///
 /// Exact only while every coordinate is below 2^31 (signed 32-bit
 /// compares then order the full `u64` values): every value is ORed into

@@ -62,7 +62,7 @@ pub(crate) fn pairs<'s, T>(ptr: &'s [u64], idx: &'s [u64], values: &'s [T]) -> C
 /// rather than taken by range (`get(start..end)` on both arrays): with
 /// ranges LLVM may turn the two checks into `cmov`s that the slice's loads
 /// wait for, which measured ~20% slower in the dot products on the 100 M
-/// benchmark (`docs/performance.md` § 3), and whether it did changed from
+/// benchmark (`docs/perf-log/run-c.md` § 3), and whether it did changed from
 /// one build to another. A pointer pair that does not fit (only in data
 /// never validated) ends the iteration.
 #[derive(Clone)]

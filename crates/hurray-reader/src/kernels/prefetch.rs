@@ -1,29 +1,29 @@
 //! A cache hint: start loading memory that a loop will read a few
 //! iterations later.
 //!
-//! - The scans (`compressed::scan`, `coo`) stream their index arrays and ask
+//! - The scans (`kernels::scan`, `kernels::coo`) stream their index arrays and ask
 //!   for the line 16 KiB ahead of the one they read: without the hint the
 //!   core keeps too few misses in flight to reach the memory bandwidth while
-//!   it computes (`docs/performance.md` § Run I).
+//!   it computes (`docs/perf-log/run-i.md`).
 //! - The sparse products read `x` (`CsrView::mul_vec`, Aᵀ·x) or update `y`
 //!   (the direct scatter of `CscView::mul_vec`) at the positions the index
 //!   array gives, one random access per stored element. Without the hint
 //!   the core keeps only as many of those misses in flight as its
 //!   out-of-order window reaches; with it they start [`DISTANCE`] elements
-//!   earlier (`docs/performance.md` § Run G). The products prefetch only
+//!   earlier (`docs/perf-log/run-g.md`). The products prefetch only
 //!   from vectors larger than the caches.
 //!
 //! This module holds the crate's second `unsafe` block, the hint itself.
 #![allow(unsafe_code)]
 
-/// How many `u64`s ahead the scans (`compressed::scan`, `coo`) prefetch
+/// How many `u64`s ahead the scans (`kernels::scan`, `kernels::coo`) prefetch
 /// the index arrays they stream: 16 KiB. On the Intel host of
-/// `docs/performance.md` § Run I, 512 to 4 Ki were within noise of each
+/// `docs/perf-log/run-i.md`, 512 to 4 Ki were within noise of each
 /// other and well above no hint.
 pub(crate) const STREAM_AHEAD: usize = 2048;
 
 /// How many stored elements ahead the products prefetch. Measured on the
-/// AMD host of `docs/performance.md` (§ Run G) with 16, 32, 48, 64, 128 and
+/// AMD host of `docs/perf-log/run-g.md`, with 16, 32, 48, 64, 128 and
 /// 256: 32 to 64 were best, within noise of each other.
 pub(crate) const DISTANCE: usize = 32;
 

@@ -71,7 +71,7 @@ pub(crate) struct Blocking {
 impl Blocking {
     /// `y` up to this size (bytes) is scattered into directly, with
     /// prefetching above [`CACHED_BYTES`]. Measured on the AMD host
-    /// (`docs/performance.md` § Run G), the direct scatter took about
+    /// (`docs/perf-log/run-g.md`), the direct scatter took about
     /// 0.35x, 0.65x and 0.9x of the blocked one's time with 4, 8 and 16 MiB
     /// of `y` (`random10`), the blocked one about 0.8x and 0.7x of the
     /// direct one's with 20 MiB (`short2`) and 40 MiB (`random10`).
@@ -101,7 +101,7 @@ impl Blocking {
     /// (20 MiB of bins); `f64` would need 80 MiB there (its bin entries are
     /// 16 bytes, its rows twice as many bytes) and takes the direct
     /// scatter: blocked variants with less scratch measured no clear gain
-    /// over it (`docs/performance.md` § Run E).
+    /// over it (`docs/perf-log/run-e.md`).
     pub(crate) const BLOCK_BYTES_PER_ENTRY: usize = 16;
     /// A bin holds at least 2^MIN_BIN_SHIFT contributions (when the bound
     /// allows), so applying one amortises reading its blocks.
@@ -313,8 +313,7 @@ fn apply<T: Float>(entries: &[(u32, T)], y: &mut [T], index: usize, block_shift:
 /// `y`; `None` past it), read once first, one value per cache line in
 /// address order, so that the hardware prefetcher brings it into the
 /// cache at streaming speed before the random additions into it (without
-/// the read, the AVX-512 product took 1.8x its time, `docs/performance.md`
-/// § Run K).
+/// the read, the AVX-512 product took 1.8x its time, `docs/perf-log/run-k.md`).
 fn cached_block<T: Float>(y: &mut [T], index: usize, block_shift: u32) -> Option<&mut [T]> {
     let start = index.checked_shl(block_shift).unwrap_or(usize::MAX);
     let end = start
@@ -625,7 +624,7 @@ fn dot_slices_with<T: Float, const PREFETCH: bool>(ptr: &[u64], idx: &[u64], val
 }
 
 /// A vector up to this size (bytes) stays in an L2 cache of 2 MiB (the
-/// Intel host of `docs/performance.md`), or mostly in L2 and L3 (1 MiB of
+/// Intel host of `docs/perf-log/run-c.md`), or mostly in L2 and L3 (1 MiB of
 /// L2 on the AMD host). Products whose random accesses go to it are bound
 /// by the CPU: they do not prefetch (measured on the AMD host, § Run G:
 /// with the hint, 0.7–0.86x with 80 KB and 2 MB vectors, 1.1–1.4x from 4

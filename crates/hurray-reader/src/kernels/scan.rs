@@ -247,7 +247,7 @@ impl<'a> Arrays<'a> {
             }
         };
         // Four at a time: one compare and branch per four slices, which is
-        // most of the marking on short columns (docs/performance.md § Run I).
+        // most of the marking on short columns (docs/perf-log/run-i.md).
         let mut quads = ptrs.chunks_exact(4);
         let mut marked = 0usize;
         for quad in quads.by_ref() {
@@ -317,7 +317,7 @@ impl Blocks {
     /// count); 16 pointers of slack; `idx` prefetched 2 Ki positions (16 KiB)
     /// ahead. Short blocks keep the marking of short columns short, and the
     /// prefetches (with [`PTR_AHEAD`]) keep memory busy meanwhile
-    /// (docs/performance.md § Run I; 4 Ki-position blocks were
+    /// (docs/perf-log/run-i.md; 4 Ki-position blocks were
     /// measured when the pass still walked the columns, "Block size").
     const DEFAULT: Blocks = Blocks {
         positions: MAP,

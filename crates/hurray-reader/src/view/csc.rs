@@ -580,7 +580,7 @@ impl<T: Float> CscView<'_, T> {
     /// Every thread streams the whole matrix: the reading grows with the
     /// number of threads (`threads × nnz` elements), and the gain depends
     /// on where `mul_vec`'s time goes. Measured on two threads against
-    /// `mul_vec` (`docs/performance.md`, run G): 1.7x for 100 M non-zeros
+    /// `mul_vec` (`docs/perf-log/run-g.md`): 1.7x for 100 M non-zeros
     /// in 10 M rows (`f32`), 1.6x with two non-zeros a column in 50 M
     /// rows, 1.1–1.3x for 10 M non-zeros in 1 M or 5 M rows, and (run F)
     /// 1.0x for a single column, where reading the matrix twice costs

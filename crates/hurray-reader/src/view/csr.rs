@@ -433,7 +433,7 @@ impl<T: Float> CsrView<'_, T> {
     /// `threads`. No allocation but the threads' own (a constant amount
     /// per thread). Worth it from about 10^5 stored elements
     /// (each call starts `threads - 1` threads); two threads ran the
-    /// 100 M-element Aᵀ·x of `docs/performance.md` (section 5) about 2x as
+    /// 100 M-element Aᵀ·x of `docs/perf-log/run-c.md` (§ 5) about 2x as
     /// fast as one. On an unvalidated view the invariants are verified
     /// first, on every call.
     ///

@@ -28,7 +28,7 @@
 //!
 //! Every bin, part and block keeps its contributions in the order of the
 //! pass (a compress keeps the lanes' order), which is storage order.
-//! Measured in `docs/performance.md` § Run K.
+//! Measured in `docs/perf-log/run-k.md`.
 
 use std::arch::x86_64::{
     __m256, __m256i, __m512i, _mm256_mul_ps, _mm512_and_si512, _mm512_cmpeq_epi64_mask, _mm512_cvtepu32_epi64,

@@ -19,7 +19,7 @@
 //! The compares are exact for every `u64` (no subtraction trick, no
 //! top-bit caveat): a clean result needs no exact pass, and anything else
 //! goes to the exact pass as in the portable loop. Measured in
-//! `docs/performance.md` § Run J.
+//! `docs/perf-log/run-j.md`.
 
 use std::arch::x86_64::{
     __m512i, _mm512_cmple_epu64_mask, _mm512_cmplt_epu64_mask, _mm512_maskz_sllv_epi64, _mm512_max_epu64,
