@@ -5,9 +5,9 @@
 
 use crate::descriptor::QuantScheme;
 use crate::error::{Error, Result};
+use crate::layout::view::check_index;
 use crate::tensor::Tensor;
 use crate::value::Value;
-use crate::view::check_index;
 
 /// The 16 NF4 levels, as `quantization/nf4.md` § Lookup Table writes them
 /// (decimal expansions of `float32` values, so more digits than an `f32`

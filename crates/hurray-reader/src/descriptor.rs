@@ -313,6 +313,26 @@ impl<'data> Descriptor<'data> {
     }
 
     /// Absolute offset of `shape[i]`.
+    /// The shape with every dimension checked not to be dynamic
+    /// ([`Error::DynamicDimension`] names the first that is).
+    pub(crate) fn static_shape(&self) -> Result<Vec<u64>> {
+        let d = self;
+        d.shape()
+            .enumerate()
+            .map(|(i, n)| {
+                if n == DYNAMIC {
+                    Err(Error::DynamicDimension {
+                        tensor: self.name.into(),
+                        field: Field::at("shape", to_u64(i)),
+                        offset: d.shape_offset(i),
+                    })
+                } else {
+                    Ok(n)
+                }
+            })
+            .collect()
+    }
+
     pub(crate) fn shape_offset(&self, i: usize) -> u64 {
         self.offsets.shape.saturating_add(to_u64(i).saturating_mul(8))
     }

@@ -16,9 +16,9 @@ use crate::element_type::Element;
 #[cfg(any(feature = "sprs", feature = "faer", feature = "ndarray"))]
 use crate::error::{Error, Result};
 #[cfg(any(feature = "sprs", feature = "faer"))]
-use crate::view::csc::CscView;
+use crate::layout::csc::CscView;
 #[cfg(any(feature = "sprs", feature = "faer"))]
-use crate::view::csr::CsrView;
+use crate::layout::csr::CsrView;
 
 /// Shapes the other crates index with `usize`: a dimension past it cannot
 /// be handed over.
@@ -182,7 +182,7 @@ mod faer_views {
 #[cfg(feature = "ndarray")]
 mod ndarray_views {
     use super::*;
-    use crate::view::dense::DenseView;
+    use crate::layout::dense::DenseView;
     use ndarray::ShapeBuilder;
 
     impl<'data, T: Element> DenseView<'data, T> {

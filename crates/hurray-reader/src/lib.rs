@@ -64,7 +64,6 @@ compile_error!(
 mod aligned;
 mod annotate;
 mod buffer;
-mod composite;
 mod cursor;
 mod debug;
 mod dequant;
@@ -76,7 +75,6 @@ mod interop;
 mod kernels;
 mod kv;
 mod layout;
-mod layout_rules;
 #[cfg(feature = "mmap")]
 mod mmap;
 mod open;
@@ -87,7 +85,6 @@ mod shared;
 mod tensor;
 mod validate;
 mod value;
-mod view;
 
 pub use aligned::AlignedBytes;
 pub use annotate::{AnnotatedField, DescriptorDump};
@@ -108,6 +105,12 @@ pub use file::{
 /// dependencies cannot make `Element` unimplemented for them.
 pub use half;
 pub use kv::{KvArray, KvEntry, KvType, KvValue};
+pub use layout::compressed::{Float, Slices};
+pub use layout::coo::{CooStructure, CooView};
+pub use layout::csc::{Column, CscStructure, CscView, Entries};
+pub use layout::csf::{CsfEntries, CsfLevel, CsfStructure, CsfView};
+pub use layout::csr::{CsrMatrix, CsrStructure, CsrView};
+pub use layout::dense::{logical_indices, Addressing, DenseView};
 pub use layout::{Layout, LayoutFields, TiledLevel};
 #[cfg(feature = "mmap")]
 pub use mmap::MappedFile;
@@ -118,9 +121,3 @@ pub use packed::{
 pub use shared::{SharedCsc, SharedCsr, SharedFile, SharedTensor};
 pub use tensor::{PageAlignmentShortfall, Tensor, MAX_COMPOSITE_DEPTH, PAGE_ALIGNMENT};
 pub use value::Value;
-pub use view::compressed::{Float, Slices};
-pub use view::coo::{CooStructure, CooView};
-pub use view::csc::{Column, CscStructure, CscView, Entries};
-pub use view::csf::{CsfEntries, CsfLevel, CsfStructure, CsfView};
-pub use view::csr::{CsrMatrix, CsrStructure, CsrView};
-pub use view::dense::{logical_indices, Addressing, DenseView};

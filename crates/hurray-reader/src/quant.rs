@@ -3,13 +3,12 @@
 //! (`quantization.md`, `quantization/*.md`).
 
 use crate::buffer::BufferRole;
-use crate::descriptor::{QuantScheme, DYNAMIC};
+use crate::descriptor::{Descriptor, QuantScheme, DYNAMIC};
 use crate::element_type::ElementType;
 use crate::error::{rule, Error, Field, Number, Result, Scope};
+use crate::layout::plan::Plan;
 use crate::layout::{Layout, LayoutFields};
-use crate::layout_rules::Plan;
 use crate::raw;
-use crate::tensor::Tensor;
 
 const PER_TENSOR: &str = "quantization/per-tensor-affine.md § Validity Constraints";
 const PER_CHANNEL: &str = "quantization/per-channel-affine.md § Validity Constraints";
@@ -62,12 +61,11 @@ struct Axis {
 
 /// Checks the quantization section against the tensor and returns plans for
 /// the parameter buffers it adds after the layout's own buffers.
-pub(crate) fn plans(t: &Tensor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
-    let d = t.descriptor();
+pub(crate) fn plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
     let Some(q) = d.quantization() else {
         return Ok(Vec::new());
     };
-    let scope = || Scope::tensor(t.name());
+    let scope = || Scope::tensor(d.name);
     let o = q.offset;
     if d.layout() == Layout::Composite {
         return Err(Error::Invalid {
@@ -108,7 +106,7 @@ pub(crate) fn plans(t: &Tensor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec
     use ElementType::*;
     let integer_types = [Int8, Uint8, Int16, Uint16, Int32, Uint32, Int4, Uint4, Int2, Uint2];
     let axis = match q.scheme {
-        QuantScheme::Unknown => return Ok(vec![Plan::unknown(); handles.len().saturating_sub(base_len(t))]),
+        QuantScheme::Unknown => return Ok(vec![Plan::unknown(); handles.len().saturating_sub(base_len(d))]),
         QuantScheme::PerTensorAffine(f) => {
             storage_ok(
                 &integer_types,
@@ -163,7 +161,7 @@ pub(crate) fn plans(t: &Tensor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec
                 scale_type: Float32,
                 rule: PER_CHANNEL,
             }
-            .check_symmetric(t, f.zero_point_buffer_index.get(), symmetric, o + 12)?
+            .check_symmetric(d, f.zero_point_buffer_index.get(), symmetric, o + 12)?
         }
         QuantScheme::PerBlockAffine(f) => {
             storage_ok(
@@ -198,7 +196,7 @@ pub(crate) fn plans(t: &Tensor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec
                 scale_type,
                 rule: PER_BLOCK,
             }
-            .check_symmetric(t, f.zero_point_buffer_index.get(), symmetric, o + 16)?
+            .check_symmetric(d, f.zero_point_buffer_index.get(), symmetric, o + 16)?
         }
         QuantScheme::Nf4(f) => {
             storage_ok(&[Uint4], "quantization/nf4.md § Valid Storage Types")?;
@@ -246,15 +244,15 @@ pub(crate) fn plans(t: &Tensor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec
             }
         }
     };
-    axis.plans(t, o)
+    axis.plans(d, o)
 }
 
 /// Buffers the layout itself uses; parameter buffers come after them.
-fn base_len(t: &Tensor<'_>) -> usize {
-    match t.layout() {
+fn base_len(d: &Descriptor<'_>) -> usize {
+    match d.layout {
         Layout::Csr | Layout::Csc | Layout::BlockPaged => 3,
         Layout::Coo => 2,
-        Layout::Csf => usize::try_from(t.rank())
+        Layout::Csf => usize::try_from(d.rank())
             .unwrap_or(0)
             .saturating_mul(2)
             .saturating_add(1),
@@ -263,10 +261,10 @@ fn base_len(t: &Tensor<'_>) -> usize {
 }
 
 impl Axis {
-    fn check_symmetric(self, t: &Tensor<'_>, zero_index: u32, symmetric: bool, offset: u64) -> Result<Self> {
+    fn check_symmetric(self, d: &Descriptor<'_>, zero_index: u32, symmetric: bool, offset: u64) -> Result<Self> {
         if symmetric && zero_index != NO_BUFFER {
             return Err(Error::Invalid {
-                scope: Scope::tensor(t.name()),
+                scope: Scope::tensor(d.name),
                 field: Field::sub("quantization", "zero_point_buffer_index"),
                 offset,
                 value: u64::from(zero_index),
@@ -279,9 +277,8 @@ impl Axis {
 
     /// Checks axis and block size against the shape, the buffer indices
     /// against the table, and plans the scale / zero-point buffers.
-    fn plans(self, t: &Tensor<'_>, o: u64) -> Result<Vec<Plan>> {
-        let d = t.descriptor();
-        let scope = || Scope::tensor(t.name());
+    fn plans(self, d: &Descriptor<'_>, o: u64) -> Result<Vec<Plan>> {
+        let scope = || Scope::tensor(d.name);
         let shape: Vec<u64> = d.shape().collect();
         let axis_usize = usize::try_from(self.axis).unwrap_or(usize::MAX);
         let Some(&extent) = shape.get(axis_usize) else {
@@ -296,13 +293,13 @@ impl Axis {
         };
         if extent == DYNAMIC {
             return Err(Error::DynamicDimension {
-                tensor: t.name().into(),
+                tensor: d.name.into(),
                 field: Field::at("shape", u64::from(self.axis)),
                 offset: d.shape_offset(axis_usize),
             });
         }
         let over = || Error::Overflow {
-            tensor: t.name().into(),
+            tensor: d.name.into(),
             field: Field::new("shape"),
             offset: d.offsets().shape,
             what: "number of quantization blocks",
@@ -379,7 +376,7 @@ impl Axis {
         // The parameter buffers follow the layout's own: indices base..base+n
         // where n is 1 (scales) or 2 (scales, zero points), or 1 when both
         // arrays share a buffer (quantization.md § Buffer Table Placement Rules).
-        let base = base_len(t);
+        let base = base_len(d);
         // Block-paged tensors size their per-block parameters by page slots,
         // not by the scheme's formula (layouts/block-paged.md § Quantization Compatibility › Scale-buffer size).
         let sizes_rule = match d.layout_fields() {
@@ -472,8 +469,8 @@ fn per_block_scale_type(tag: u8) -> Option<ElementType> {
 /// affine and NF4, the tagged type for per-block affine, float8_e8m0 for
 /// MXFP; `None` without a scale array (per-tensor affine keeps its scale in
 /// the descriptor) or for an invalid tag.
-pub(crate) fn scale_type(t: &Tensor<'_>) -> Option<ElementType> {
-    match t.descriptor().quantization()?.scheme {
+pub(crate) fn scale_type(d: &Descriptor<'_>) -> Option<ElementType> {
+    match d.quantization()?.scheme {
         QuantScheme::PerChannelAffine(_) | QuantScheme::Nf4(_) => Some(ElementType::Float32),
         QuantScheme::PerBlockAffine(f) => per_block_scale_type(f.scale_type_tag),
         QuantScheme::Mxfp(_) => Some(ElementType::Float8E8m0),
@@ -484,14 +481,14 @@ pub(crate) fn scale_type(t: &Tensor<'_>) -> Option<ElementType> {
 /// For per-block-style schemes on contiguous dense layouts, the storage
 /// holds whole blocks along the axis: the shape with `shape[axis]` rounded up
 /// to a multiple of `block_size` (`quantization/per-block-affine.md` § Padding).
-pub(crate) fn padded_shape(t: &Tensor<'_>, shape: &[u64]) -> Option<Vec<u64>> {
-    let q = t.descriptor().quantization()?;
+pub(crate) fn padded_shape(d: &Descriptor<'_>, shape: &[u64]) -> Option<Vec<u64>> {
+    let q = d.quantization()?;
     let (axis, bs) = match q.scheme {
         QuantScheme::PerBlockAffine(f) => (f.axis.get(), f.block_size.get()),
         QuantScheme::Nf4(f) => (f.axis.get(), f.block_size.get()),
         _ => return None,
     };
-    if !matches!(t.layout(), Layout::RowMajor | Layout::ColMajor) || bs == 0 {
+    if !matches!(d.layout, Layout::RowMajor | Layout::ColMajor) || bs == 0 {
         return None;
     }
     let axis = usize::try_from(axis).ok()?;

@@ -11,11 +11,11 @@ use crate::aligned::AlignedBytes;
 use crate::element_type::Element;
 use crate::error::Result;
 use crate::file::{HurrayFile, Options};
+use crate::layout::csc::CscView;
+use crate::layout::csr::CsrView;
 #[cfg(feature = "mmap")]
 use crate::mmap::MappedFile;
 use crate::tensor::Tensor;
-use crate::view::csc::CscView;
-use crate::view::csr::CsrView;
 
 /// Where a [`SharedFile`]'s bytes live.
 enum Storage {

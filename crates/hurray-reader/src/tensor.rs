@@ -9,8 +9,8 @@ use crate::descriptor::{self, Descriptor, QuantScheme, DYNAMIC};
 use crate::element_type::ElementType;
 use crate::error::{rule, Error, Field, Result, Scope};
 use crate::file::{EntryField, HurrayFile, IndexEntry, Options};
+use crate::layout::plan::{count, storage, Placed, Plan};
 use crate::layout::{Layout, LayoutFields};
-use crate::layout_rules::Plan;
 use crate::raw;
 
 /// Deepest nesting of composite heads accepted (`layouts/composite.md` § Binding).
@@ -297,7 +297,7 @@ impl<'data> HurrayFile<'data> {
                 rule: "layouts/composite.md § Binding",
             });
         }
-        crate::composite::check_head(head, fields)?;
+        crate::layout::composite::check_head(head, fields)?;
         let member_count = u64::from(fields.member_count.get());
         let following = self.following(head.entry.position());
         let mut members = Vec::new();
@@ -326,15 +326,9 @@ impl<'data> HurrayFile<'data> {
             members.push(entry.position());
             members_tensors.push(member);
         }
-        crate::composite::check_members(head, fields, &members_tensors)?;
+        crate::layout::composite::check_members(head, fields, &members_tensors)?;
         Ok((members, cursor))
     }
-}
-
-/// A buffer's position and bytes in the file.
-pub(crate) struct Placed<'data> {
-    pub(crate) offset: u64,
-    pub(crate) bytes: &'data [u8],
 }
 
 /// Per-handle rules of `buffer-protocol.md` and device colocation.
@@ -583,7 +577,7 @@ impl<'data> Tensor<'data> {
         if !self.descriptor.layout.is_dense() {
             return None;
         }
-        crate::view::dense::element_origin(t, self.descriptor.byte_offset).map(|o| o.elements)
+        crate::layout::dense::element_origin(t, self.descriptor.byte_offset).map(|o| o.elements)
     }
 
     /// Number of dimensions.
@@ -655,7 +649,7 @@ impl<'data> Tensor<'data> {
             .buffers
             .iter()
             .find(|b| b.role == BufferRole::ScalesAndZeroPoints)?;
-        let scale_type = crate::quant::scale_type(self)?;
+        let scale_type = crate::quant::scale_type(&self.descriptor)?;
         let scale_bytes = usize::try_from(scale_type.storage_bytes(shared.len)?).ok()?;
         let (element_type, from) = match role {
             BufferRole::Scales => (scale_type, 0),
@@ -802,15 +796,15 @@ impl<'data> Tensor<'data> {
         self.check_rank()?;
         self.check_byte_offset(handles)?;
         let mut plans = match layout {
-            Layout::Csc => crate::layout_rules::csc_plans(self)?,
-            Layout::Csr => crate::layout_rules::csr_plans(self)?,
-            Layout::Coo => crate::layout_rules::coo_plans(self)?,
-            Layout::Csf => crate::layout_rules::csf_plans(self, handles)?,
-            Layout::BlockPaged => crate::layout_rules::block_paged_plans(self, handles)?,
+            Layout::Csc => crate::layout::csc::csc_plans(&self.descriptor)?,
+            Layout::Csr => crate::layout::csr::csr_plans(&self.descriptor)?,
+            Layout::Coo => crate::layout::coo::coo_plans(&self.descriptor)?,
+            Layout::Csf => crate::layout::csf::csf_plans(&self.descriptor, handles)?,
+            Layout::BlockPaged => crate::layout::block_paged::block_paged_plans(&self.descriptor, handles)?,
             Layout::Composite => Vec::new(),
             _ => vec![self.dense_plan()?],
         };
-        plans.extend(crate::quant::plans(self, handles)?);
+        plans.extend(crate::quant::plans(&self.descriptor, handles)?);
         let expected = to_u64(plans.len());
         if to_u64(handles.len()) != expected {
             let base = self.layout_buffer_count().unwrap_or(0);
@@ -868,7 +862,7 @@ impl<'data> Tensor<'data> {
         }
         let byte_size = |k: usize| handles.get(k).map_or(0, |h| h.byte_size.get());
         if exact {
-            if let Some(e) = crate::layout_rules::nnz_disagreement(self, [byte_size(0), byte_size(1)]) {
+            if let Some(e) = crate::layout::plan::nnz_disagreement(&self.descriptor, [byte_size(0), byte_size(1)]) {
                 return Err(e);
             }
         }
@@ -889,7 +883,7 @@ impl<'data> Tensor<'data> {
     /// entries (`layouts/block-paged.md` § Buffer Table), so its plan is
     /// completed and its size checked here.
     fn check_placed(&self, handles: &[raw::BufferHandle], placed: &[Placed<'data>], plans: &mut [Plan]) -> Result<()> {
-        if let Some((i, plan)) = crate::layout_rules::block_table_plan(self, placed)? {
+        if let Some((i, plan)) = crate::layout::block_paged::block_table_plan(&self.descriptor, placed)? {
             self.check_size(handles, i, &plan)?;
             if let Some(slot) = plans.get_mut(i) {
                 *slot = plan;
@@ -982,12 +976,12 @@ impl<'data> Tensor<'data> {
             rule: rule::DENSE_SIZE,
         };
         let shape = self.static_shape()?;
-        let padded = crate::quant::padded_shape(self, &shape);
+        let padded = crate::quant::padded_shape(&self.descriptor, &shape);
         // The last block along the quantization axis is partial: storage
         // holds it whole.
         let block_padded = padded.as_ref().is_some_and(|p| *p != shape);
         let shape = padded.as_deref().unwrap_or(&shape);
-        let origin = crate::view::dense::element_origin(t, d.byte_offset).ok_or_else(|| Error::Overflow {
+        let origin = crate::layout::dense::element_origin(t, d.byte_offset).ok_or_else(|| Error::Overflow {
             tensor: name.into(),
             field: Field::new("byte_offset"),
             offset: d.offsets.byte_offset,
@@ -995,17 +989,19 @@ impl<'data> Tensor<'data> {
             rule: rule::BYTE_OFFSET,
         })?;
         let (storage_elements, bytes) = match &d.layout_fields {
-            LayoutFields::Strided { strides } => crate::layout_rules::strided_bytes(self, t, origin, shape, strides)?,
+            LayoutFields::Strided { strides } => {
+                crate::layout::strided::strided_bytes(&self.descriptor, t, origin, shape, strides)?
+            }
             LayoutFields::Tiled { levels } => {
-                let n = crate::layout_rules::tiled_elements(self, shape, levels, 0)?;
+                let n = crate::layout::tiled::tiled_elements(&self.descriptor, shape, levels, 0)?;
                 (n, storage(t, n).ok_or_else(|| overflow("tiled buffer size"))?)
             }
             LayoutFields::Morton { morton_bits } => {
-                let n = crate::layout_rules::morton_elements(self, shape, morton_bits)?;
+                let n = crate::layout::morton::morton_elements(&self.descriptor, shape, morton_bits)?;
                 (n, storage(t, n).ok_or_else(|| overflow("Morton buffer size"))?)
             }
             LayoutFields::Hilbert(h) => {
-                let n = crate::layout_rules::hilbert_elements(self, shape, h)?;
+                let n = crate::layout::hilbert::hilbert_elements(&self.descriptor, shape, h)?;
                 (n, storage(t, n).ok_or_else(|| overflow("Hilbert buffer size"))?)
             }
             _ => {
@@ -1047,21 +1043,7 @@ impl<'data> Tensor<'data> {
 
     /// The shape with every dimension checked not to be dynamic.
     pub(crate) fn static_shape(&self) -> Result<Vec<u64>> {
-        let d = &self.descriptor;
-        d.shape()
-            .enumerate()
-            .map(|(i, n)| {
-                if n == DYNAMIC {
-                    Err(Error::DynamicDimension {
-                        tensor: self.name().into(),
-                        field: Field::at("shape", to_u64(i)),
-                        offset: d.shape_offset(i),
-                    })
-                } else {
-                    Ok(n)
-                }
-            })
-            .collect()
+        self.descriptor.static_shape()
     }
 
     fn check_shard(&self) -> Result<()> {
@@ -1137,19 +1119,6 @@ impl<'data> Tensor<'data> {
     pub(crate) fn has_flag(&self, bit: u32) -> bool {
         self.descriptor.flags() & bit != 0
     }
-}
-
-/// Product of the dimensions; 0 as soon as any dimension is 0 (so
-/// `[2^63, 4, 0]` is empty, not an overflow); `None` on overflow.
-pub(crate) fn count(shape: &[u64]) -> Option<u64> {
-    if shape.contains(&0) {
-        return Some(0);
-    }
-    shape.iter().try_fold(1u64, |acc, &n| acc.checked_mul(n))
-}
-
-pub(crate) fn storage(t: ElementType, n: u64) -> Option<u64> {
-    t.storage_bytes(n)
 }
 
 pub(crate) fn element_count(d: &Descriptor<'_>) -> Result<u64> {

@@ -68,7 +68,7 @@ impl<'data> Tensor<'data> {
         let Ok(shape) = self.static_shape() else {
             return Ok(());
         };
-        let Some(padded) = crate::quant::padded_shape(self, &shape) else {
+        let Some(padded) = crate::quant::padded_shape(&self.descriptor, &shape) else {
             return Ok(());
         };
         let Some(axis) = shape.iter().zip(&padded).position(|(a, b)| a != b) else {

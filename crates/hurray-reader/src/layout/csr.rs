@@ -1,11 +1,15 @@
 //! CSR views (`layouts/csr.md`, layout tag `0x07`), the mirror of CSC.
 
+use crate::buffer::BufferRole;
+use crate::descriptor::Descriptor;
 use crate::element_type::Element;
-use crate::error::Result;
-use crate::layout::Layout;
+use crate::error::{rule, Result};
+use crate::layout::compressed::plans::{compressed_plans, Orientation};
+use crate::layout::compressed::{Compressed, Float, Slices, CSR};
+use crate::layout::csc::{CscStructure, CscView};
+use crate::layout::plan::Plan;
+use crate::layout::{Layout, LayoutFields};
 use crate::tensor::Tensor;
-use crate::view::compressed::{Compressed, Float, Slices, CSR};
-use crate::view::csc::{CscStructure, CscView};
 
 /// The sparsity structure of a CSR matrix — `row_ptr` and `col_indices` —
 /// without its values. Usable for every element type, packed ones included.
@@ -639,4 +643,22 @@ impl<'data> Tensor<'data> {
         let values = self.buffer(0)?.as_slice::<T>()?;
         Ok(CsrView { structure, values })
     }
+}
+
+/// CSR (`layouts/csr.md`): `values`, `col_indices`, `row_ptr` (nrows + 1).
+pub(crate) fn csr_plans(d: &Descriptor<'_>) -> Result<Vec<Plan>> {
+    let LayoutFields::Csr(f) = d.layout_fields() else {
+        return Ok(Vec::new());
+    };
+    compressed_plans(
+        d,
+        f,
+        Orientation {
+            index_role: BufferRole::ColIndices,
+            ptr_role: BufferRole::RowPtr,
+            ptr_axis: 0,
+            fields_rule: rule::CSR_FIELDS,
+            size_rule: rule::CSR_SIZE,
+        },
+    )
 }

@@ -1,13 +1,17 @@
 //! CSF views (`layouts/csf.md`, layout tag `0x09`): a tree of `rank`
 //! compressed levels, each a `pos`/`crd` pair, over one `values` array.
 
+use zerocopy::little_endian::U32;
+
+use crate::buffer::BufferRole;
 use crate::cursor::to_u64;
-use crate::descriptor::MAX_RANK;
+use crate::descriptor::{Descriptor, MAX_RANK};
 use crate::element_type::Element;
-#[cfg(doc)]
-use crate::error::Error;
-use crate::error::{rule, Result};
+use crate::error::{rule, Error, Field, Result, Scope};
+use crate::file::reserved_zero;
+use crate::layout::plan::{u64_plan, values_plan, Plan};
 use crate::layout::{Layout, LayoutFields};
+use crate::raw;
 use crate::tensor::Tensor;
 
 /// Generates the per-level array names `pos_0` … `pos_63` (and `crd_*`),
@@ -140,9 +144,9 @@ impl<'data> CsfStructure<'data> {
                 .and_then(|&m| self.shape.get(m))
                 .copied()
                 .unwrap_or(0);
-            let level_index = crate::view::compressed::Compressed {
+            let level_index = crate::layout::compressed::Compressed {
                 tensor: self.tensor,
-                names: crate::view::compressed::Names {
+                names: crate::layout::compressed::Names {
                     ptr: POS.get(l).copied().unwrap_or("pos"),
                     idx: CRD.get(l).copied().unwrap_or("crd"),
                     outer: "parent",
@@ -193,7 +197,7 @@ impl<'data> CsfStructure<'data> {
     /// [`Error::CoordinateArgument`] for one outside the shape; as
     /// [`validate`](Self::validate) on an unvalidated structure.
     pub fn position(&self, index: &[u64]) -> Result<Option<u64>> {
-        super::check_index(self.tensor, index, &self.shape)?;
+        super::view::check_index(self.tensor, index, &self.shape)?;
         if !self.scanned {
             self.validate()?;
         }
@@ -392,4 +396,94 @@ impl<'data> Tensor<'data> {
         let values = self.buffer(0)?.as_slice::<T>()?;
         Ok(CsfView { structure, values })
     }
+}
+
+/// CSF (`layouts/csf.md`): `values`, then a `pos_L`/`crd_L` pair per level.
+/// Level sizes `n_L` come from the `crd_L` sizes; `pos_0` has 2 entries,
+/// `pos_L` has `n_{L-1} + 1`, and the leaf level holds `nnz`.
+pub(crate) fn csf_plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
+    let LayoutFields::Csf {
+        nnz,
+        mode_order,
+        reserved,
+    } = d.layout_fields()
+    else {
+        return Ok(Vec::new());
+    };
+    let scope = || Scope::tensor(d.name);
+    let fields_offset = d.offsets().layout_fields;
+    let rank = d.rank();
+    check_permutation(d, mode_order, fields_offset + 8)?;
+    let reserved_offset = fields_offset + 8 + 4 * u64::from(rank);
+    reserved_zero(
+        reserved.as_slice(),
+        Field::new("_reserved"),
+        reserved_offset,
+        rule::CSF_FIELDS,
+        scope(),
+    )?;
+    d.static_shape()?;
+    let size_rule = "layouts/csf.md § Buffer Size";
+    let mut plans = vec![values_plan(d, *nnz, size_rule)?];
+    let mut parents: u64 = 1; // n_{-1}: the virtual root
+    for level in 0..rank {
+        let level_u8 = u8::try_from(level).unwrap_or(u8::MAX);
+        let pos_len = parents.saturating_add(1);
+        plans.push(u64_plan(
+            d,
+            BufferRole::Pos(level_u8),
+            pos_len,
+            Field::new("nnz"),
+            fields_offset,
+            size_rule,
+        )?);
+        // n_L: the leaf level stores nnz; other levels are sized by crd_L.
+        let crd_index = usize::try_from(level)
+            .ok()
+            .and_then(|l| l.checked_mul(2))
+            .and_then(|l| l.checked_add(2));
+        let n_level = if level + 1 == rank {
+            *nnz
+        } else {
+            crd_index
+                .and_then(|i| handles.get(i))
+                .map_or(0, |h| h.byte_size.get() / 8)
+        };
+        plans.push(u64_plan(
+            d,
+            BufferRole::Crd(level_u8),
+            n_level,
+            Field::new("nnz"),
+            fields_offset,
+            size_rule,
+        )?);
+        parents = n_level;
+    }
+    Ok(plans)
+}
+
+fn check_permutation(d: &Descriptor<'_>, mode_order: &[U32], offset: u64) -> Result<()> {
+    let rank = mode_order.len();
+    let mut seen = [false; 64];
+    for (i, m) in mode_order.iter().enumerate() {
+        let v = m.get();
+        let slot = usize::try_from(v)
+            .ok()
+            .filter(|&v| v < rank)
+            .and_then(|v| seen.get_mut(v));
+        match slot {
+            Some(s) if !*s => *s = true,
+            _ => {
+                return Err(Error::Invalid {
+                    scope: Scope::tensor(d.name),
+                    field: Field::at("mode_order", to_u64(i)),
+                    offset: offset + 4 * to_u64(i),
+                    value: u64::from(v),
+                    expected: "a permutation of 0..rank-1",
+                    rule: rule::CSF_MODE_ORDER,
+                })
+            }
+        }
+    }
+    Ok(())
 }

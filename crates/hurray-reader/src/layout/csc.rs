@@ -1,12 +1,16 @@
 //! CSC views (`layouts/csc.md`, layout tag `0x08`).
 
+use crate::buffer::BufferRole;
 use crate::cursor::to_u64;
+use crate::descriptor::Descriptor;
 use crate::element_type::Element;
-use crate::error::Result;
-use crate::layout::Layout;
+use crate::error::{rule, Result};
+use crate::layout::compressed::plans::{compressed_plans, Orientation};
+use crate::layout::compressed::{Compressed, Float, Slices, CSC};
+use crate::layout::csr::{CsrMatrix, CsrStructure, CsrView};
+use crate::layout::plan::Plan;
+use crate::layout::{Layout, LayoutFields};
 use crate::tensor::Tensor;
-use crate::view::compressed::{Compressed, Float, Slices, CSC};
-use crate::view::csr::{CsrMatrix, CsrStructure, CsrView};
 
 /// The sparsity structure of a CSC matrix — `col_ptr` and `row_indices` —
 /// without its values. Usable for every element type, packed ones included.
@@ -755,4 +759,23 @@ impl<'data, T> CscView<'data, T> {
     pub(crate) fn from_parts(structure: CscStructure<'data>, values: &'data [T]) -> Self {
         CscView { structure, values }
     }
+}
+
+/// CSC (`layouts/csc.md`): `values` (nnz), `row_indices` (nnz u64),
+/// `col_ptr` (ncols + 1 u64); reserved bytes zero.
+pub(crate) fn csc_plans(d: &Descriptor<'_>) -> Result<Vec<Plan>> {
+    let LayoutFields::Csc(f) = d.layout_fields() else {
+        return Ok(Vec::new());
+    };
+    compressed_plans(
+        d,
+        f,
+        Orientation {
+            index_role: BufferRole::RowIndices,
+            ptr_role: BufferRole::ColPtr,
+            ptr_axis: 1,
+            fields_rule: rule::CSC_FIELDS,
+            size_rule: rule::CSC_SIZE,
+        },
+    )
 }

@@ -1,17 +1,11 @@
-//! Typed, borrowed views of a tensor's data, one module per layout family.
+//! What the layouts' views share: checking a lookup's index, and checking
+//! that a tensor has the layout a view wants.
 
-pub mod compressed;
-pub mod coo;
-pub mod csc;
-pub mod csf;
-pub mod csr;
-pub mod dense;
-
+use super::compressed::{Compressed, Names};
 use crate::cursor::to_u64;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::tensor::Tensor;
-use compressed::{Compressed, Names};
 
 /// Checks a lookup's `index` against the tensor's `shape`: one coordinate
 /// per dimension ([`Error::LengthMismatch`]), each below its dimension

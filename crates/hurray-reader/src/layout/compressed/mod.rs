@@ -8,6 +8,7 @@
 //! `kernels::scan`'s), and the products are `kernels::product`'s.
 
 mod check;
+pub(crate) mod plans;
 
 pub use crate::kernels::product::Float;
 

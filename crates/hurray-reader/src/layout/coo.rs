@@ -2,10 +2,14 @@
 
 use std::cmp::Ordering;
 
+use crate::buffer::BufferRole;
 use crate::cursor::to_u64;
+use crate::descriptor::Descriptor;
 use crate::element_type::Element;
-use crate::error::{rule, Error, Field, Result};
+use crate::error::{rule, Error, Field, Result, Scope};
+use crate::file::reserved_zero;
 use crate::kernels::coo::Coordinates;
+use crate::layout::plan::{overflow, u64_plan, values_plan, Plan};
 use crate::layout::{Layout, LayoutFields};
 use crate::tensor::Tensor;
 
@@ -282,7 +286,7 @@ impl<'data> CooStructure<'data> {
     /// shape; on an unvalidated structure [`Error::IndexOutOfBounds`] or
     /// [`Error::CooOrder`] (an entry out of order, or a second entry at `index`).
     pub fn position(&self, index: &[u64]) -> Result<Option<u64>> {
-        super::check_index(self.tensor, index, &self.shape)?;
+        super::view::check_index(self.tensor, index, &self.shape)?;
         if !self.scanned && !self.fast_check(1) {
             self.exact(self.nnz)?;
         }
@@ -434,6 +438,54 @@ impl<'data> Tensor<'data> {
         let values = self.buffer(0)?.as_slice::<T>()?;
         Ok(CooView { structure, values })
     }
+}
+
+/// COO (`layouts/coo.md`): `values` (nnz), `indices` (nnz × rank u64).
+pub(crate) fn coo_plans(d: &Descriptor<'_>) -> Result<Vec<Plan>> {
+    let LayoutFields::Coo(f) = d.layout_fields() else {
+        return Ok(Vec::new());
+    };
+    let fields_offset = d.offsets().layout_fields;
+    let scope = || Scope::tensor(d.name);
+    if f.is_sorted > 1 {
+        return Err(Error::Invalid {
+            scope: scope(),
+            field: Field::new("is_sorted"),
+            offset: fields_offset + 8,
+            value: u64::from(f.is_sorted),
+            expected: "0x00 or 0x01",
+            rule: rule::COO_FIELDS,
+        });
+    }
+    reserved_zero(
+        &f.reserved,
+        Field::new("_reserved"),
+        fields_offset + 9,
+        rule::COO_FIELDS,
+        scope(),
+    )?;
+    d.static_shape()?;
+    let nnz = f.nnz.get();
+    let len = nnz.checked_mul(u64::from(d.rank())).ok_or_else(|| {
+        overflow(
+            d,
+            Field::new("nnz"),
+            fields_offset,
+            "nnz x rank (indices length)",
+            rule::COO_SIZE,
+        )
+    })?;
+    Ok(vec![
+        values_plan(d, nnz, rule::COO_SIZE)?,
+        u64_plan(
+            d,
+            BufferRole::Indices,
+            len,
+            Field::new("nnz"),
+            fields_offset,
+            rule::COO_SIZE,
+        )?,
+    ])
 }
 
 #[cfg(test)]

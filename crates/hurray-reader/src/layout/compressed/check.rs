@@ -224,8 +224,8 @@ mod tests {
     use crate::error::Error;
     use crate::kernels::scan::tests::{arrays, damaged, damages, long_matrix, reference, DAMAGE_AT};
     use crate::kernels::threads::tests::refusing;
-    use crate::view::compressed::tests::csc;
-    use crate::view::compressed::Compressed;
+    use crate::layout::compressed::tests::csc;
+    use crate::layout::compressed::Compressed;
 
     proptest::proptest! {
         #![proptest_config(proptest::test_runner::Config::with_cases(1000))]

@@ -57,7 +57,7 @@ impl<'data> Addressing<'data> {
     /// [`Error::LengthMismatch`] for an index without `rank` coordinates,
     /// [`Error::CoordinateArgument`] for one outside the shape.
     pub fn position(&self, index: &[u64]) -> Result<u64> {
-        super::check_index(self.tensor, index, &self.shape)?;
+        super::view::check_index(self.tensor, index, &self.shape)?;
         let offset = match &self.fields {
             LayoutFields::Strided { strides } => dot(index, strides.iter().map(|s| i128::from(s.get()))),
             LayoutFields::Tiled { levels } => tiled_offset(levels, 0, &self.shape, index),
@@ -212,7 +212,7 @@ fn tiled_offset(levels: &[TiledLevel<'_>], depth: usize, shape: &[u64], index: &
 
 /// Elements of `shape` laid out by tiled levels from `depth` on, padding
 /// included: the tile slots the level's grid spans
-/// ([`grid_slots`](crate::layout_rules::grid_slots), as the buffer size
+/// ([`grid_slots`](crate::layout::tiled::grid_slots), as the buffer size
 /// counts them) times the elements of one tile.
 fn padded_elements(levels: &[TiledLevel<'_>], depth: usize, shape: &[u64]) -> i128 {
     let Some(level) = levels.get(depth) else {
@@ -220,7 +220,7 @@ fn padded_elements(levels: &[TiledLevel<'_>], depth: usize, shape: &[u64]) -> i1
     };
     let tile: Vec<u64> = level.tile_shape.iter().map(|t| t.get().max(1)).collect();
     let grid: Vec<u64> = shape.iter().zip(&tile).map(|(&n, &t)| n.div_ceil(t)).collect();
-    let slots = crate::layout_rules::grid_slots(level, &grid).map_or(0, |(slots, _)| slots);
+    let slots = crate::layout::tiled::grid_slots(level, &grid).map_or(0, |(slots, _)| slots);
     let per_tile = if level.inner_layout == 4 {
         padded_elements(levels, depth + 1, &tile)
     } else {
@@ -392,7 +392,7 @@ impl<'data> Tensor<'data> {
         // Quantized blocks are stored whole along their axis
         // (`quantization/per-block-affine.md` § Padding): the strides are
         // those of the padded shape.
-        let storage_shape = crate::quant::padded_shape(self, &shape).unwrap_or_else(|| shape.clone());
+        let storage_shape = crate::quant::padded_shape(&self.descriptor, &shape).unwrap_or_else(|| shape.clone());
         Ok(Addressing {
             tensor: self.name(),
             layout: self.layout(),

@@ -5,8 +5,9 @@ use crate::descriptor::flags;
 use crate::element_type::ElementType;
 use crate::error::{rule, Error, Field, Result, Scope};
 use crate::file::reserved_zero;
+use crate::layout::plan::count;
 use crate::raw;
-use crate::tensor::{count, Tensor};
+use crate::tensor::Tensor;
 
 const PARTITION: u8 = 0x01;
 const OVERLAY: u8 = 0x02;
