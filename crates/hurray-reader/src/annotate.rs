@@ -179,7 +179,7 @@ fn meaning(field: &Field, bytes: &[u8]) -> String {
         },
         "layout_tag" | "outer_layout" | "inner_layout" => Layout::from_tag(u8::try_from(v).unwrap_or(0)).to_string(),
         "device_tag" => match v {
-            0..=8 => named(v, &crate::tensor::DEVICE_NAMES),
+            0..=8 => named(v, &crate::buffer_protocol::DEVICE_NAMES),
             0xF0..=0xFE => "implementation-private device".to_owned(),
             _ => "reserved / invalid".to_owned(),
         },

@@ -1342,6 +1342,7 @@ pub(crate) mod rule {
     pub const DESCRIPTOR_VERSION: &str = "metadata.md § Version Compatibility; versioning.md § Compatibility Matrix";
     pub const SCALAR: &str = "data-model.md § Scalar Tensors";
     pub const DENSE_SIZE: &str = "element-types.md § Buffer Size Calculation";
+    pub const TYPE_ALIGNMENT: &str = "element-types.md § Type Properties Summary";
     /// A per-block (or NF4) quantized dense buffer holds its partial last
     /// block whole.
     pub const BLOCK_PADDING: &str = "quantization/per-block-affine.md § Padding";
@@ -1356,6 +1357,7 @@ pub(crate) mod rule {
     pub const COMPOSITE_HEAD: &str = "layouts/composite.md § Head Layout-Specific Fields";
     pub const COMPOSITE_HEAD_DESCRIPTOR: &str = "layouts/composite.md § Head Descriptor";
     pub const COMPOSITE_VALIDATION: &str = "layouts/composite.md § Validation";
+    pub const COMPOSITE_BINDING: &str = "layouts/composite.md § Binding";
     pub const CSC_DESCRIPTION: &str = "layouts/csc.md § Description";
     pub const CSC_BUFFERS: &str = "layouts/csc.md § Buffer Table";
     pub const CSC_FIELDS: &str = "layouts/csc.md § Additional Descriptor Fields";
@@ -1388,9 +1390,14 @@ pub(crate) mod rule {
     pub const CSF_SHARDING: &str = "layouts/csf.md § Sharding";
     pub const STRIDED: &str = "layouts/strided.md § Buffer Size";
     pub const TILED: &str = "layouts/tiled.md § Additional Descriptor Fields";
+    pub const TILED_PADDING: &str = "layouts/tiled.md § Boundary Padding";
     pub const MORTON: &str = "layouts/morton.md § Dimension Size Constraints";
+    pub const MORTON_SIZE: &str = "layouts/morton.md § Buffer Size";
     pub const HILBERT: &str = "layouts/hilbert.md § Validity Constraints";
+    pub const HILBERT_SIZE: &str = "layouts/hilbert.md § Buffer Size";
+    pub const BLOCK_PAGED_DESCRIPTION: &str = "layouts/block-paged.md § Description";
     pub const BLOCK_PAGED: &str = "layouts/block-paged.md § Additional Descriptor Fields";
+    pub const BLOCK_PAGED_SHARDING: &str = "layouts/block-paged.md § Sharding";
     pub const BLOCK_PAGED_INV: &str = "layouts/block-paged.md § Storage Invariants";
 }
 

@@ -64,6 +64,7 @@ compile_error!(
 mod aligned;
 mod annotate;
 mod buffer;
+mod buffer_protocol;
 mod cursor;
 mod debug;
 mod dequant;
@@ -89,6 +90,7 @@ mod value;
 pub use aligned::AlignedBytes;
 pub use annotate::{AnnotatedField, DescriptorDump};
 pub use buffer::{Buffer, BufferRole};
+pub use buffer_protocol::{PageAlignmentShortfall, PAGE_ALIGNMENT};
 pub use descriptor::{
     fixed_header, flags as descriptor_flags, statistics_mask, Descriptor, Offsets, QuantScheme, Quantization, Shard,
     DESCRIPTOR_VERSION_MAJOR, DESCRIPTOR_VERSION_MINOR, DYNAMIC, MAX_RANK, MAX_TILED_DEPTH,
@@ -119,5 +121,5 @@ pub use packed::{
     float8_e8m0_to_f32, PackedView,
 };
 pub use shared::{SharedCsc, SharedCsr, SharedFile, SharedTensor};
-pub use tensor::{PageAlignmentShortfall, Tensor, MAX_COMPOSITE_DEPTH, PAGE_ALIGNMENT};
+pub use tensor::{Tensor, MAX_COMPOSITE_DEPTH};
 pub use value::Value;

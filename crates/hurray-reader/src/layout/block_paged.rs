@@ -9,14 +9,32 @@ use crate::element_type::ElementType;
 use crate::error::{rule, Error, Field, Result, Scope};
 use crate::file::reserved_zero;
 use crate::layout::plan::{overflow, storage, Plan};
+use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
 use crate::layout::LayoutFields;
 use crate::raw;
+
+/// `layouts/block-paged.md`'s descriptor rules.
+pub(crate) const SPEC: LayoutSpec = LayoutSpec {
+    rank: RankRule {
+        allows: |rank| rank == 3,
+        expected: "3",
+        rule: rule::BLOCK_PAGED_DESCRIPTION,
+    },
+    buffers: BufferCount {
+        count: |_| Some(3),
+        expected: "3 (page_pool, block_table, seq_ptr)",
+        rule: rule::BUFFER_TABLE,
+    },
+    no_shard: Some(rule::BLOCK_PAGED_SHARDING),
+    statistics: None,
+    plans,
+};
 
 /// Block-paged (`layouts/block-paged.md`): `page_pool`
 /// (`num_pages × page_size × num_heads × head_dim` elements), `block_table`
 /// and `seq_ptr` (`num_seqs + 1`) of the index type. The block table length
 /// is `seq_ptr[num_seqs]`, read here (one element).
-pub(crate) fn block_paged_plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
+fn plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
     let LayoutFields::BlockPaged(f) = d.layout_fields() else {
         return Ok(Vec::new());
     };
@@ -104,7 +122,7 @@ fn block_table_index(f: &raw::BlockPagedFields) -> (ElementType, u64) {
 }
 
 /// For a block-paged tensor whose buffers are placed (and sizes checked by
-/// [`block_paged_plans`]): buffer 1, the block table, with the
+/// [`plans`]): buffer 1, the block table, with the
 /// `total_logical_pages = seq_ptr[num_seqs]` entries it must hold
 /// (`layouts/block-paged.md` § Buffer Table). `None` for other layouts, or
 /// when `seq_ptr` holds no such element (its size check failed first).

@@ -6,12 +6,27 @@ use crate::element_type::ElementType;
 use crate::error::{rule, Error, Field, Result, Scope};
 use crate::file::reserved_zero;
 use crate::layout::plan::count;
+use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
 use crate::raw;
 use crate::tensor::Tensor;
 
 const PARTITION: u8 = 0x01;
 const OVERLAY: u8 = 0x02;
 const GROUP: u8 = 0x03;
+
+/// `layouts/composite.md`'s descriptor rules for a head: no buffers of
+/// its own (its members hold the data).
+pub(crate) const SPEC: LayoutSpec = LayoutSpec {
+    rank: RankRule::ANY,
+    buffers: BufferCount {
+        count: |_| Some(0),
+        expected: "0 for a composite head",
+        rule: rule::COMPOSITE_HEAD_DESCRIPTOR,
+    },
+    no_shard: None,
+    statistics: None,
+    plans: |_, _| Ok(Vec::new()),
+};
 
 /// Work bound for the pairwise overlap test of a partition, so a hostile
 /// member list cannot make validation take quadratic time without limit:

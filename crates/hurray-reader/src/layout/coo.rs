@@ -10,7 +10,9 @@ use crate::error::{rule, Error, Field, Result, Scope};
 use crate::file::reserved_zero;
 use crate::kernels::coo::Coordinates;
 use crate::layout::plan::{overflow, u64_plan, values_plan, Plan};
+use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
 use crate::layout::{Layout, LayoutFields};
+use crate::raw;
 use crate::tensor::Tensor;
 
 /// The coordinates of a COO tensor, without values: `nnz` tuples of `rank`
@@ -440,8 +442,21 @@ impl<'data> Tensor<'data> {
     }
 }
 
+/// `layouts/coo.md`'s descriptor rules.
+pub(crate) const SPEC: LayoutSpec = LayoutSpec {
+    rank: RankRule::NOT_SCALAR,
+    buffers: BufferCount {
+        count: |_| Some(2),
+        expected: "2 (values, indices)",
+        rule: rule::COO_BUFFERS,
+    },
+    no_shard: None,
+    statistics: Some(rule::COO_STATS),
+    plans,
+};
+
 /// COO (`layouts/coo.md`): `values` (nnz), `indices` (nnz × rank u64).
-pub(crate) fn coo_plans(d: &Descriptor<'_>) -> Result<Vec<Plan>> {
+fn plans(d: &Descriptor<'_>, _: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
     let LayoutFields::Coo(f) = d.layout_fields() else {
         return Ok(Vec::new());
     };

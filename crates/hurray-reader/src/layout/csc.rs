@@ -9,7 +9,9 @@ use crate::layout::compressed::plans::{compressed_plans, Orientation};
 use crate::layout::compressed::{Compressed, Float, Slices, CSC};
 use crate::layout::csr::{CsrMatrix, CsrStructure, CsrView};
 use crate::layout::plan::Plan;
+use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
 use crate::layout::{Layout, LayoutFields};
+use crate::raw;
 use crate::tensor::Tensor;
 
 /// The sparsity structure of a CSC matrix — `col_ptr` and `row_indices` —
@@ -761,9 +763,26 @@ impl<'data, T> CscView<'data, T> {
     }
 }
 
+/// `layouts/csc.md`'s descriptor rules.
+pub(crate) const SPEC: LayoutSpec = LayoutSpec {
+    rank: RankRule {
+        allows: |rank| rank == 2,
+        expected: "2",
+        rule: rule::CSC_DESCRIPTION,
+    },
+    buffers: BufferCount {
+        count: |_| Some(3),
+        expected: "3 (values, row_indices, col_ptr)",
+        rule: rule::CSC_BUFFERS,
+    },
+    no_shard: None,
+    statistics: Some(rule::CSC_STATS),
+    plans,
+};
+
 /// CSC (`layouts/csc.md`): `values` (nnz), `row_indices` (nnz u64),
 /// `col_ptr` (ncols + 1 u64); reserved bytes zero.
-pub(crate) fn csc_plans(d: &Descriptor<'_>) -> Result<Vec<Plan>> {
+fn plans(d: &Descriptor<'_>, _: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
     let LayoutFields::Csc(f) = d.layout_fields() else {
         return Ok(Vec::new());
     };

@@ -10,6 +10,7 @@ use crate::element_type::Element;
 use crate::error::{rule, Error, Field, Result, Scope};
 use crate::file::reserved_zero;
 use crate::layout::plan::{u64_plan, values_plan, Plan};
+use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
 use crate::layout::{Layout, LayoutFields};
 use crate::raw;
 use crate::tensor::Tensor;
@@ -398,10 +399,27 @@ impl<'data> Tensor<'data> {
     }
 }
 
+/// `layouts/csf.md`'s descriptor rules.
+pub(crate) const SPEC: LayoutSpec = LayoutSpec {
+    rank: RankRule {
+        allows: |rank| rank >= 3,
+        expected: "at least 3",
+        rule: rule::CSF_DESCRIPTION,
+    },
+    buffers: BufferCount {
+        count: |rank| u64::from(rank).checked_mul(2)?.checked_add(1),
+        expected: "2 x rank + 1",
+        rule: rule::CSF_BUFFERS,
+    },
+    no_shard: Some(rule::CSF_SHARDING),
+    statistics: Some(rule::CSF_STATS),
+    plans,
+};
+
 /// CSF (`layouts/csf.md`): `values`, then a `pos_L`/`crd_L` pair per level.
 /// Level sizes `n_L` come from the `crd_L` sizes; `pos_0` has 2 entries,
 /// `pos_L` has `n_{L-1} + 1`, and the leaf level holds `nnz`.
-pub(crate) fn csf_plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
+fn plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
     let LayoutFields::Csf {
         nnz,
         mode_order,

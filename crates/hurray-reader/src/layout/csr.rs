@@ -8,7 +8,9 @@ use crate::layout::compressed::plans::{compressed_plans, Orientation};
 use crate::layout::compressed::{Compressed, Float, Slices, CSR};
 use crate::layout::csc::{CscStructure, CscView};
 use crate::layout::plan::Plan;
+use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
 use crate::layout::{Layout, LayoutFields};
+use crate::raw;
 use crate::tensor::Tensor;
 
 /// The sparsity structure of a CSR matrix — `row_ptr` and `col_indices` —
@@ -645,8 +647,25 @@ impl<'data> Tensor<'data> {
     }
 }
 
+/// `layouts/csr.md`'s descriptor rules.
+pub(crate) const SPEC: LayoutSpec = LayoutSpec {
+    rank: RankRule {
+        allows: |rank| rank == 2,
+        expected: "2",
+        rule: rule::CSR_DESCRIPTION,
+    },
+    buffers: BufferCount {
+        count: |_| Some(3),
+        expected: "3 (values, col_indices, row_ptr)",
+        rule: rule::CSR_BUFFERS,
+    },
+    no_shard: None,
+    statistics: Some(rule::CSR_STATS),
+    plans,
+};
+
 /// CSR (`layouts/csr.md`): `values`, `col_indices`, `row_ptr` (nrows + 1).
-pub(crate) fn csr_plans(d: &Descriptor<'_>) -> Result<Vec<Plan>> {
+fn plans(d: &Descriptor<'_>, _: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
     let LayoutFields::Csr(f) = d.layout_fields() else {
         return Ok(Vec::new());
     };

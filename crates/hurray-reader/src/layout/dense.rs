@@ -3,9 +3,11 @@
 //! logical index to a position in buffer 0 by its own formula.
 
 use crate::cursor::to_u64;
-use crate::element_type::{Element, ElementType};
+use crate::element_type::Element;
 use crate::error::{Error, Result};
-use crate::layout::{Layout, LayoutFields, TiledLevel};
+use crate::layout::fields::{Layout, LayoutFields};
+use crate::layout::storage::element_origin;
+use crate::layout::{column_major, hilbert, morton, row_major, strided, tiled};
 use crate::tensor::Tensor;
 use crate::value::Value;
 
@@ -59,12 +61,12 @@ impl<'data> Addressing<'data> {
     pub fn position(&self, index: &[u64]) -> Result<u64> {
         super::view::check_index(self.tensor, index, &self.shape)?;
         let offset = match &self.fields {
-            LayoutFields::Strided { strides } => dot(index, strides.iter().map(|s| i128::from(s.get()))),
-            LayoutFields::Tiled { levels } => tiled_offset(levels, 0, &self.shape, index),
-            LayoutFields::Morton { morton_bits } => i128::from(morton_code(index, morton_bits)),
-            LayoutFields::Hilbert(h) => i128::from(hilbert_index(index, h.hilbert_order.get())),
-            _ if self.layout == Layout::ColMajor => dot(index, col_major_strides(&self.storage_shape)),
-            _ => dot(index, row_major_strides(&self.storage_shape)),
+            LayoutFields::Strided { strides } => strided::dot(index, strides.iter().map(|s| i128::from(s.get()))),
+            LayoutFields::Tiled { levels } => tiled::tiled_offset(levels, 0, &self.shape, index),
+            LayoutFields::Morton { morton_bits } => i128::from(morton::morton_code(index, morton_bits)),
+            LayoutFields::Hilbert(h) => i128::from(hilbert::hilbert_index(index, h.hilbert_order.get())),
+            _ if self.layout == Layout::ColMajor => strided::dot(index, column_major::strides(&self.storage_shape)),
+            _ => strided::dot(index, row_major::strides(&self.storage_shape)),
         };
         u64::try_from(self.origin + offset).map_err(|_| Error::IndexArgument {
             tensor: self.tensor.into(),
@@ -88,8 +90,8 @@ impl<'data> Addressing<'data> {
         let strides: Vec<i128> = match &self.fields {
             LayoutFields::Strided { strides } => strides.iter().map(|s| i128::from(s.get())).collect(),
             LayoutFields::Tiled { .. } | LayoutFields::Morton { .. } | LayoutFields::Hilbert(_) => return None,
-            _ if self.layout == Layout::ColMajor => col_major_strides(&self.storage_shape).collect(),
-            _ => row_major_strides(&self.storage_shape).collect(),
+            _ if self.layout == Layout::ColMajor => column_major::strides(&self.storage_shape).collect(),
+            _ => row_major::strides(&self.storage_shape).collect(),
         };
         strides.into_iter().map(|s| i64::try_from(s).ok()).collect()
     }
@@ -109,7 +111,7 @@ impl<'data> Addressing<'data> {
                 return None;
             }
             let p = match &strides {
-                Some(s) => u64::try_from(self.origin + dot(&index, s.iter().map(|&s| i128::from(s)))).ok(),
+                Some(s) => u64::try_from(self.origin + strided::dot(&index, s.iter().map(|&s| i128::from(s)))).ok(),
                 None => self.position(&index).ok(),
             };
             done = !next_index(&mut index, &self.shape);
@@ -129,181 +131,6 @@ fn next_index(index: &mut [u64], shape: &[u64]) -> bool {
         *i = 0;
     }
     false
-}
-
-/// Where element `[0, ..., 0]` of a dense tensor lies in buffer 0
-/// (`memory-layout.md` § Common Fields › byte_offset, § Element Address Computation).
-///
-/// Positions are counted in elements from byte `phase` of the buffer:
-/// element `p` of a whole-byte type starts at byte `phase + p × width`, and
-/// of a 6-bit type lies in the 3-byte group starting at byte
-/// `phase + 3 × floor(p / 4)`; element `[0, ..., 0]` is at position
-/// `elements`, so that `byte_offset` is `phase` bytes plus `elements`
-/// elements (6-bit: `elements / 4` groups).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Origin {
-    /// `byte_offset mod group_bytes`, in bytes (`group_bytes`: the element
-    /// width, 3 for 6-bit types; 0 for 1-, 2- and 4-bit types, whose
-    /// `byte_offset` is a whole byte and so a whole number of elements).
-    pub(crate) phase: u64,
-    /// `(byte_offset div group_bytes) × elements per group`: the position of
-    /// element `[0, ..., 0]`.
-    pub(crate) elements: u64,
-}
-
-/// [`Origin`] of `byte_offset` for elements of type `et`; `None` when the
-/// element count overflows `u64` (1-bit elements from a `byte_offset` of
-/// 2^61 or more) or for an extension type of a width no layout addresses.
-pub(crate) fn element_origin(et: ElementType, byte_offset: u64) -> Option<Origin> {
-    let (group_bytes, per_group) = match (et.byte_width(), et.bit_width()) {
-        (Some(w), _) => (w, 1),
-        // Groups of four elements in three bytes, from `byte_offset`.
-        (None, 6) => (3, 4),
-        (None, bits @ (1 | 2 | 4)) => (1, u64::from(8 / bits)),
-        _ => return None,
-    };
-    Some(Origin {
-        phase: byte_offset.checked_rem(group_bytes)?,
-        elements: byte_offset.checked_div(group_bytes)?.checked_mul(per_group)?,
-    })
-}
-
-/// `sum(index[k] * stride[k])` in `i128` (no overflow for u64 × i64 terms
-/// summed over at most 64 dimensions).
-fn dot(index: &[u64], strides: impl Iterator<Item = i128>) -> i128 {
-    index.iter().zip(strides).map(|(&i, s)| i128::from(i) * s).sum()
-}
-
-fn row_major_strides(shape: &[u64]) -> impl Iterator<Item = i128> + '_ {
-    (0..shape.len()).map(|k| shape.iter().skip(k + 1).map(|&n| i128::from(n)).product())
-}
-
-fn col_major_strides(shape: &[u64]) -> impl Iterator<Item = i128> + '_ {
-    (0..shape.len()).map(|k| shape.iter().take(k).map(|&n| i128::from(n)).product())
-}
-
-/// `layouts/tiled.md` § Element Address, applied level by level.
-fn tiled_offset(levels: &[TiledLevel<'_>], depth: usize, shape: &[u64], index: &[u64]) -> i128 {
-    let Some(level) = levels.get(depth) else {
-        return dot(index, row_major_strides(shape));
-    };
-    let tile: Vec<u64> = level.tile_shape.iter().map(|t| t.get().max(1)).collect();
-    let grid: Vec<u64> = shape.iter().zip(&tile).map(|(&n, &t)| n.div_ceil(t)).collect();
-    let tile_index: Vec<u64> = index.iter().zip(&tile).map(|(&i, &t)| i / t).collect();
-    let inner_index: Vec<u64> = index.iter().zip(&tile).map(|(&i, &t)| i % t).collect();
-    let tile_linear = match (level.outer_layout, level.outer_strides) {
-        (3, Some(strides)) => dot(&tile_index, strides.iter().map(|s| i128::from(s.get()))),
-        (2, _) => dot(&tile_index, col_major_strides(&grid)),
-        _ => dot(&tile_index, row_major_strides(&grid)),
-    };
-    let tile_elements = if level.inner_layout == 4 {
-        padded_elements(levels, depth + 1, &tile)
-    } else {
-        tile.iter().map(|&t| i128::from(t)).product()
-    };
-    let inner = match (level.inner_layout, level.inner_strides) {
-        (3, Some(strides)) => dot(&inner_index, strides.iter().map(|s| i128::from(s.get()))),
-        (2, _) => dot(&inner_index, col_major_strides(&tile)),
-        (4, _) => tiled_offset(levels, depth + 1, &tile, &inner_index),
-        _ => dot(&inner_index, row_major_strides(&tile)),
-    };
-    tile_linear * tile_elements + inner
-}
-
-/// Elements of `shape` laid out by tiled levels from `depth` on, padding
-/// included: the tile slots the level's grid spans
-/// ([`grid_slots`](crate::layout::tiled::grid_slots), as the buffer size
-/// counts them) times the elements of one tile.
-fn padded_elements(levels: &[TiledLevel<'_>], depth: usize, shape: &[u64]) -> i128 {
-    let Some(level) = levels.get(depth) else {
-        return shape.iter().map(|&n| i128::from(n)).product();
-    };
-    let tile: Vec<u64> = level.tile_shape.iter().map(|t| t.get().max(1)).collect();
-    let grid: Vec<u64> = shape.iter().zip(&tile).map(|(&n, &t)| n.div_ceil(t)).collect();
-    let slots = crate::layout::tiled::grid_slots(level, &grid).map_or(0, |(slots, _)| slots);
-    let per_tile = if level.inner_layout == 4 {
-        padded_elements(levels, depth + 1, &tile)
-    } else {
-        tile.iter().map(|&t| i128::from(t)).product()
-    };
-    i128::from(slots).saturating_mul(per_tile)
-}
-
-/// `layouts/morton.md` § Morton Index Computation.
-fn morton_code(index: &[u64], bits: &[zerocopy::little_endian::U32]) -> u64 {
-    let rank = to_u64(index.len());
-    let max_bits = bits.iter().map(|b| b.get()).max().unwrap_or(0);
-    let mut code = 0u64;
-    for b in 0..u64::from(max_bits.min(64)) {
-        for (d, (&i, bd)) in index.iter().zip(bits).enumerate() {
-            let shift = b.saturating_mul(rank).saturating_add(to_u64(d));
-            if b < u64::from(bd.get()) && shift < 64 && b < 64 {
-                code |= ((i >> b) & 1) << shift;
-            }
-        }
-    }
-    code
-}
-
-/// `layouts/hilbert.md` § Normative Index Mapping, `CoordsToHilbert`.
-pub(crate) fn hilbert_index(coords: &[u64], order: u32) -> u64 {
-    let r = coords.len();
-    let mut x: Vec<u64> = coords.to_vec();
-    if order == 0 || r == 0 || order > 63 {
-        return 0;
-    }
-    let m = 1u64 << (order - 1);
-    let mut q = m;
-    while q > 1 {
-        let p = q - 1;
-        for i in 0..r {
-            let xi = x.get(i).copied().unwrap_or(0);
-            let x0 = x.first().copied().unwrap_or(0);
-            if xi & q != 0 {
-                if let Some(v) = x.first_mut() {
-                    *v ^= p;
-                }
-            } else {
-                let t = (x0 ^ xi) & p;
-                if let Some(v) = x.first_mut() {
-                    *v ^= t;
-                }
-                if let Some(v) = x.get_mut(i) {
-                    *v ^= t;
-                }
-            }
-        }
-        q >>= 1;
-    }
-    for i in 1..r {
-        let prev = x.get(i - 1).copied().unwrap_or(0);
-        if let Some(v) = x.get_mut(i) {
-            *v ^= prev;
-        }
-    }
-    let mut t = 0u64;
-    let last = x.last().copied().unwrap_or(0);
-    let mut q = m;
-    while q > 1 {
-        if last & q != 0 {
-            t ^= q - 1;
-        }
-        q >>= 1;
-    }
-    for v in &mut x {
-        *v ^= t;
-    }
-    let mut h = 0u64;
-    let r64 = to_u64(r);
-    for b in 0..u64::from(order) {
-        for (d, &v) in x.iter().enumerate() {
-            let shift = b * r64 + (r64 - 1 - to_u64(d));
-            if shift < 64 {
-                h |= ((v >> b) & 1) << shift;
-            }
-        }
-    }
-    h
 }
 
 /// A dense tensor with elements `T`, borrowed from buffer 0.
@@ -482,7 +309,7 @@ mod tests {
             (3, 0),
         ];
         for (h, (x0, x1)) in table.iter().enumerate() {
-            assert_eq!(hilbert_index(&[*x0, *x1], 2), to_u64(h), "({x0}, {x1})");
+            assert_eq!(hilbert::hilbert_index(&[*x0, *x1], 2), to_u64(h), "({x0}, {x1})");
         }
     }
 
@@ -492,7 +319,7 @@ mod tests {
             zerocopy::little_endian::U32::new(2),
             zerocopy::little_endian::U32::new(2),
         ];
-        assert_eq!(morton_code(&[2, 3], &bits), 14);
+        assert_eq!(morton::morton_code(&[2, 3], &bits), 14);
     }
 
     #[test]

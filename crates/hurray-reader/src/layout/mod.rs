@@ -1,12 +1,17 @@
 //! The layouts (`memory-layout.md` and `layouts/*.md`), one module per
-//! spec file: each holds what its section defines — the layout's rules
-//! (rank, `byte_offset`, buffer table and sizes), its data checks and its
-//! view. [`table`] maps a layout tag to its rules; what is shared lives in
-//! [`fields`] (the tags and layout-specific fields), [`plan`] (what a
-//! buffer must hold), [`compressed`] (CSC and CSR's structure), [`dense`]
-//! (the dense layouts' addressing and view) and [`view`].
+//! spec file (`layouts/csc.md` is [`csc`], `layouts/row-major.md` is
+//! [`row_major`], ...): each holds what its section defines — its
+//! descriptor rules as a [`spec::LayoutSpec`] (rank, buffer count, the
+//! buffer plans and sizes), its data checks, its addressing and its view.
+//! [`table`] maps a layout tag to its spec: adding a layout is a module
+//! here and a line there. What is shared lives in [`fields`] (the tags
+//! and layout-specific fields), [`plan`] (what a buffer must hold),
+//! [`storage`] (the dense layouts' data buffer), [`compressed`] (CSC and
+//! CSR's common structure), [`dense`] (the dense layouts' view) and
+//! [`view`] (what every view checks first).
 
 pub(crate) mod block_paged;
+pub(crate) mod column_major;
 pub(crate) mod composite;
 pub mod compressed;
 pub mod coo;
@@ -18,7 +23,11 @@ pub(crate) mod fields;
 pub(crate) mod hilbert;
 pub(crate) mod morton;
 pub(crate) mod plan;
+pub(crate) mod row_major;
+pub(crate) mod spec;
+pub(crate) mod storage;
 pub(crate) mod strided;
+pub(crate) mod table;
 pub(crate) mod tiled;
 pub(crate) mod view;
 

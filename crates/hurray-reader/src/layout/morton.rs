@@ -7,7 +7,30 @@ use zerocopy::little_endian::U32;
 use crate::cursor::to_u64;
 use crate::descriptor::Descriptor;
 use crate::error::{rule, Error, Field, Result, Scope};
-use crate::layout::plan::{count, overflow};
+use crate::layout::fields::LayoutFields;
+use crate::layout::plan::{count, overflow, Plan};
+use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
+use crate::layout::storage::dense_plan;
+use crate::raw;
+
+pub(crate) const SPEC: LayoutSpec = LayoutSpec {
+    rank: RankRule::NOT_SCALAR,
+    buffers: BufferCount::DENSE,
+    no_shard: None,
+    statistics: None,
+    plans,
+};
+
+/// One data buffer of `2^sum(morton_bits)` elements.
+fn plans(d: &Descriptor<'_>, _: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
+    let LayoutFields::Morton { morton_bits } = d.layout_fields() else {
+        return Ok(Vec::new());
+    };
+    Ok(vec![dense_plan(d, |s| {
+        let n = morton_elements(d, s.shape, morton_bits)?;
+        s.stored(d, n, "Morton buffer size", rule::MORTON_SIZE)
+    })?])
+}
 
 /// Elements a Morton buffer holds: `2^sum(morton_bits)`; each dimension must
 /// fit its bits (`layouts/morton.md`).
@@ -67,4 +90,20 @@ pub(crate) fn morton_elements(d: &Descriptor<'_>, shape: &[u64], bits: &[U32]) -
         }
     }
     Ok(1u64 << total)
+}
+
+/// `layouts/morton.md` § Morton Index Computation.
+pub(crate) fn morton_code(index: &[u64], bits: &[U32]) -> u64 {
+    let rank = to_u64(index.len());
+    let max_bits = bits.iter().map(|b| b.get()).max().unwrap_or(0);
+    let mut code = 0u64;
+    for b in 0..u64::from(max_bits.min(64)) {
+        for (d, (&i, bd)) in index.iter().zip(bits).enumerate() {
+            let shift = b.saturating_mul(rank).saturating_add(to_u64(d));
+            if b < u64::from(bd.get()) && shift < 64 && b < 64 {
+                code |= ((i >> b) & 1) << shift;
+            }
+        }
+    }
+    code
 }

@@ -7,8 +7,35 @@ use zerocopy::little_endian::I64;
 use crate::descriptor::Descriptor;
 use crate::element_type::ElementType;
 use crate::error::{rule, Error, Field, Result, Scope};
-use crate::layout::dense::Origin;
-use crate::layout::plan::{count, overflow};
+use crate::layout::fields::LayoutFields;
+use crate::layout::plan::{count, overflow, Plan};
+use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
+use crate::layout::storage::{dense_plan, Origin, Stored};
+use crate::raw;
+
+pub(crate) const SPEC: LayoutSpec = LayoutSpec {
+    rank: RankRule::NOT_SCALAR,
+    buffers: BufferCount::DENSE,
+    no_shard: None,
+    statistics: None,
+    plans,
+};
+
+/// One data buffer spanning the lowest to the highest addressed element.
+fn plans(d: &Descriptor<'_>, _: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
+    let LayoutFields::Strided { strides } = d.layout_fields() else {
+        return Ok(Vec::new());
+    };
+    Ok(vec![dense_plan(d, |s| {
+        let (elements, bytes) = strided_bytes(d, s.element_type, s.origin, s.shape, strides)?;
+        Ok(Stored {
+            elements,
+            bytes,
+            rule: rule::STRIDED,
+            from_origin: false,
+        })
+    })?])
+}
 
 /// Strided (`layouts/strided.md` § Buffer Size): the buffer spans from the
 /// lowest to the highest addressed element; `byte_offset` locates element
@@ -107,4 +134,10 @@ pub(crate) fn offset_range(shape: &[u64], strides: impl Iterator<Item = i64>) ->
         }
     }
     Some((min, max))
+}
+
+/// `sum(index[k] * stride[k])` in `i128` (no overflow for u64 × i64 terms
+/// summed over at most 64 dimensions).
+pub(crate) fn dot(index: &[u64], strides: impl Iterator<Item = i128>) -> i128 {
+    index.iter().zip(strides).map(|(&i, s)| i128::from(i) * s).sum()
 }

@@ -7,9 +7,32 @@ use zerocopy::little_endian::I64;
 use crate::cursor::to_u64;
 use crate::descriptor::{Descriptor, DYNAMIC};
 use crate::error::{rule, Error, Field, Number, Result, Scope};
-use crate::layout::plan::{count, overflow};
+use crate::layout::fields::{LayoutFields, TiledLevel};
+use crate::layout::plan::{count, overflow, Plan};
+use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
+use crate::layout::storage::dense_plan;
 use crate::layout::strided::offset_range;
-use crate::layout::TiledLevel;
+use crate::layout::{column_major, row_major, strided};
+use crate::raw;
+
+pub(crate) const SPEC: LayoutSpec = LayoutSpec {
+    rank: RankRule::NOT_SCALAR,
+    buffers: BufferCount::DENSE,
+    no_shard: None,
+    statistics: None,
+    plans,
+};
+
+/// One data buffer of whole tiles.
+fn plans(d: &Descriptor<'_>, _: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
+    let LayoutFields::Tiled { levels } = d.layout_fields() else {
+        return Ok(Vec::new());
+    };
+    Ok(vec![dense_plan(d, |s| {
+        let n = tiled_elements(d, s.shape, levels, 0)?;
+        s.stored(d, n, "tiled buffer size", rule::TILED_PADDING)
+    })?])
+}
 
 /// Elements a tiled buffer holds (`layouts/tiled.md` § Boundary Padding):
 /// whole tiles, `ceil(shape / tile)` per dimension, each tile laid out by the
@@ -124,7 +147,7 @@ fn check_tiles_before(
     let before = min.unsigned_abs().checked_mul(u128::from(tile_elements));
     let origin = d
         .element_type()
-        .and_then(|et| crate::layout::dense::element_origin(et, d.byte_offset()))
+        .and_then(|et| crate::layout::storage::element_origin(et, d.byte_offset()))
         .map_or(0, |o| o.elements);
     if before.is_some_and(|b| b <= u128::from(origin)) {
         return Ok(());
@@ -147,4 +170,51 @@ fn tiled_overflow(d: &Descriptor<'_>) -> Error {
         "tiled buffer element count",
         rule::TILED,
     )
+}
+
+/// `layouts/tiled.md` § Element Address, applied level by level.
+pub(crate) fn tiled_offset(levels: &[TiledLevel<'_>], depth: usize, shape: &[u64], index: &[u64]) -> i128 {
+    let Some(level) = levels.get(depth) else {
+        return strided::dot(index, row_major::strides(shape));
+    };
+    let tile: Vec<u64> = level.tile_shape.iter().map(|t| t.get().max(1)).collect();
+    let grid: Vec<u64> = shape.iter().zip(&tile).map(|(&n, &t)| n.div_ceil(t)).collect();
+    let tile_index: Vec<u64> = index.iter().zip(&tile).map(|(&i, &t)| i / t).collect();
+    let inner_index: Vec<u64> = index.iter().zip(&tile).map(|(&i, &t)| i % t).collect();
+    let tile_linear = match (level.outer_layout, level.outer_strides) {
+        (3, Some(strides)) => strided::dot(&tile_index, strides.iter().map(|s| i128::from(s.get()))),
+        (2, _) => strided::dot(&tile_index, column_major::strides(&grid)),
+        _ => strided::dot(&tile_index, row_major::strides(&grid)),
+    };
+    let tile_elements = if level.inner_layout == 4 {
+        padded_elements(levels, depth + 1, &tile)
+    } else {
+        tile.iter().map(|&t| i128::from(t)).product()
+    };
+    let inner = match (level.inner_layout, level.inner_strides) {
+        (3, Some(strides)) => strided::dot(&inner_index, strides.iter().map(|s| i128::from(s.get()))),
+        (2, _) => strided::dot(&inner_index, column_major::strides(&tile)),
+        (4, _) => tiled_offset(levels, depth + 1, &tile, &inner_index),
+        _ => strided::dot(&inner_index, row_major::strides(&tile)),
+    };
+    tile_linear * tile_elements + inner
+}
+
+/// Elements of `shape` laid out by tiled levels from `depth` on, padding
+/// included: the tile slots the level's grid spans
+/// ([`grid_slots`](grid_slots), as the buffer size
+/// counts them) times the elements of one tile.
+pub(crate) fn padded_elements(levels: &[TiledLevel<'_>], depth: usize, shape: &[u64]) -> i128 {
+    let Some(level) = levels.get(depth) else {
+        return shape.iter().map(|&n| i128::from(n)).product();
+    };
+    let tile: Vec<u64> = level.tile_shape.iter().map(|t| t.get().max(1)).collect();
+    let grid: Vec<u64> = shape.iter().zip(&tile).map(|(&n, &t)| n.div_ceil(t)).collect();
+    let slots = grid_slots(level, &grid).map_or(0, |(slots, _)| slots);
+    let per_tile = if level.inner_layout == 4 {
+        padded_elements(levels, depth + 1, &tile)
+    } else {
+        tile.iter().map(|&t| i128::from(t)).product()
+    };
+    i128::from(slots).saturating_mul(per_tile)
 }
