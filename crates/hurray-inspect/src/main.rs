@@ -8,6 +8,7 @@
 mod cli;
 mod detail;
 mod dump;
+mod exit_code;
 mod human;
 mod input;
 mod json;
@@ -15,9 +16,8 @@ mod model;
 mod progress;
 mod values;
 
-use std::fmt;
 use std::io::{self, BufWriter, Write};
-use std::process::ExitCode;
+use std::process;
 
 use anyhow::Context;
 use clap::Parser;
@@ -25,40 +25,25 @@ use hurray_reader::{HurrayFile, Layout, Options, Tensor};
 
 use crate::cli::{Action, Cli};
 use crate::detail::{Axis, Failure};
+use crate::exit_code::{ExitCode, UsageError};
 use crate::input::{Reading, Source};
 use crate::model::Report;
 use crate::progress::Progress;
 
-fn main() -> ExitCode {
+fn main() -> process::ExitCode {
     match run() {
-        Ok(code) => code,
+        Ok(code) => code.into(),
         Err(e) => {
             eprintln!("error: {e:#}");
-            if e.downcast_ref::<UsageError>().is_some() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::FAILURE
-            }
+            ExitCode::of(&e).into()
         }
     }
 }
 
-/// A request that does not fit the file (exit 2), already naming the file.
-#[derive(Debug)]
-struct UsageError(String);
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-/// Exit 0 when the file is readable (and valid, with `--validate`); an
-/// `Err` names the file and the first problem (exit 1), or the usage
-/// problem (a [`UsageError`], exit 2). Usage errors clap catches exit 2
-/// from `Cli::parse`.
+/// [`ExitCode::Success`] when the file is readable (and valid, with
+/// `--validate`); an `Err` names the file and the first problem
+/// ([`ExitCode::BadFile`]), or the usage problem (a [`UsageError`],
+/// [`ExitCode::Usage`]). Usage errors clap catches exit 2 from `Cli::parse`.
 ///
 /// With `--json`, an error of the file that comes before any output (the
 /// file does not open; a data command's tensor does not resolve, or what
@@ -77,7 +62,7 @@ fn run() -> anyhow::Result<ExitCode> {
     match execute(&cli, &name, &mut sink) {
         Ok(()) => {
             sink.finish()?;
-            Ok(ExitCode::SUCCESS)
+            Ok(ExitCode::Success)
         }
         Err(e) => {
             // The exit reports this error: failing to write it as JSON (a
