@@ -4,10 +4,12 @@
 
 use std::io::{self, Write};
 
-use hurray_reader::{Buffer, BufferRole, ElementType, Tensor};
+use hurray_reader::{Buffer, Tensor};
 
-use crate::detail::Header;
-use crate::human::{header_line, human_bytes};
+use crate::human::header_line;
+use crate::report::dump::{not_decoded, shared_parts};
+use crate::report::header::{located_buffers, Header};
+use crate::shown::human_bytes;
 use crate::values::{Human, Json};
 
 /// Values per line in the human form.
@@ -27,7 +29,7 @@ pub fn human(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
     if let Some(why) = t.not_viewable() {
         writeln!(out, "(data not interpreted: {why})")?;
     }
-    match crate::model::located_buffers(t) {
+    match located_buffers(t) {
         None => writeln!(
             out,
             "(buffers not located: the layout's buffer table is not interpreted)"
@@ -105,27 +107,6 @@ fn human_buffer(label: &str, b: &Buffer<'_>, t: &Tensor<'_>, out: &mut impl Writ
     writeln!(out)
 }
 
-/// The scales and the zero points of a shared `[scales | zero_points]`
-/// buffer (`Tensor::scales`, `Tensor::zero_points`); `None` for any other
-/// buffer.
-fn shared_parts<'data>(t: &Tensor<'data>, b: &Buffer<'data>) -> Option<[Buffer<'data>; 2]> {
-    if b.role() != BufferRole::ScalesAndZeroPoints {
-        return None;
-    }
-    Some([t.scales()?, t.zero_points()?])
-}
-
-/// Why a buffer's elements are shown as bytes, not values: its element type
-/// is unknown, or wider than the 128 bits a [`Value`](hurray_reader::Value)
-/// holds (a private extension type).
-pub fn not_decoded(dtype: Option<ElementType>) -> Option<&'static str> {
-    match dtype {
-        None => Some("unknown element type"),
-        Some(t) if t.bit_width() > 128 => Some("elements wider than 128 bits"),
-        Some(_) => None,
-    }
-}
-
 /// The bytes of a buffer whose elements are not decoded, [`BYTES_PER_LINE`]
 /// to a line, each line starting with the position of its first byte.
 fn human_hex(bytes: &[u8], out: &mut impl Write) -> io::Result<()> {
@@ -169,7 +150,7 @@ pub fn json(t: &Tensor<'_>, out: &mut impl Write) -> io::Result<()> {
     crate::json::write_compact(&mut *out, &header.nnz)?;
     writeln!(out, ",")?;
     field(out, "buffers")?;
-    match crate::model::located_buffers(t) {
+    match located_buffers(t) {
         None => writeln!(out, "null")?, // not located: the layout is unknown
         Some([]) => writeln!(out, "[]")?,
         Some(buffers) => {

@@ -2,18 +2,19 @@
 //! values truncated, names and strings escaped so control bytes in a file
 //! cannot reach the terminal.
 
-use std::borrow::Cow;
 use std::io::{self, Write};
 
 use hurray_reader::{EntryField, Error, KvValue, Layout};
 use unicode_width::UnicodeWidthStr;
 
-use crate::detail::{shape_text, Entries, Header, Lookup, Order, TensorDetail};
-use crate::model::{PaddingCheck, Report, TensorReport};
+use crate::report::entries::{Entries, Order};
+use crate::report::header::{dtype_name, verdict, Header};
+use crate::report::lookup::Lookup;
+use crate::report::summary::{PaddingCheck, Report, TensorInfo, TensorReport};
+use crate::report::tensor::TensorDetail;
+use crate::shown::{display_name, human_bytes, shape_text, truncate, NAME_MAX};
 use crate::values;
 
-/// Longest tensor name, KV key or shape shown in a table, in characters.
-const NAME_MAX: usize = 48;
 /// Longest KV value shown, in characters.
 const VALUE_MAX: usize = 72;
 /// Array elements and bytes shown before `...`.
@@ -105,7 +106,7 @@ fn tensor_row(t: &TensorReport<'_>) -> Vec<String> {
     };
     vec![
         name,
-        crate::model::dtype_with_scheme(info),
+        dtype_with_scheme(info),
         info.layout.to_string(),
         truncate(&format!("[{shape}]"), NAME_MAX).into_owned(),
         info.nnz.map(|n| n.to_string()).unwrap_or_default(),
@@ -115,12 +116,31 @@ fn tensor_row(t: &TensorReport<'_>) -> Vec<String> {
     ]
 }
 
+/// A verdict's word in the text output's validation table.
+fn verdict_word(verdict: Option<bool>) -> &'static str {
+    match verdict {
+        Some(true) => "OK",
+        Some(false) => "INVALID",
+        None => "SKIPPED",
+    }
+}
+
+/// The DTYPE of the summary table: the element type's name, and for a
+/// quantized tensor its scheme, `int8 · per_tensor_affine`.
+fn dtype_with_scheme(info: &TensorInfo) -> String {
+    let dtype = dtype_name(info.element_type, info.type_tag);
+    match &info.quantization {
+        Some(scheme) => format!("{dtype} · {scheme}"),
+        None => dtype,
+    }
+}
+
 /// A tensor's row of the validation table: its name, its verdict
-/// ([`verdict_word`](crate::model::verdict_word)), and the error, why the
+/// ([`verdict_word`]), and the error, why the
 /// data was not checked (SKIPPED), or why there is none (a composite head).
 fn verdict_row(name: String, error: Option<&Error>, layout: Option<Layout>, not_viewable: Option<&str>) -> Vec<String> {
-    let verdict = crate::model::verdict(error.is_some(), layout, not_viewable);
-    let word = crate::model::verdict_word(verdict).into();
+    let verdict = verdict(error.is_some(), layout, not_viewable);
+    let word = verdict_word(verdict).into();
     match (error, not_viewable, verdict) {
         (Some(e), _, _) => vec![name, word, e.to_string()],
         (None, Some(why), None) => vec![name, word, format!("(data not checked: {why})")],
@@ -178,10 +198,6 @@ fn unreadable(report: &Report<'_, '_>, out: &mut impl Write) -> io::Result<()> {
         })
     };
     Table::new(&[], &[]).stream(rows, out)
-}
-
-pub fn display_name(name: &str) -> String {
-    truncate(&name.escape_debug().to_string(), NAME_MAX).into_owned()
 }
 
 /// `string`, `int64`, ..., `array<int64>[3]`.
@@ -513,35 +529,6 @@ fn hex_bytes(bytes: &[u8], max: usize) -> String {
     format!("{}{more}", hex.join(" "))
 }
 
-/// Cuts `s` to at most `max` characters, marking the cut with `...`.
-fn truncate(s: &str, max: usize) -> Cow<'_, str> {
-    if s.chars().count() <= max {
-        return Cow::Borrowed(s);
-    }
-    let mut cut: String = s.chars().take(max.saturating_sub(3)).collect();
-    cut.push_str("...");
-    Cow::Owned(cut)
-}
-
-/// `108 B`, `1.2 KiB`, `3.0 GiB`: one decimal, binary units.
-pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let n = u128::from(n);
-    let mut unit = 1024u128;
-    for name in UNITS {
-        // Tenths of this unit, rounded to nearest.
-        let tenths = (n * 10 + unit / 2) / unit;
-        if tenths < 10240 || name == "EiB" {
-            return format!("{}.{} {name}", tenths / 10, tenths % 10);
-        }
-        unit *= 1024;
-    }
-    format!("{n} B")
-}
-
 /// Columns separated by two spaces; `right` lists right-aligned columns.
 /// Rows may be shorter than the header; no trailing spaces are written.
 /// Widths are display columns (`unicode-width`): a combining mark takes
@@ -616,8 +603,8 @@ mod tests {
     use hurray_reader::{BufferRole, ElementType, Error, Layout};
 
     use super::*;
-    use crate::detail::Listed;
-    use crate::model::{BufferInfo, TensorInfo};
+    use crate::report::entries::{Axis, Entry, Listed, Slice};
+    use crate::report::summary::{BufferInfo, Tensors};
 
     /// Columns line up on screen: "café" spelled with a combining accent
     /// (5 chars, 4 columns) and a wide character (1 char, 2 columns) are
@@ -692,7 +679,7 @@ mod tests {
             data_buffer_alignment: 4096,
             strict: true,
             kv,
-            tensors: crate::model::Tensors::List(tensors),
+            tensors: Tensors::List(tensors),
             padding: None,
         }
     }
@@ -812,8 +799,8 @@ Tensors (2):
         }
     }
 
-    fn entry(index: Vec<u64>, position: u64, x: f64) -> crate::detail::Entry {
-        crate::detail::Entry {
+    fn entry(index: Vec<u64>, position: u64, x: f64) -> Entry {
+        Entry {
             index,
             position,
             value: hurray_reader::Value::Float(x),
@@ -859,8 +846,8 @@ Tensors (2):
             order: Order::Row,
             entries: Listed::Collected(vec![entry(vec![1, 0], 1, 4.0), entry(vec![1, 1], 2, 5.0)]),
             total: 3,
-            slice: Some(crate::detail::Slice {
-                axis: crate::detail::Axis::Row,
+            slice: Some(Slice {
+                axis: Axis::Row,
                 index: 1,
                 positions: 1..3,
             }),
@@ -922,17 +909,6 @@ Tensors (2):
             header_line(&header("w", Layout::RowMajor, vec![], None)),
             "w: float32 row_major []"
         );
-    }
-
-    #[test]
-    fn sizes_are_human_readable() {
-        assert_eq!(human_bytes(0), "0 B");
-        assert_eq!(human_bytes(1023), "1023 B");
-        assert_eq!(human_bytes(1024), "1.0 KiB");
-        assert_eq!(human_bytes(1229), "1.2 KiB");
-        assert_eq!(human_bytes(1024 * 1024 - 1), "1.0 MiB");
-        assert_eq!(human_bytes(1288490189), "1.2 GiB");
-        assert_eq!(human_bytes(u64::MAX), "16.0 EiB");
     }
 
     #[test]

@@ -16,8 +16,11 @@ use hurray_reader::{EntryField, Error, KvValue, Layout};
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 
-use crate::detail::{Axis, Entries, Header, Lookup, TensorDetail};
-use crate::model::{BufferInfo, PaddingCheck, Report, TensorReport, Tensors};
+use crate::report::entries::{Axis, Entries};
+use crate::report::header::{dtype_name, verdict, Header};
+use crate::report::lookup::Lookup;
+use crate::report::summary::{BufferInfo, PaddingCheck, Report, TensorReport, Tensors};
+use crate::report::tensor::TensorDetail;
 use crate::values::Json;
 
 #[derive(Serialize)]
@@ -56,7 +59,7 @@ struct JsonTensor<'a> {
     /// `None` when the buffers were not located.
     buffers: Option<Vec<JsonBuffer>>,
     /// With `--validate` only; `null` when the data could not be checked
-    /// ([`verdict`](crate::model::verdict)).
+    /// ([`verdict`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     valid: Option<Option<bool>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -158,7 +161,7 @@ impl<'a> JsonTensor<'a> {
         let info = t.info.as_ref();
         JsonTensor {
             name: t.name,
-            dtype: info.map(|i| crate::model::dtype_name(i.element_type, i.type_tag)),
+            dtype: info.map(|i| dtype_name(i.element_type, i.type_tag)),
             layout: info.map(|i| i.layout.to_string()),
             shape: info.map(|i| i.shape.as_slice()),
             nnz: info.and_then(|i| i.nnz),
@@ -167,7 +170,7 @@ impl<'a> JsonTensor<'a> {
                 .and_then(|i| i.buffers.as_ref())
                 .map(|b| b.iter().map(JsonBuffer::new).collect()),
             valid: t.validated.then(|| {
-                crate::model::verdict(
+                verdict(
                     t.error.is_some(),
                     info.map(|i| i.layout),
                     info.and_then(|i| i.not_viewable),
@@ -306,7 +309,7 @@ struct JsonDetail<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     not_viewable: Option<&'static str>,
     /// With `--validate` only; `null` when the data could not be checked
-    /// ([`verdict`](crate::model::verdict)).
+    /// ([`verdict`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     valid: Option<Option<bool>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -445,7 +448,7 @@ pub fn render_detail(d: &TensorDetail<'_>, out: &mut impl Write) -> io::Result<(
         not_viewable: d.not_viewable,
         valid: d.validated.then(|| {
             let layout = d.header.as_ref().map(|h| h.layout);
-            crate::model::verdict(d.first_error().is_some(), layout, d.not_viewable)
+            verdict(d.first_error().is_some(), layout, d.not_viewable)
         }),
         error: d.first_error().map(ToString::to_string),
         error_at: d.first_error().and_then(JsonErrorAt::new),
@@ -838,14 +841,14 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::model::TensorInfo;
+    use crate::report::summary::TensorInfo;
 
     /// `render_entries` writes its object in pieces; the bytes must be those
     /// serde_json's pretty printer gives the whole object: no entries, one,
     /// and entries whose value spans several lines (a complex number).
     #[test]
     fn streamed_entries_equal_the_pretty_printer() {
-        use crate::detail::{Entries, Entry, Header, Listed, Order, Slice};
+        use crate::report::entries::{Entries, Entry, Listed, Order, Slice};
         use hurray_reader::Value as V;
 
         #[derive(Serialize)]
@@ -963,7 +966,7 @@ mod tests {
     fn an_implicit_zero_has_the_tensor_dtype() {
         let zero = |dtype| {
             let l = Lookup {
-                header: crate::detail::Header {
+                header: Header {
                     name: "A",
                     dtype,
                     layout: Layout::Csc,

@@ -6,14 +6,14 @@
 #![forbid(unsafe_code)]
 
 mod cli;
-mod detail;
 mod dump;
 mod exit_code;
 mod human;
 mod input;
 mod json;
-mod model;
 mod progress;
+mod report;
+mod shown;
 mod values;
 
 use std::io::{self, BufWriter, Write};
@@ -21,14 +21,17 @@ use std::process;
 
 use anyhow::Context;
 use clap::Parser;
-use hurray_reader::{HurrayFile, Layout, Options, Tensor};
+use hurray_reader::Options;
 
 use crate::cli::{Action, Cli};
-use crate::detail::{Axis, Failure};
 use crate::exit_code::{ExitCode, UsageError};
 use crate::input::{Reading, Source};
-use crate::model::Report;
 use crate::progress::Progress;
+use crate::report::entries::Axis;
+use crate::report::failure::Failure;
+use crate::report::pick::{chosen, pick_tensor};
+use crate::report::summary::Report;
+use crate::report::{entries, lookup, tensor};
 
 fn main() -> process::ExitCode {
     match run() {
@@ -104,16 +107,16 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
             report.first_error().cloned()
         }
         Action::Tensor => {
-            let tensor = detail::pick_tensor(&file, cli.tensor.as_deref(), "--tensor").map_err(fail)?;
+            let tensor = pick_tensor(&file, cli.tensor.as_deref(), "--tensor").map_err(fail)?;
             let d = progress
-                .run(tensor, |p| detail::detail(&file, tensor, cli.validate, p))
+                .run(tensor, |p| tensor::detail(&file, tensor, cli.validate, p))
                 .map_err(fail)?;
             sink.emit(|o| human::render_detail(&d, o), |o| json::render_detail(&d, o))?;
             d.first_error().cloned()
         }
         Action::Head(n) => {
-            let t = chosen(&file, cli, "--head").map_err(fail)?;
-            let entries = detail::head(&file, &t, n).map_err(fail)?;
+            let t = chosen(&file, cli.tensor.as_deref(), "--head").map_err(fail)?;
+            let entries = entries::head(&file, &t, n).map_err(fail)?;
             sink.emit(
                 |o| human::render_entries(&entries, o),
                 |o| json::render_entries(&entries, o),
@@ -121,8 +124,8 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
             None
         }
         Action::Get(index) => {
-            let t = chosen(&file, cli, "--get").map_err(fail)?;
-            let lookup = detail::get(&file, &t, &index).map_err(fail)?;
+            let t = chosen(&file, cli.tensor.as_deref(), "--get").map_err(fail)?;
+            let lookup = lookup::get(&file, &t, &index).map_err(fail)?;
             sink.emit(
                 |o| human::render_lookup(&lookup, o),
                 |o| json::render_lookup(&lookup, o),
@@ -130,8 +133,8 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
             None
         }
         Action::Column(j) => {
-            let t = chosen(&file, cli, "--column").map_err(fail)?;
-            let entries = detail::slice(&t, Axis::Column, j).map_err(fail)?;
+            let t = chosen(&file, cli.tensor.as_deref(), "--column").map_err(fail)?;
+            let entries = entries::slice(&t, Axis::Column, j).map_err(fail)?;
             sink.emit(
                 |o| human::render_entries(&entries, o),
                 |o| json::render_entries(&entries, o),
@@ -139,8 +142,8 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
             None
         }
         Action::Row(i) => {
-            let t = chosen(&file, cli, "--row").map_err(fail)?;
-            let entries = detail::slice(&t, Axis::Row, i).map_err(fail)?;
+            let t = chosen(&file, cli.tensor.as_deref(), "--row").map_err(fail)?;
+            let entries = entries::slice(&t, Axis::Row, i).map_err(fail)?;
             sink.emit(
                 |o| human::render_entries(&entries, o),
                 |o| json::render_entries(&entries, o),
@@ -148,7 +151,7 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
             None
         }
         Action::Dump => {
-            let t = chosen(&file, cli, "--dump").map_err(fail)?;
+            let t = chosen(&file, cli.tensor.as_deref(), "--dump").map_err(fail)?;
             sink.emit(|o| dump::human(&t, o), |o| dump::json(&t, o))?;
             None
         }
@@ -157,39 +160,6 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
         Some(e) => Err(file_error(name, e)),
         None => Ok(()),
     }
-}
-
-/// The tensor a data command reads, resolved (descriptor and buffers checked).
-/// Data the library says must not be interpreted (an unknown type tag or
-/// quantization scheme kept in permissive mode) is a request that does not
-/// fit, like an unknown layout: only `--dump` shows its bytes. (Composite
-/// heads get their own message, naming their members.)
-fn chosen<'data>(file: &HurrayFile<'data>, cli: &Cli, flag: &str) -> Result<Tensor<'data>, Failure> {
-    let name = detail::pick_tensor(file, cli.tensor.as_deref(), flag)?;
-    let t = file.tensor(name)?;
-    // A known type too wide to decode (an unknown one is `not_viewable`).
-    let too_wide = t.element_type().and_then(|e| dump::not_decoded(Some(e)));
-    if let (Some(why), false) = (too_wide, flag == "--dump") {
-        return Err(Failure::Usage(format!(
-            "{flag}: tensor '{}' is not read: {why} (--dump shows its bytes)",
-            hurray_reader::shown_name(t.name())
-        )));
-    }
-    if let Some(why) = t.not_viewable() {
-        if flag != "--dump" && t.layout() != Layout::Composite {
-            // An unknown layout's buffers are not located: only its descriptor can be shown.
-            let hint = if crate::model::located_buffers(&t).is_some() {
-                "--dump shows its bytes"
-            } else {
-                "--tensor shows its descriptor"
-            };
-            return Err(Failure::Usage(format!(
-                "{flag}: tensor '{}' is not read: {why} ({hint})",
-                hurray_reader::shown_name(t.name())
-            )));
-        }
-    }
-    Ok(t)
 }
 
 /// Standard output, in the form asked for (nothing with `--quiet`).
