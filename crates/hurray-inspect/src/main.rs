@@ -27,6 +27,7 @@ use crate::cli::{Action, Cli};
 use crate::exit_code::{ExitCode, UsageError};
 use crate::input::{Reading, Source};
 use crate::progress::Progress;
+use crate::report::dump::Dump;
 use crate::report::entries::Axis;
 use crate::report::failure::Failure;
 use crate::report::pick::{chosen, pick_tensor};
@@ -103,7 +104,10 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
     let verdict = match cli.action() {
         Action::Summary => {
             let report = Report::build(&file, cli.validate, &mut progress);
-            sink.emit(|o| human::render(&report, name, o), |o| json::render(&report, o))?;
+            sink.emit(
+                |o| human::render(&report, name, o),
+                |o| json::summary::render(&report, o),
+            )?;
             report.first_error().cloned()
         }
         Action::Tensor => {
@@ -111,7 +115,7 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
             let d = progress
                 .run(tensor, |p| tensor::detail(&file, tensor, cli.validate, p))
                 .map_err(fail)?;
-            sink.emit(|o| human::render_detail(&d, o), |o| json::render_detail(&d, o))?;
+            sink.emit(|o| human::render_detail(&d, o), |o| json::tensor::render(&d, o))?;
             d.first_error().cloned()
         }
         Action::Head(n) => {
@@ -119,7 +123,7 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
             let entries = entries::head(&file, &t, n).map_err(fail)?;
             sink.emit(
                 |o| human::render_entries(&entries, o),
-                |o| json::render_entries(&entries, o),
+                |o| json::entries::render(&entries, o),
             )?;
             None
         }
@@ -128,7 +132,7 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
             let lookup = lookup::get(&file, &t, &index).map_err(fail)?;
             sink.emit(
                 |o| human::render_lookup(&lookup, o),
-                |o| json::render_lookup(&lookup, o),
+                |o| json::lookup::render(&lookup, o),
             )?;
             None
         }
@@ -137,7 +141,7 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
             let entries = entries::slice(&t, Axis::Column, j).map_err(fail)?;
             sink.emit(
                 |o| human::render_entries(&entries, o),
-                |o| json::render_entries(&entries, o),
+                |o| json::entries::render(&entries, o),
             )?;
             None
         }
@@ -146,13 +150,14 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
             let entries = entries::slice(&t, Axis::Row, i).map_err(fail)?;
             sink.emit(
                 |o| human::render_entries(&entries, o),
-                |o| json::render_entries(&entries, o),
+                |o| json::entries::render(&entries, o),
             )?;
             None
         }
         Action::Dump => {
             let t = chosen(&file, cli.tensor.as_deref(), "--dump").map_err(fail)?;
-            sink.emit(|o| dump::human(&t, o), |o| dump::json(&t, o))?;
+            let d = Dump::gather(&t);
+            sink.emit(|o| dump::human(&d, o), |o| json::dump::render(&d, o))?;
             None
         }
     };
@@ -193,7 +198,7 @@ impl<W: Write> Sink<'_, W> {
             return Ok(());
         }
         self.written = true;
-        json::render_error(e, self.out)
+        json::error::render(e, self.out)
     }
 
     fn finish(&mut self) -> anyhow::Result<()> {
