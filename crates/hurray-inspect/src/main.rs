@@ -6,14 +6,13 @@
 #![forbid(unsafe_code)]
 
 mod cli;
-mod dump;
 mod exit_code;
-mod human;
 mod input;
 mod json;
 mod progress;
 mod report;
 mod shown;
+mod text;
 mod values;
 
 use std::io::{self, BufWriter, Write};
@@ -105,7 +104,7 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
         Action::Summary => {
             let report = Report::build(&file, cli.validate, &mut progress);
             sink.emit(
-                |o| human::render(&report, name, o),
+                |o| text::summary::render(&report, name, o),
                 |o| json::summary::render(&report, o),
             )?;
             report.first_error().cloned()
@@ -115,14 +114,14 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
             let d = progress
                 .run(tensor, |p| tensor::detail(&file, tensor, cli.validate, p))
                 .map_err(fail)?;
-            sink.emit(|o| human::render_detail(&d, o), |o| json::tensor::render(&d, o))?;
+            sink.emit(|o| text::tensor::render(&d, o), |o| json::tensor::render(&d, o))?;
             d.first_error().cloned()
         }
         Action::Head(n) => {
             let t = chosen(&file, cli.tensor.as_deref(), "--head").map_err(fail)?;
             let entries = entries::head(&file, &t, n).map_err(fail)?;
             sink.emit(
-                |o| human::render_entries(&entries, o),
+                |o| text::entries::render(&entries, o),
                 |o| json::entries::render(&entries, o),
             )?;
             None
@@ -131,7 +130,7 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
             let t = chosen(&file, cli.tensor.as_deref(), "--get").map_err(fail)?;
             let lookup = lookup::get(&file, &t, &index).map_err(fail)?;
             sink.emit(
-                |o| human::render_lookup(&lookup, o),
+                |o| text::lookup::render(&lookup, o),
                 |o| json::lookup::render(&lookup, o),
             )?;
             None
@@ -140,7 +139,7 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
             let t = chosen(&file, cli.tensor.as_deref(), "--column").map_err(fail)?;
             let entries = entries::slice(&t, Axis::Column, j).map_err(fail)?;
             sink.emit(
-                |o| human::render_entries(&entries, o),
+                |o| text::entries::render(&entries, o),
                 |o| json::entries::render(&entries, o),
             )?;
             None
@@ -149,7 +148,7 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
             let t = chosen(&file, cli.tensor.as_deref(), "--row").map_err(fail)?;
             let entries = entries::slice(&t, Axis::Row, i).map_err(fail)?;
             sink.emit(
-                |o| human::render_entries(&entries, o),
+                |o| text::entries::render(&entries, o),
                 |o| json::entries::render(&entries, o),
             )?;
             None
@@ -157,7 +156,7 @@ fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::R
         Action::Dump => {
             let t = chosen(&file, cli.tensor.as_deref(), "--dump").map_err(fail)?;
             let d = Dump::gather(&t);
-            sink.emit(|o| dump::human(&d, o), |o| json::dump::render(&d, o))?;
+            sink.emit(|o| text::dump::render(&d, o), |o| json::dump::render(&d, o))?;
             None
         }
     };

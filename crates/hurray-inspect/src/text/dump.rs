@@ -1,14 +1,13 @@
-//! `--dump`: every buffer of one tensor, every element decoded by the
-//! library (`Buffer::values`), written as it is read — nothing the size of
-//! the data is held in memory, so a multi-gigabyte tensor streams to a pipe.
+//! Every array of a tensor as text (`--dump`): a line per buffer, then its
+//! values, written as they are read.
 
 use std::io::{self, Write};
 
 use hurray_reader::Buffer;
 
-use crate::human::header_line;
 use crate::report::dump::{not_decoded, Dump, DumpBuffer};
 use crate::shown::human_bytes;
+use crate::text::parts::header_line;
 use crate::values::Human;
 
 /// Values per line in the human form.
@@ -22,7 +21,7 @@ const BYTES_PER_LINE: usize = 16;
 ///
 /// # Errors
 /// Whatever `out` returns.
-pub fn human(d: &Dump<'_>, out: &mut impl Write) -> io::Result<()> {
+pub fn render(d: &Dump<'_>, out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "{}", header_line(&d.header))?;
     if let Some(why) = d.not_viewable {
         writeln!(out, "(data not interpreted: {why})")?;
