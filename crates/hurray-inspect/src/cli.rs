@@ -246,9 +246,9 @@ fn row_index(s: &str) -> Result<u64, String> {
     parse_u64(s.trim(), "row index", "a non-negative integer, e.g. 0")
 }
 
-/// `--head N`: a count of entries, at most [`MAX_LISTED`](crate::detail::MAX_LISTED).
+/// `--head N`: a count of entries, at most [`MAX_LISTED`](crate::report::entries::MAX_LISTED).
 fn head_count(s: &str) -> Result<u64, String> {
-    let max = crate::detail::MAX_LISTED;
+    let max = crate::report::entries::MAX_LISTED;
     let s = s.trim();
     match s.parse::<u64>() {
         Ok(n) if n <= max => Ok(n),

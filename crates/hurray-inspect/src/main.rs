@@ -3,260 +3,53 @@
 //! column or row, or all of its arrays; and optionally validate it. A thin
 //! layer over `hurray-reader`: every fact and every check comes from the
 //! library.
+//!
+//! One output path: each command gathers a report from the library once,
+//! then renders it as text or, with `--json`, as a `Serialize` struct.
+//!
+//! - `cli.rs`: the flags (clap) and the [`Action`](cli::Action) they ask for.
+//! - `command.rs`: opens the file and runs the action: report, then output.
+//! - `report/`: what each command gathers, one file per command (`summary`,
+//!   `tensor`, `entries`, `lookup`, `dump`), and what they share.
+//! - `text/`, `json/`: each report as text and as JSON, one file per
+//!   command; `json/format.rs` is the one JSON writer.
+//! - `output.rs` (standard output, `--quiet`), `exit_code.rs` (the exit
+//!   statuses), `input.rs` (mapping or reading the file), `progress.rs`
+//!   (the `--validate` bar), `shown.rs` (names and sizes as shown),
+//!   `values.rs` (one element as text and as JSON).
+//!
+//! A new flag is a field of `Cli` in `cli.rs`. An option reaches the
+//! report builder or renderer that uses it through `command.rs`; a new
+//! command is also an `Action` variant (and its arm in `Cli::action`), an
+//! arm of `command::execute`, and a file in each of `report/`, `text/` and
+//! `json/`.
 #![forbid(unsafe_code)]
 
 mod cli;
-mod detail;
-mod dump;
-mod human;
+mod command;
+mod exit_code;
 mod input;
 mod json;
-mod model;
+mod output;
 mod progress;
+mod report;
+mod shown;
+mod text;
 mod values;
 
-use std::fmt;
-use std::io::{self, BufWriter, Write};
-use std::process::ExitCode;
+use std::process;
 
-use anyhow::Context;
 use clap::Parser;
-use hurray_reader::{HurrayFile, Layout, Options, Tensor};
 
-use crate::cli::{Action, Cli};
-use crate::detail::{Axis, Failure};
-use crate::input::{Reading, Source};
-use crate::model::Report;
-use crate::progress::Progress;
+use crate::cli::Cli;
+use crate::exit_code::ExitCode;
 
-fn main() -> ExitCode {
-    match run() {
-        Ok(code) => code,
+fn main() -> process::ExitCode {
+    match command::run(&Cli::parse()) {
+        Ok(code) => code.into(),
         Err(e) => {
             eprintln!("error: {e:#}");
-            if e.downcast_ref::<UsageError>().is_some() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::FAILURE
-            }
+            ExitCode::of(&e).into()
         }
-    }
-}
-
-/// A request that does not fit the file (exit 2), already naming the file.
-#[derive(Debug)]
-struct UsageError(String);
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-/// Exit 0 when the file is readable (and valid, with `--validate`); an
-/// `Err` names the file and the first problem (exit 1), or the usage
-/// problem (a [`UsageError`], exit 2). Usage errors clap catches exit 2
-/// from `Cli::parse`.
-///
-/// With `--json`, an error of the file that comes before any output (the
-/// file does not open; a data command's tensor does not resolve, or what
-/// it reads breaks a rule) is also printed on stdout as one object, so a
-/// script gets JSON whenever the file is at fault.
-fn run() -> anyhow::Result<ExitCode> {
-    let cli = Cli::parse();
-    let name = cli.display_name();
-    let mut out = BufWriter::new(io::stdout().lock());
-    let mut sink = Sink {
-        out: &mut out,
-        json: cli.json,
-        quiet: cli.quiet,
-        written: false,
-    };
-    match execute(&cli, &name, &mut sink) {
-        Ok(()) => {
-            sink.finish()?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            // The exit reports this error: failing to write it as JSON (a
-            // closed stdout) must not replace it.
-            if let Some(file_error) = e.downcast_ref::<hurray_reader::Error>() {
-                let _ = sink.json_error(file_error);
-            }
-            let _ = sink.finish();
-            Err(e)
-        }
-    }
-}
-
-/// Reads the file and writes what `cli` asks for to `sink`.
-fn execute<W: Write>(cli: &Cli, name: &str, sink: &mut Sink<'_, W>) -> anyhow::Result<()> {
-    let options = if cli.permissive {
-        Options::permissive()
-    } else {
-        Options::strict()
-    }
-    .with_threads(cli.threads());
-    let reading = Reading {
-        map: !cli.no_mmap,
-        stdin_limit: cli.stdin_limit,
-    };
-    let source = Source::open(cli.input(), options, reading).map_err(|e| file_error(name, e))?;
-    let file = source.file().map_err(|e| file_error(name, e))?;
-    let mut progress = Progress::stderr(cli.quiet);
-    let fail = |f: Failure| match f {
-        Failure::File(e) => file_error(name, e),
-        Failure::Usage(message) => anyhow::Error::new(UsageError(format!("{name}: {message}"))),
-        Failure::Internal(message) => anyhow::anyhow!("{name}: {message}"),
-    };
-
-    let verdict = match cli.action() {
-        Action::Summary => {
-            let report = Report::build(&file, cli.validate, &mut progress);
-            sink.emit(|o| human::render(&report, name, o), |o| json::render(&report, o))?;
-            report.first_error().cloned()
-        }
-        Action::Tensor => {
-            let tensor = detail::pick_tensor(&file, cli.tensor.as_deref(), "--tensor").map_err(fail)?;
-            let d = progress
-                .run(tensor, |p| detail::detail(&file, tensor, cli.validate, p))
-                .map_err(fail)?;
-            sink.emit(|o| human::render_detail(&d, o), |o| json::render_detail(&d, o))?;
-            d.first_error().cloned()
-        }
-        Action::Head(n) => {
-            let t = chosen(&file, cli, "--head").map_err(fail)?;
-            let entries = detail::head(&file, &t, n).map_err(fail)?;
-            sink.emit(
-                |o| human::render_entries(&entries, o),
-                |o| json::render_entries(&entries, o),
-            )?;
-            None
-        }
-        Action::Get(index) => {
-            let t = chosen(&file, cli, "--get").map_err(fail)?;
-            let lookup = detail::get(&file, &t, &index).map_err(fail)?;
-            sink.emit(
-                |o| human::render_lookup(&lookup, o),
-                |o| json::render_lookup(&lookup, o),
-            )?;
-            None
-        }
-        Action::Column(j) => {
-            let t = chosen(&file, cli, "--column").map_err(fail)?;
-            let entries = detail::slice(&t, Axis::Column, j).map_err(fail)?;
-            sink.emit(
-                |o| human::render_entries(&entries, o),
-                |o| json::render_entries(&entries, o),
-            )?;
-            None
-        }
-        Action::Row(i) => {
-            let t = chosen(&file, cli, "--row").map_err(fail)?;
-            let entries = detail::slice(&t, Axis::Row, i).map_err(fail)?;
-            sink.emit(
-                |o| human::render_entries(&entries, o),
-                |o| json::render_entries(&entries, o),
-            )?;
-            None
-        }
-        Action::Dump => {
-            let t = chosen(&file, cli, "--dump").map_err(fail)?;
-            sink.emit(|o| dump::human(&t, o), |o| dump::json(&t, o))?;
-            None
-        }
-    };
-    match verdict {
-        Some(e) => Err(file_error(name, e)),
-        None => Ok(()),
-    }
-}
-
-/// The tensor a data command reads, resolved (descriptor and buffers checked).
-/// Data the library says must not be interpreted (an unknown type tag or
-/// quantization scheme kept in permissive mode) is a request that does not
-/// fit, like an unknown layout: only `--dump` shows its bytes. (Composite
-/// heads get their own message, naming their members.)
-fn chosen<'data>(file: &HurrayFile<'data>, cli: &Cli, flag: &str) -> Result<Tensor<'data>, Failure> {
-    let name = detail::pick_tensor(file, cli.tensor.as_deref(), flag)?;
-    let t = file.tensor(name)?;
-    // A known type too wide to decode (an unknown one is `not_viewable`).
-    let too_wide = t.element_type().and_then(|e| dump::not_decoded(Some(e)));
-    if let (Some(why), false) = (too_wide, flag == "--dump") {
-        return Err(Failure::Usage(format!(
-            "{flag}: tensor '{}' is not read: {why} (--dump shows its bytes)",
-            hurray_reader::shown_name(t.name())
-        )));
-    }
-    if let Some(why) = t.not_viewable() {
-        if flag != "--dump" && t.layout() != Layout::Composite {
-            // An unknown layout's buffers are not located: only its descriptor can be shown.
-            let hint = if crate::model::located_buffers(&t).is_some() {
-                "--dump shows its bytes"
-            } else {
-                "--tensor shows its descriptor"
-            };
-            return Err(Failure::Usage(format!(
-                "{flag}: tensor '{}' is not read: {why} ({hint})",
-                hurray_reader::shown_name(t.name())
-            )));
-        }
-    }
-    Ok(t)
-}
-
-/// Standard output, in the form asked for (nothing with `--quiet`).
-struct Sink<'a, W: Write> {
-    out: &'a mut W,
-    json: bool,
-    quiet: bool,
-    /// Whether anything has been written (or would have been, without `--quiet`).
-    written: bool,
-}
-
-impl<W: Write> Sink<'_, W> {
-    /// Writes with `human` or `json`; a closed pipe (`| head`) ends the
-    /// output quietly: it is not an error of the file.
-    fn emit(
-        &mut self,
-        human: impl FnOnce(&mut W) -> io::Result<()>,
-        json: impl FnOnce(&mut W) -> io::Result<()>,
-    ) -> anyhow::Result<()> {
-        self.written = true;
-        if self.quiet {
-            return Ok(());
-        }
-        let written = if self.json { json(self.out) } else { human(self.out) };
-        tolerate_closed_pipe(written)
-    }
-
-    /// With `--json` and nothing written yet: `e` as the error object.
-    fn json_error(&mut self, e: &hurray_reader::Error) -> io::Result<()> {
-        if !self.json || self.quiet || self.written {
-            return Ok(());
-        }
-        self.written = true;
-        json::render_error(e, self.out)
-    }
-
-    fn finish(&mut self) -> anyhow::Result<()> {
-        tolerate_closed_pipe(self.out.flush())
-    }
-}
-
-fn tolerate_closed_pipe(result: io::Result<()>) -> anyhow::Result<()> {
-    match result {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.context("cannot write to standard output"),
-    }
-}
-
-/// `FILE: <library error>`. I/O errors already name the path.
-fn file_error(name: &str, e: hurray_reader::Error) -> anyhow::Error {
-    match e {
-        hurray_reader::Error::Io { .. } => anyhow::Error::new(e),
-        e => anyhow::Error::new(e).context(name.to_owned()),
     }
 }

@@ -5,7 +5,7 @@
 use std::io::{self, IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use crate::human::human_bytes;
+use crate::shown::human_bytes;
 
 /// How long a scan runs before the bar appears.
 const DELAY: Duration = Duration::from_millis(300);

@@ -1,13 +1,12 @@
-//! What the tool reports about a file, gathered from the library once and
-//! rendered by both `human` and `json`. Every fact here comes from a
-//! `hurray_reader` accessor; nothing is decoded in this crate.
+//! The summary (`FILE`, `FILE --validate`): the file's facts, its KV
+//! metadata, a row per tensor and, with `--validate`, every verdict.
+//! Every fact here comes from a `hurray_reader` accessor; nothing is
+//! decoded in this crate.
 
-use hurray_reader::{
-    file_flags, Buffer, BufferRole, Descriptor, ElementType, Error, HurrayFile, KvValue, Layout, QuantScheme,
-    Quantization, Scope, Tensor,
-};
+use hurray_reader::{file_flags, BufferRole, Descriptor, ElementType, Error, HurrayFile, KvValue, Layout, Tensor};
 
 use crate::progress::Progress;
+use crate::report::header::{located_buffers, scheme_name, warnings};
 
 /// Everything printed about one file.
 ///
@@ -190,37 +189,6 @@ pub struct TensorReport<'data> {
     pub warnings: Vec<String>,
 }
 
-/// A `--validate` verdict: `Some(false)` with an error; `None` when the
-/// tensor's data could not be checked (`not_viewable`: an unknown type,
-/// layout or quantization scheme kept in permissive mode, an extension
-/// layout); `Some(true)` otherwise, also for a composite head, which owns
-/// no data and whose members are checked on their own.
-pub fn verdict(error: bool, layout: Option<Layout>, not_viewable: Option<&str>) -> Option<bool> {
-    if error {
-        Some(false)
-    } else if not_viewable.is_some() && layout != Some(Layout::Composite) {
-        None
-    } else {
-        Some(true)
-    }
-}
-
-/// A verdict's word in the text output's validation table.
-pub fn verdict_word(verdict: Option<bool>) -> &'static str {
-    match verdict {
-        Some(true) => "OK",
-        Some(false) => "INVALID",
-        None => "SKIPPED",
-    }
-}
-
-/// The name shown for an element type: the spec's (`float32`), or
-/// `unknown(0x05)` for a type tag the reader does not know (permissive
-/// mode), as an unknown layout reads `unknown(0x0c)`.
-pub fn dtype_name(dtype: Option<ElementType>, type_tag: u8) -> String {
-    dtype.map_or_else(|| format!("unknown(0x{type_tag:02x})"), |e| e.as_str().to_owned())
-}
-
 /// Facts from a tensor's descriptor.
 #[derive(Debug, Clone)]
 pub struct TensorInfo {
@@ -381,61 +349,6 @@ impl TensorInfo {
             ..Self::from_descriptor(tensor.descriptor())
         }
     }
-}
-
-/// A quantization scheme's name (`per_block_affine`), or `unknown(0x07)`
-/// for a scheme tag the reader does not know, as an unknown type reads.
-pub fn scheme_name(q: &Quantization<'_>) -> String {
-    match q.scheme {
-        QuantScheme::Unknown => format!("unknown(0x{:02x})", q.header.scheme_tag),
-        scheme => scheme.as_str().to_owned(),
-    }
-}
-
-/// The DTYPE of the summary table: the element type's name, and for a
-/// quantized tensor its scheme, `int8 · per_tensor_affine`.
-pub fn dtype_with_scheme(info: &TensorInfo) -> String {
-    let dtype = dtype_name(info.element_type, info.type_tag);
-    match &info.quantization {
-        Some(scheme) => format!("{dtype} · {scheme}"),
-        None => dtype,
-    }
-}
-
-/// A resolved tensor's buffers, or `None` when they were not located: an
-/// unknown layout (permissive) hides the buffer table, which is not the
-/// same as a tensor with no buffers.
-pub fn located_buffers<'t, 'data>(tensor: &'t Tensor<'data>) -> Option<&'t [Buffer<'data>]> {
-    tensor.descriptor().buffer_handles().map(|_| tensor.buffers())
-}
-
-/// Findings the library reports for a tensor it accepts: an advisory
-/// statistic that disagrees, a GPU buffer declaring less than page
-/// alignment, and (permissive mode) a statistics block that strict mode
-/// would reject.
-pub(crate) fn warnings(tensor: &Tensor<'_>) -> Vec<String> {
-    let nnz = tensor.statistics_nnz_mismatch().map(|(statistics, nnz)| {
-        format!(
-            "statistics nnz is {statistics}, but the descriptor's nnz is {nnz}: accepted by permissive \
-             mode, which uses the descriptor's (strict mode rejects it)"
-        )
-    });
-    let statistics = tensor.statistics_rule_violation().map(|e| {
-        // The line already names the tensor: the message without its scope.
-        let (text, scope) = (e.to_string(), Scope::Tensor(tensor.name().into()).to_string());
-        let text = text.strip_prefix(&scope).unwrap_or(&text);
-        format!("{text}: accepted by permissive mode, which keeps the advisory block (strict mode rejects it)")
-    });
-    let sparsity = tensor.sparsity_ratio_mismatch().map(|(stored, expected)| {
-        format!(
-            "statistics sparsity_ratio is {stored}, but nnz gives {expected} \
-             (advisory only, metadata.md § Statistics Section)"
-        )
-    });
-    let page = tensor
-        .page_alignment_shortfall()
-        .map(|shortfall| format!("{shortfall}; accepted, as a reader cannot know the writer's target"));
-    nnz.into_iter().chain(statistics).chain(sparsity).chain(page).collect()
 }
 
 /// The names of the set bits, in bit order; bits the library does not name
