@@ -18,7 +18,7 @@
 mod common;
 
 #[allow(dead_code)]
-#[path = "../../hurray-writer/examples/make_invalid.rs"]
+#[path = "../../hurray-writer/examples/make_invalid/main.rs"]
 mod make_invalid;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
