@@ -70,8 +70,11 @@
 //! `PROPTEST_CASES` overrides the case counts, for a long run:
 //! `PROPTEST_CASES=20000 cargo test --release --test quantized`.
 
-#[path = "support/spec_model.rs"]
-mod spec_model;
+mod support {
+    pub mod model {
+        pub mod basics;
+    }
+}
 
 use std::fmt;
 
@@ -88,7 +91,7 @@ use hurray_writer::{
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::TestCaseError;
-use spec_model::*;
+use support::model::basics::*;
 
 /// Cases of each quantization property (five of them); with the sizes below
 /// the whole file runs in a few seconds in a debug build.

@@ -100,8 +100,11 @@
 //! `layouts/block-paged.md` § Scale-buffer size; per-block `axis != 0` on a
 //! block-paged tensor is reported as `quantization.block_size`.
 
-#[path = "support/spec_model.rs"]
-mod spec_model;
+mod support {
+    pub mod model {
+        pub mod basics;
+    }
+}
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -120,7 +123,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::{select, Index};
 use proptest::test_runner::TestCaseError;
-use spec_model::*;
+use support::model::basics::*;
 
 /// Cases per property; the whole file runs in a few seconds in a debug
 /// build. `PROPTEST_CASES` overrides it (for a longer search:
