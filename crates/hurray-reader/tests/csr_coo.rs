@@ -9,11 +9,13 @@ use hurray_writer::{
     BufferData, ElementType, FileWriter, RawDescriptor, RawTensor, Statistics, TensorDescriptor, WriterOptions,
 };
 
-mod common;
-#[path = "support/worked_example.rs"]
-mod worked_example;
-use common::{buffer_offset, field_offset, At};
-use worked_example::{DENSE, FIXTURE};
+mod support {
+    pub mod locate;
+    pub mod worked_example;
+}
+
+use support::locate::{buffer_offset, field_offset, At};
+use support::worked_example::{DENSE, FIXTURE};
 
 // ---------------------------------------------------------------------------
 // Files built through the writer's unchecked path, ready to be broken.
