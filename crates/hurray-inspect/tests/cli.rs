@@ -5,15 +5,17 @@
 //! set (absolute, or relative to the workspace root), a missing file fails
 //! the test. The project's own `fixtures/` are always tested.
 
-mod common;
+mod support {
+    pub mod harness;
+}
 
 use std::path::Path;
 
-use common::{
+use serde_json::{json, Value};
+use support::harness::{
     assert_golden, assert_json_failure, assert_one_error_line, assert_same, bin, cli_value, corpus, entry, files,
     fixtures_dir, inspect, json_of, manifest, ok_json, path, stderr, stdout, CASES, INTEROP,
 };
-use serde_json::{json, Value};
 
 /// What `--json` must print for a valid manifest entry (with `--validate`
 /// when `validated`); the KV values follow the CLI's JSON conventions.

@@ -4,16 +4,18 @@
 //! `HURRAY_CASES_DIR`, skipped when unset). Golden files pin the human
 //! output of the worked example; `HURRAY_UPDATE_GOLDEN=1` rewrites them.
 
-mod common;
+mod support {
+    pub mod harness;
+}
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::{
+use serde_json::{json, Value};
+use support::harness::{
     assert_golden, assert_json_failure, assert_one_error_line, assert_same, assert_usage_error, bin, cli_value, corpus,
     entry, files, fixtures_dir, inspect, json_of, manifest, ok_json, path, stderr, stdout, CASES, INTEROP,
 };
-use serde_json::{json, Value};
 
 fn worked_example() -> PathBuf {
     path(&fixtures_dir(), "csc_worked_example.hry")

@@ -7,13 +7,15 @@
 //! rewrites the list (then read the diff). Restructuring the tool must
 //! leave this list as it is.
 
-mod common;
+mod support {
+    pub mod harness;
+}
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use common::{bin, corpus, fixtures_dir, CASES, INTEROP, UPDATE_GOLDEN};
+use support::harness::{bin, corpus, fixtures_dir, CASES, INTEROP, UPDATE_GOLDEN};
 
 const COMMANDS: [&[&str]; 5] = [
     &[],

@@ -39,7 +39,7 @@ def corpus(var: str) -> tuple[Path, dict[str, Any]]:
 
 # Where this reader's error offset differs from the manifest's
 # `offending_offset` by convention (the Rust tests' OFFSET_CONVENTIONS,
-# crates/hurray-reader/tests/common/mod.rs): the field's first byte rather
+# crates/hurray-reader/tests/support/corpus.rs): the field's first byte rather
 # than the byte that differs.
 OFFSET_CONVENTIONS = {
     "invalid_file_magic.hry": 0,

@@ -1,12 +1,14 @@
 //! Annotated descriptors: every byte of every descriptor is named, in order,
 //! and the fields decode to the values the views report.
 
-mod common;
+mod support {
+    pub mod corpus;
+}
 
 use std::path::Path;
 
-use common::{corpus, read};
 use hurray_reader::{AlignedBytes, ElementType, Error, Field, HurrayFile, Layout, Options};
+use support::corpus::{corpus, read};
 
 /// The fields of a valid descriptor tile it exactly: contiguous, in order,
 /// from its first byte to its last.

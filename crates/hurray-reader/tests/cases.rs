@@ -4,12 +4,14 @@
 //! error for their `rule_id`, and the message must mention what the
 //! manifest's `error_should_name` lists.
 
-mod common;
+mod support {
+    pub mod corpus;
+}
 
-use common::{
+use hurray_reader::{Error, Field, HurrayFile, Options};
+use support::corpus::{
     cites_section, compare_container, compare_tensor, corpus, full_check, located, mentions, offset_agrees, read,
 };
-use hurray_reader::{Error, Field, HurrayFile, Options};
 
 /// The error variant (and field, for generic variants) each rule maps to.
 fn matches_rule(rule_id: &str, e: &Error) -> bool {

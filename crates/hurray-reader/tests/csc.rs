@@ -8,11 +8,13 @@ use hurray_writer::{
     BufferData, ElementType, FileWriter, RawDescriptor, RawTensor, Statistics, TensorDescriptor, WriterOptions,
 };
 
-mod common;
-#[path = "support/worked_example.rs"]
-mod worked_example;
-use common::{field_offset, At};
-use worked_example::{DENSE, FIXTURE};
+mod support {
+    pub mod locate;
+    pub mod worked_example;
+}
+
+use support::locate::{field_offset, At};
+use support::worked_example::{DENSE, FIXTURE};
 
 fn worked_example() -> AlignedBytes {
     AlignedBytes::read(FIXTURE).expect("fixtures/csc_worked_example.hry")

@@ -46,8 +46,11 @@
 //! - the buffer runs from its first byte (before `byte_offset`) to the byte
 //!   holding the highest slot.
 
-#[path = "support/spec_model.rs"]
-mod spec_model;
+mod support {
+    pub mod model {
+        pub mod basics;
+    }
+}
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -62,7 +65,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::TestCaseError;
-use spec_model::*;
+use support::model::basics::*;
 
 /// Cases of the main property; with the case sizes below the whole file runs
 /// in a few seconds in a debug build. `PROPTEST_CASES` overrides it (for a

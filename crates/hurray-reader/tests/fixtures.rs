@@ -1,12 +1,14 @@
 //! The project's own fixtures (`fixtures/`, written by `hurray-writer`'s
 //! `make_fixtures` example) read back exactly as their manifest says.
 
-mod common;
+mod support {
+    pub mod corpus;
+}
 
 use std::path::Path;
 
-use common::{compare_container, compare_tensor, full_check, read};
 use hurray_reader::{Error, HurrayFile, Options};
+use support::corpus::{compare_container, compare_tensor, full_check, read};
 
 #[test]
 fn fixtures_agree_with_their_manifest() {

@@ -3,10 +3,14 @@
 //! agree with `manifest.json` element by element; every invalid file must be
 //! rejected with the error variant for its rule.
 
-mod common;
+mod support {
+    pub mod corpus;
+}
 
-use common::{cites_section, compare_container, compare_tensor, corpus, full_check, located, offset_agrees, read};
 use hurray_reader::{Error, Field, HurrayFile, Number, Options};
+use support::corpus::{
+    cites_section, compare_container, compare_tensor, corpus, full_check, located, offset_agrees, read,
+};
 
 /// The error each invalid file must produce: its variant, and for generic
 /// variants the field named.

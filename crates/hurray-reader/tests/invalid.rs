@@ -4,9 +4,10 @@
 //! stage a strict reader must reject it and with which error.
 //!
 //! The error must also cite the rule the file breaks: its `rule()` (which
-//! `common::located` requires to end the message) equals the manifest's
-//! `spec`, or begins with it and goes on with a separator (`;`, `:`, `,`,
-//! a space) — e.g. a NOTES.md decision appended to the spec section.
+//! `support::corpus::located` requires to end the message) equals the
+//! manifest's `spec`, or begins with it and goes on with a separator (`;`,
+//! `:`, `,`, a space) — e.g. a NOTES.md decision appended to the spec
+//! section.
 //!
 //! Stages: `open` (`HurrayFile::parse` fails), `tensor` (`file.tensor(name)`
 //! fails), `data` (`tensor.validate_data()` fails), `file` (only
@@ -15,10 +16,12 @@
 //! reported, not failed. Set `HURRAY_INVALID_VERBOSE=1` to print every
 //! file's outcome.
 
-mod common;
+mod support {
+    pub mod corpus;
+}
 
 #[allow(dead_code)]
-#[path = "../../hurray-writer/examples/make_invalid.rs"]
+#[path = "../../hurray-writer/examples/make_invalid/main.rs"]
 mod make_invalid;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -124,7 +127,7 @@ fn every_invalid_file_is_rejected_as_the_manifest_says() {
                 if got_variant != want_variant {
                     problems.push(format!("variant {got_variant}, expected {want_variant}"));
                 }
-                if let Err(why) = common::located(e) {
+                if let Err(why) = support::corpus::located(e) {
                     problems.push(why);
                 }
                 if !names(&text, want_field) {

@@ -5,7 +5,9 @@
 //! cases folder) and, when `HURRAY_CASES_DIR` is set, checks it against the
 //! manifest's `not_in_folder` entry.
 
-mod common;
+mod support {
+    pub mod corpus;
+}
 
 use hurray_reader::{MappedFile, Options};
 use hurray_writer::{BufferData, Csc, ElementType, FileWriter, TensorDescriptor, WriterOptions};
@@ -59,12 +61,12 @@ fn tensors_beyond_four_gib_open_and_read() {
     assert_eq!(pad.buffer(0).unwrap().byte_size(), GIB4);
     assert_eq!(pad.dense_value(&[GIB4 - 1]).unwrap(), hurray_reader::Value::UInt(0));
 
-    if let Some((_, manifest)) = common::corpus("HURRAY_CASES_DIR") {
+    if let Some((_, manifest)) = support::corpus::corpus("HURRAY_CASES_DIR") {
         let want = &manifest["not_in_folder"][0];
         assert_eq!(want["size_bytes"].as_u64(), Some(mapped.bytes().len() as u64));
-        let mut problems = common::compare_container(&file, want);
+        let mut problems = support::corpus::compare_container(&file, want);
         for t in want["tensors"].as_array().unwrap() {
-            problems.extend(common::compare_tensor(&file, t));
+            problems.extend(support::corpus::compare_tensor(&file, t));
         }
         assert!(problems.is_empty(), "{problems:#?}");
     }

@@ -9,9 +9,11 @@ use std::path::Path;
 use hurray_reader::Options;
 use zerocopy::IntoBytes;
 
-#[path = "support/exercise.rs"]
-mod exercise;
-use exercise::exercise;
+mod support {
+    pub mod exercise;
+}
+
+use support::exercise::exercise;
 
 /// Runs every mutation of one file; returns how many inputs were tried.
 fn mutate_all(name: &str, original: &[u8]) -> usize {

@@ -5,7 +5,9 @@
 //! matrices large enough for the options to really start threads, damaged
 //! at the places where the ranges are cut (inside one huge column too).
 
-mod common;
+mod support {
+    pub mod corpus;
+}
 
 use std::path::{Path, PathBuf};
 
@@ -143,7 +145,7 @@ fn invalid_corpus_same_verdicts_with_threads() {
 
 #[test]
 fn interop_corpus_same_verdicts_with_threads() {
-    let Some((dir, _)) = common::corpus("HURRAY_INTEROP_DIR") else {
+    let Some((dir, _)) = support::corpus::corpus("HURRAY_INTEROP_DIR") else {
         return;
     };
     let (files, rejected, structures) = check_corpus(&dir);
@@ -155,7 +157,7 @@ fn interop_corpus_same_verdicts_with_threads() {
 
 #[test]
 fn cases_corpus_same_verdicts_with_threads() {
-    let Some((dir, _)) = common::corpus("HURRAY_CASES_DIR") else {
+    let Some((dir, _)) = support::corpus::corpus("HURRAY_CASES_DIR") else {
         return;
     };
     let (files, rejected, structures) = check_corpus(&dir);

@@ -19,7 +19,9 @@
 //! while a file is checked. It first shows, in a child process, that the
 //! cap does abort an oversized allocation.
 
-mod common;
+mod support {
+    pub mod corpus;
+}
 
 use std::alloc::System;
 use std::io::Write;
@@ -166,7 +168,7 @@ fn allocation_is_bounded_by_the_file_size() {
     for (name, bytes) in huge_count_files() {
         files.push((name.into(), bytes));
     }
-    if let Some((dir, _)) = common::corpus("HURRAY_CASES_DIR") {
+    if let Some((dir, _)) = support::corpus::corpus("HURRAY_CASES_DIR") {
         for path in hry_files(&dir) {
             files.push((path.display().to_string(), std::fs::read(&path).unwrap()));
         }

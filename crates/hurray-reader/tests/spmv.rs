@@ -8,9 +8,11 @@
 use hurray_reader::{AlignedBytes, Error, HurrayFile, Options};
 use hurray_writer::{Csc, Csr, FileWriter, WriterOptions};
 
-#[path = "support/worked_example.rs"]
-mod worked_example;
-use worked_example::{DENSE, FIXTURE};
+mod support {
+    pub mod worked_example;
+}
+
+use support::worked_example::{DENSE, FIXTURE};
 
 #[test]
 fn worked_example_products() {

@@ -1,14 +1,16 @@
 //! Layout of whole written files: header, placement and padding, index,
 //! CRC, trailer, KV section; writer-level errors.
 
-mod common;
+mod support {
+    pub mod container;
+}
 
-use common::{parse, u32_at, u64_at, Kv};
 use hurray_writer::{
     BufferData, BufferHandle, CompositeHead, Csc, Dense, ElementType, Error, FileWriter, KvArray, RawDescriptor,
     RawFileFields, RawTensor, Shard, TensorDescriptor, WriteSink, WriterOptions, HAS_INDEX_CRC32C, HAS_KV_METADATA,
     SORTED_INDEX,
 };
+use support::container::{parse, u32_at, u64_at, Kv};
 
 fn round_up(x: u64, a: u64) -> u64 {
     x.div_ceil(a) * a
@@ -569,10 +571,10 @@ fn unchecked_path_builds_invalid_files() {
     let bytes = w.finish().unwrap();
 
     // The KV section is invalid on purpose: read trailer and index only.
-    let t = common::trailer(&bytes);
+    let t = support::container::trailer(&bytes);
     let kv = &bytes[t.kv_offset as usize..][..t.kv_length as usize];
     assert_eq!(kv, &[1, 0, 0, 0, 1, 0, b'k', 0x08, 1, 2]);
-    let entries = common::index(&bytes[t.index_offset as usize..][..t.index_length as usize]);
+    let entries = support::container::index(&bytes[t.index_offset as usize..][..t.index_length as usize]);
     assert_eq!(entries.len(), 2);
     let e0 = &entries[0];
     assert_eq!(

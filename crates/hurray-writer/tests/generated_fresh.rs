@@ -13,7 +13,7 @@
 mod make_fixtures;
 
 #[allow(dead_code)]
-#[path = "../examples/make_invalid.rs"]
+#[path = "../examples/make_invalid/main.rs"]
 mod make_invalid;
 
 use std::error::Error;

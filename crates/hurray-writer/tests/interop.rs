@@ -5,15 +5,19 @@
 //! after a tensor's last buffer (and after composite heads), where this
 //! writer follows the Writer Protocol, so whole files differ in padding.
 
-mod common;
+mod support {
+    pub mod container;
+    pub mod interop;
+}
 
-use common::{descriptor_of, interop_dir, our_descriptor, parse, read_interop};
 use hurray_writer::quant::{PerBlockAffine, PerTensorAffine, ScaleType};
 use hurray_writer::{
     BlockPaged, BufferData, BufferHandle, CompositeHead, CompositeMember, Coo, Csc, Csf, CsfLevel, Csr, ElementType,
     FileWriter, KvArray, KvValue, Layout, Shard, Statistics, TensorDescriptor, TileInner, TileOrder, Tiled,
     WriterOptions,
 };
+use support::container::{descriptor_of, our_descriptor, parse};
+use support::interop::{interop_dir, read_interop};
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -57,7 +61,7 @@ fn csc_spec_example() {
     w.write_csc("csc_example", &csc).unwrap();
     let ours = w.finish().unwrap();
     let reference = read_interop(&dir, "csc_spec_example_f32.hry");
-    let len = common::u32_at(&reference, 64 + 6) as usize;
+    let len = support::container::u32_at(&reference, 64 + 6) as usize;
     assert_eq!(&ours[64..64 + len], &reference[64..64 + len]);
     for (offset, size) in [(4096usize, 20usize), (8192, 40), (12288, 48)] {
         assert_eq!(&ours[offset..offset + size], &reference[offset..offset + size]);

@@ -1,6 +1,8 @@
 //! Atomic path-based writing and hole-punching file sinks.
 
-mod common;
+mod support {
+    pub mod container;
+}
 
 use std::io::{Read, Seek, SeekFrom};
 
@@ -35,7 +37,7 @@ fn success_leaves_the_complete_file() {
     })
     .unwrap();
     let bytes = std::fs::read(&target).unwrap();
-    let p = common::parse(&bytes);
+    let p = support::container::parse(&bytes);
     assert_eq!(p.entries.len(), 2);
     assert_eq!(dir_entries(dir.path()), ["ok.hry"], "no temporary file left");
 
@@ -109,18 +111,18 @@ fn failed_rewrite_keeps_the_old_file() {
 }
 
 /// Reads the last 40 bytes and the index of a file without loading it.
-fn tail_parse(path: &std::path::Path) -> (u64, Vec<common::Entry>) {
+fn tail_parse(path: &std::path::Path) -> (u64, Vec<support::container::Entry>) {
     let mut f = std::fs::File::open(path).unwrap();
     let len = f.metadata().unwrap().len();
     f.seek(SeekFrom::Start(len - 40)).unwrap();
     let mut t = [0u8; 40];
     f.read_exact(&mut t).unwrap();
-    let trailer = common::trailer(&t);
+    let trailer = support::container::trailer(&t);
     f.seek(SeekFrom::Start(trailer.index_offset)).unwrap();
     let mut index = vec![0u8; trailer.index_length as usize];
     f.read_exact(&mut index).unwrap();
     assert_eq!(crc32c::crc32c(&index), trailer.index_crc32c);
-    (len, common::index(&index))
+    (len, support::container::index(&index))
 }
 
 #[cfg(target_os = "linux")]
@@ -182,7 +184,7 @@ fn file_sink_overwrites_old_content_with_real_zeros() {
     w.write_tensor("z", &d, [BufferData::Zeros(2 << 20)]).unwrap();
     w.finish().unwrap();
     let bytes = std::fs::read(&path).unwrap();
-    let p = common::parse(&bytes[..]);
+    let p = support::container::parse(&bytes[..]);
     let e = &p.entries[0];
     assert!(bytes[e.data_offset as usize..][..(2 << 20)].iter().all(|&b| b == 0));
 }

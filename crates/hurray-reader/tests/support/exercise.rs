@@ -1,6 +1,7 @@
 //! Calls everything a reader of untrusted bytes might call. Shared by the
-//! mutation test and the fuzz targets (`fuzz/`), which include this file by
-//! path; nothing here may panic on any input.
+//! mutation test and the fuzz targets (`fuzz/`, which include this file by
+//! path: keep it free of other `support` modules); nothing here may panic
+//! on any input.
 
 use hurray_reader::{logical_indices, HurrayFile, Layout, Options, Tensor};
 

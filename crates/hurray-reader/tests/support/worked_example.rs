@@ -1,5 +1,5 @@
 //! The worked example of `layouts/csc.md`, shared by the tests that check
-//! values against it (included with `#[path]`).
+//! values against it.
 
 /// `fixtures/csc_worked_example.hry`: tensor `A`, float32, shape [4, 5], nnz 5.
 pub const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/csc_worked_example.hry");

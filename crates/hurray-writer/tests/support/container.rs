@@ -1,9 +1,7 @@
 //! A tiny test-only parser of Hurray container bytes (header, trailer,
-//! index, KV section). Panics on malformed input: tests only.
+//! index, KV section, a tensor's descriptor bytes). Panics on malformed
+//! input: tests only.
 #![allow(dead_code)]
-
-use std::io::Write;
-use std::path::PathBuf;
 
 pub fn u16_at(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes(b[at..at + 2].try_into().unwrap())
@@ -191,34 +189,6 @@ pub fn parse(b: &[u8]) -> Parsed {
         entries,
         kv,
     }
-}
-
-/// The interop directory from `HURRAY_INTEROP_DIR`, or `None` (after
-/// printing a skip line) when it is not set. A relative path is taken from
-/// the workspace root, where `.ci/run` runs.
-pub fn interop_dir(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("HURRAY_INTEROP_DIR") {
-        Some(dir) => {
-            let dir = PathBuf::from(dir);
-            Some(if dir.is_relative() {
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(dir)
-            } else {
-                dir
-            })
-        }
-        None => {
-            // Straight to stderr: the harness captures `println!` of passing tests.
-            let _ = writeln!(std::io::stderr(), "{test}: skipped: HURRAY_INTEROP_DIR not set");
-            None
-        }
-    }
-}
-
-/// Reads a reference file; panics if it is missing (the variable is set).
-pub fn read_interop(dir: &std::path::Path, file: &str) -> Vec<u8> {
-    let path = dir.join(file);
-    std::fs::read(&path)
-        .unwrap_or_else(|e| panic!("HURRAY_INTEROP_DIR is set but {} cannot be read: {e}", path.display()))
 }
 
 /// The descriptor bytes of tensor `name` in a reference file, located via

@@ -1,7 +1,7 @@
-//! Shared helpers for the corpus tests: locating a corpus from its
-//! environment variable, and comparing what the reader decodes with the
-//! manifests' JSON (exact integers, bit-exact floats). Also, for the rule
-//! tests on built files: where a field or buffer of tensor `A` lies.
+//! Helpers for the corpus tests: locating a corpus from its environment
+//! variable, comparing what the reader decodes with the manifests' JSON
+//! (exact integers, bit-exact floats), and checking that an error gives its
+//! location and cites the manifest's rule.
 #![allow(dead_code)]
 
 use std::io::Write;
@@ -583,41 +583,4 @@ pub fn mentions(message: &str, hint: &str) -> bool {
     h.split(' ')
         .filter(|w| !matches!(*w, "=" | "<" | "<=" | ">" | "and" | "x"))
         .all(|w| m.split(' ').any(|x| x == w || x.trim_end_matches('.') == w) || m.contains(w))
-}
-
-/// Absolute offset of the descriptor field `name` of tensor `A`
-/// (`hurray-inspect --dump` shows the same).
-pub fn field_offset(bytes: &[u8], name: &str) -> u64 {
-    let file = HurrayFile::parse(bytes, Options::permissive()).unwrap();
-    let dump = file.dump_descriptor("A").unwrap();
-    let names: Vec<String> = dump.fields.iter().map(|f| f.field.to_string()).collect();
-    dump.fields
-        .iter()
-        .find(|f| f.field.to_string() == name)
-        .unwrap_or_else(|| panic!("no field {name} in {names:?}"))
-        .offset
-}
-
-/// Absolute offset of buffer `i` of tensor `A`, as the (possibly broken)
-/// file places it.
-pub fn buffer_offset(bytes: &[u8], i: usize) -> u64 {
-    let file = HurrayFile::parse(bytes, Options::permissive()).unwrap();
-    file.tensor("A").unwrap().buffer(i).unwrap().file_offset()
-}
-
-/// Where an error should point in tensor `A`: a descriptor field, or a byte
-/// of buffer `i`.
-pub enum At {
-    Field(&'static str),
-    Buffer(usize, u64),
-}
-
-impl At {
-    /// The absolute offset in `bytes`.
-    pub fn offset(&self, bytes: &[u8]) -> u64 {
-        match *self {
-            At::Field(name) => field_offset(bytes, name),
-            At::Buffer(i, byte) => buffer_offset(bytes, i) + byte,
-        }
-    }
 }

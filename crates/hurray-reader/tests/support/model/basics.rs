@@ -1,8 +1,9 @@
 //! Pieces of the spec models shared by the property tests
-//! (`dense_layouts.rs`, `sparse_layouts.rs`, `quantized.rs`), which include
-//! this file by path: minifloat decoding from sign, exponent and mantissa
-//! (`element-types.md`), value comparison, index walks, a seeded generator,
-//! row- and column-major strides and Morton codes (`layouts/*.md`).
+//! (`file_format.rs`, `dense_layouts.rs`, `sparse_layouts.rs`,
+//! `quantized.rs`, each declaring it under its `mod support`): minifloat
+//! decoding from sign, exponent and mantissa (`element-types.md`), value
+//! comparison, index walks, a seeded generator, row- and column-major
+//! strides and Morton codes (`layouts/*.md`).
 #![allow(dead_code)] // each test file uses its own subset
 
 use std::fmt;
