@@ -3,7 +3,8 @@
 //! tools that show a descriptor byte by byte (`hurray-inspect --tensor`).
 
 use crate::cursor::Span;
-use crate::descriptor::{self, flags, statistics_mask, Descriptor, DYNAMIC};
+use crate::descriptor::statistics::statistics_mask;
+use crate::descriptor::{self, flags, Descriptor, DYNAMIC, SKIPPED, UNREAD};
 use crate::element_type::ElementType;
 use crate::error::{Error, Field, Result};
 use crate::file::{HurrayFile, IndexEntry};
@@ -87,7 +88,7 @@ impl<'data> HurrayFile<'data> {
                 error: self.tensor(name).err(),
             });
         };
-        let (parsed, spans) = descriptor::parse_recorded(entry, bytes, self.options());
+        let (parsed, spans) = descriptor::parse::parse_recorded(entry, bytes, self.options());
         let fields = spans.into_iter().map(annotate).collect();
         let (descriptor, tensor, error) = match parsed {
             Err(e) => (None, None, Some(e)),
@@ -105,14 +106,6 @@ impl<'data> HurrayFile<'data> {
         })
     }
 }
-
-/// The field name of the descriptor bytes after the point where parsing
-/// stopped (listed only when it stopped at an error).
-pub(crate) const UNREAD: &str = "(unread)";
-
-/// The field name of the descriptor bytes after its last known field that
-/// a successful parse skipped.
-pub(crate) const SKIPPED: &str = "(skipped)";
 
 fn annotate(span: Span<'_>) -> AnnotatedField<'_> {
     AnnotatedField {

@@ -13,7 +13,7 @@ use crate::raw;
 pub const PAGE_ALIGNMENT: u32 = 4096;
 
 /// A buffer on a GPU (any device but the CPU) whose declared alignment is
-/// below [`PAGE_ALIGNMENT`]: see [`Tensor::page_alignment_shortfall`].
+/// below [`PAGE_ALIGNMENT`]: see [`Tensor::page_alignment_shortfall`](crate::Tensor::page_alignment_shortfall).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PageAlignmentShortfall {

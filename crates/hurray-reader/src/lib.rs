@@ -67,7 +67,6 @@ mod buffer;
 mod buffer_protocol;
 mod cursor;
 mod debug;
-mod dequant;
 mod descriptor;
 mod element_type;
 mod error;
@@ -80,7 +79,7 @@ mod layout;
 mod mmap;
 mod open;
 mod packed;
-mod quant;
+mod quantization;
 pub mod raw;
 mod shared;
 mod tensor;
@@ -92,8 +91,8 @@ pub use annotate::{AnnotatedField, DescriptorDump};
 pub use buffer::{Buffer, BufferRole};
 pub use buffer_protocol::{PageAlignmentShortfall, PAGE_ALIGNMENT};
 pub use descriptor::{
-    fixed_header, flags as descriptor_flags, statistics_mask, Descriptor, Offsets, QuantScheme, Quantization, Shard,
-    DESCRIPTOR_VERSION_MAJOR, DESCRIPTOR_VERSION_MINOR, DYNAMIC, MAX_RANK, MAX_TILED_DEPTH,
+    fixed_header, flags as descriptor_flags, statistics::statistics_mask, Descriptor, Offsets, QuantScheme,
+    Quantization, Shard, DESCRIPTOR_VERSION_MAJOR, DESCRIPTOR_VERSION_MINOR, DYNAMIC, MAX_RANK, MAX_TILED_DEPTH,
 };
 pub use element_type::{Complex, Element, ElementType, Float8E4m3, Float8E5m2, Float8E8m0};
 pub use error::{shown_name, shown_path, Error, Field, Number, Result, Scope};

@@ -62,13 +62,13 @@ impl<'data> Tensor<'data> {
     /// the same way, `quantization.md` § Partial Block Policy). Readers
     /// ignore them when dequantizing; the writer must zero them. Only
     /// row- and column-major storage holds padded blocks
-    /// ([`padded_shape`](crate::quant::padded_shape)). Reads the padding
+    /// ([`padded_shape`](crate::quantization::plans::padded_shape)). Reads the padding
     /// only: `(padded - shape[axis])` elements per line along the axis.
     fn check_block_padding(&self) -> Result<()> {
         let Ok(shape) = self.static_shape() else {
             return Ok(());
         };
-        let Some(padded) = crate::quant::padded_shape(&self.descriptor, &shape) else {
+        let Some(padded) = crate::quantization::plans::padded_shape(&self.descriptor, &shape) else {
             return Ok(());
         };
         let Some(axis) = shape.iter().zip(&padded).position(|(a, b)| a != b) else {

@@ -8,6 +8,10 @@
 use super::prefetch::prefetch;
 use super::threads::{share, spawn_or_run, MAX_THREADS};
 
+/// The most dimensions the pass takes (the format's `MAX_RANK`, 64); a
+/// tensor of more gets a `false` verdict, for the exact pass to decide.
+pub(crate) const MAX_DIMS: usize = 64;
+
 /// COO coordinates as the pass reads them: `nnz` tuples of `shape.len()`
 /// coordinates, row-major in `indices`, and whether they claim to be
 /// sorted.
@@ -33,7 +37,7 @@ impl Coordinates<'_> {
         let entries = usize::try_from(self.nnz).ok();
         // Rank 0 (every tuple empty) and a buffer of another length: the
         // exact pass decides.
-        if rank == 0 || entries.and_then(|n| n.checked_mul(rank)) != Some(self.indices.len()) {
+        if rank == 0 || rank > MAX_DIMS || entries.and_then(|n| n.checked_mul(rank)) != Some(self.indices.len()) {
             return false;
         }
         let n = self.indices.len() / rank;
@@ -63,7 +67,7 @@ impl Coordinates<'_> {
     /// each with its predecessor (from entry 1 on).
     fn fast_range(&self, from: usize, to: usize) -> Flags {
         let rank = self.rank();
-        let mut lims = [0u64; crate::descriptor::MAX_RANK as usize];
+        let mut lims = [0u64; MAX_DIMS];
         for (l, &n) in lims.iter_mut().zip(self.shape) {
             *l = n.min(1 << 63).wrapping_sub(1);
         }

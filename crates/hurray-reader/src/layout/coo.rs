@@ -4,16 +4,19 @@ use std::cmp::Ordering;
 
 use crate::buffer::BufferRole;
 use crate::cursor::to_u64;
-use crate::descriptor::Descriptor;
+use crate::descriptor::{Descriptor, MAX_RANK};
 use crate::element_type::Element;
 use crate::error::{rule, Error, Field, Result, Scope};
 use crate::file::reserved_zero;
-use crate::kernels::coo::Coordinates;
+use crate::kernels::coo::{Coordinates, MAX_DIMS};
+use crate::layout::fields::{Layout, LayoutFields};
 use crate::layout::plan::{overflow, u64_plan, values_plan, Plan};
 use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
-use crate::layout::{Layout, LayoutFields};
 use crate::raw;
 use crate::tensor::Tensor;
+
+// The kernels' fast pass takes every rank a descriptor may declare.
+const _: () = assert!(MAX_DIMS >= MAX_RANK as usize);
 
 /// The coordinates of a COO tensor, without values: `nnz` tuples of `rank`
 /// coordinates, stored row-major in `indices` (`nnz × rank` entries).

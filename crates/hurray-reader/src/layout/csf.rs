@@ -9,9 +9,9 @@ use crate::descriptor::{Descriptor, MAX_RANK};
 use crate::element_type::Element;
 use crate::error::{rule, Error, Field, Result, Scope};
 use crate::file::reserved_zero;
+use crate::layout::fields::{Layout, LayoutFields};
 use crate::layout::plan::{u64_plan, values_plan, Plan};
 use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
-use crate::layout::{Layout, LayoutFields};
 use crate::raw;
 use crate::tensor::Tensor;
 

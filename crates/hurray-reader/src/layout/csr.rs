@@ -6,10 +6,9 @@ use crate::element_type::Element;
 use crate::error::{rule, Result};
 use crate::layout::compressed::plans::{compressed_plans, Orientation};
 use crate::layout::compressed::{Compressed, Float, Slices, CSR};
-use crate::layout::csc::{CscStructure, CscView};
+use crate::layout::fields::{Layout, LayoutFields};
 use crate::layout::plan::Plan;
 use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
-use crate::layout::{Layout, LayoutFields};
 use crate::raw;
 use crate::tensor::Tensor;
 
@@ -20,7 +19,7 @@ use crate::tensor::Tensor;
 /// `nrows + 1` `u64` (`nrows = shape[0]`), buffer 1 `col_indices` holds
 /// `nnz` `u64`, each below `ncols = shape[1]`. Every position and length
 /// here counts elements of those arrays (and of `values`), never bytes. It
-/// is the [`CscStructure`] of Aᵀ over the same arrays
+/// is the [`CscStructure`](crate::CscStructure) of Aᵀ over the same arrays
 /// ([`transpose`](Self::transpose)).
 #[derive(Clone, Copy)]
 pub struct CsrStructure<'data> {
@@ -182,15 +181,6 @@ impl<'data> CsrStructure<'data> {
     pub fn position(&self, row: u64, col: u64) -> Result<Option<usize>> {
         self.inner.find(col, row)
     }
-
-    /// The CSC structure of Aᵀ over the same arrays, no copy
-    /// (`layouts/csc.md` § Relationship to CSR): `nrows` and `ncols` swap,
-    /// `col_ptr` is this `row_ptr`, `row_indices` this `col_indices`.
-    pub fn transpose(&self) -> CscStructure<'data> {
-        CscStructure {
-            inner: self.inner.transposed(),
-        }
-    }
 }
 
 /// A CSR matrix with values of type `T`, borrowed (from the file, or from a
@@ -282,7 +272,7 @@ impl<'data, T: Element> CsrView<'data, T> {
 
     /// The sub-matrix of the rows `rows` (`A[i0..i1, :]`): a view of shape
     /// `(i1 - i0) × ncols` over the same bytes, no copy; what
-    /// [`CscView::column_block`] is for columns (on the transpose of a CSC
+    /// [`CscView::column_block`](crate::CscView::column_block) is for columns (on the transpose of a CSC
     /// view, its column block). Every method works on it.
     ///
     /// # Errors
@@ -363,7 +353,7 @@ impl<'data, T: Element> CsrView<'data, T> {
     /// included; no `Result` and no check per row: on an unvalidated view
     /// the invariants are verified first, on every call (take
     /// [`validated`](Self::validated) once to skip it). On
-    /// [`CscView::transpose`] these are the columns of the CSC matrix.
+    /// [`CscView::transpose`](crate::CscView::transpose) these are the columns of the CSC matrix.
     ///
     /// # Errors
     /// On an unvalidated view, as [`validate`](Self::validate).
@@ -382,12 +372,6 @@ impl<'data, T: Element> CsrView<'data, T> {
             .rows()?
             .flat_map(|(i, cols, vals)| cols.iter().zip(vals).map(move |(&c, v)| (i, c, v))))
     }
-
-    /// The CSC view of Aᵀ over the same slices, no copy (`layouts/csc.md`
-    /// § Relationship to CSR): `nrows` and `ncols` swap.
-    pub fn transpose(&self) -> CscView<'data, T> {
-        CscView::from_parts(self.structure.transpose(), self.values)
-    }
 }
 
 impl<T: Float> CsrView<'_, T> {
@@ -401,7 +385,7 @@ impl<T: Float> CsrView<'_, T> {
     /// `x` that the element 32 positions on will read (a cache hint,
     /// x86-64 only; it changes no result). On an unvalidated view the
     /// invariants are verified first, on every call. On
-    /// [`CscView::transpose`] this is Aᵀ·x for the CSC matrix A.
+    /// [`CscView::transpose`](crate::CscView::transpose) this is Aᵀ·x for the CSC matrix A.
     ///
     /// ```
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -429,7 +413,7 @@ impl<T: Float> CsrView<'_, T> {
     /// [`mul_vec`](Self::mul_vec) on `threads` threads
     /// (`std::thread::scope`; 0 counts as 1, and no more than 64 or the
     /// cores that [`std::thread::available_parallelism`] reports, as in
-    /// [`CscView::mul_vec_parallel`]): the rows are cut into
+    /// [`CscView::mul_vec_parallel`](crate::CscView::mul_vec_parallel)): the rows are cut into
     /// `threads` consecutive ranges holding about `nnz / threads` stored
     /// elements each (a cut never splits a row), `y` is split with them,
     /// and each thread computes the dot products of its rows; the calling
@@ -465,7 +449,7 @@ impl<T: Float> CsrView<'_, T> {
     }
 }
 
-/// An owned CSR matrix, built by [`CscView::to_csr`]: the same matrix as
+/// An owned CSR matrix, built by [`CscView::to_csr`](crate::CscView::to_csr): the same matrix as
 /// the CSC view it came from, `nrows × ncols`, with `row_ptr` (`nrows + 1`
 /// entries), `col_indices` and `values` (`nnz` each). Its structure
 /// (shape, `row_ptr`, `col_indices`) is read-only, so that

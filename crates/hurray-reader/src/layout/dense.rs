@@ -219,7 +219,8 @@ impl<'data> Tensor<'data> {
         // Quantized blocks are stored whole along their axis
         // (`quantization/per-block-affine.md` § Padding): the strides are
         // those of the padded shape.
-        let storage_shape = crate::quant::padded_shape(&self.descriptor, &shape).unwrap_or_else(|| shape.clone());
+        let storage_shape =
+            crate::quantization::plans::padded_shape(&self.descriptor, &shape).unwrap_or_else(|| shape.clone());
         Ok(Addressing {
             tensor: self.name(),
             layout: self.layout(),

@@ -5,7 +5,13 @@ use std::fmt;
 
 use zerocopy::little_endian::{I64, U32, U64};
 
+use crate::cursor::Cursor;
+use crate::error::{rule, Error, Field, Result, Scope};
+use crate::file::reserved_zero;
 use crate::raw;
+
+/// Deepest nesting of tiled levels accepted (`layouts/tiled.md`).
+pub const MAX_TILED_DEPTH: usize = 8;
 
 /// A memory layout tag, decoded (`memory-layout.md` § Layout Taxonomy › Named Layout Tags).
 #[non_exhaustive]
@@ -275,4 +281,121 @@ impl LayoutFields<'_> {
             _ => None,
         }
     }
+}
+
+/// Parses the layout-specific fields of `layout` (`metadata.md` §
+/// Layout-Specific Fields) for a tensor of `rank` dimensions.
+pub(crate) fn parse<'data>(
+    c: &mut Cursor<'data>,
+    layout: Layout,
+    rank: u64,
+    name: &'data str,
+) -> Result<LayoutFields<'data>> {
+    let scope = || Scope::tensor(name);
+    Ok(match layout {
+        Layout::RowMajor | Layout::ColMajor => LayoutFields::None,
+        Layout::Strided => LayoutFields::Strided {
+            strides: c.slice::<I64>(rank, Field::new("strides"))?,
+        },
+        Layout::Tiled => {
+            let mut levels = Vec::new();
+            // Where the previous level's inner_layout (tiled again) is.
+            let mut nested_at = 0;
+            loop {
+                if levels.len() >= MAX_TILED_DEPTH {
+                    return Err(Error::Invalid {
+                        scope: scope(),
+                        field: Field::new("inner_layout"),
+                        offset: nested_at,
+                        value: 4,
+                        expected: "at most 8 nested tiled levels",
+                        rule: rule::TILED,
+                    });
+                }
+                let level_offset = c.offset();
+                let tile_shape = c.slice::<U64>(rank, Field::new("tile_shape"))?;
+                let orders_offset = c.offset();
+                let orders = c.read_struct::<raw::TiledOrders>(Field::new("outer_layout"), None)?;
+                if !matches!(orders.outer_layout, 1..=3) {
+                    return Err(Error::Invalid {
+                        scope: scope(),
+                        field: Field::new("outer_layout"),
+                        offset: orders_offset,
+                        value: u64::from(orders.outer_layout),
+                        expected: "0x01, 0x02 or 0x03",
+                        rule: rule::TILED,
+                    });
+                }
+                nested_at = orders_offset + 1;
+                if !matches!(orders.inner_layout, 1..=4) {
+                    return Err(Error::Invalid {
+                        scope: scope(),
+                        field: Field::new("inner_layout"),
+                        offset: nested_at,
+                        value: u64::from(orders.inner_layout),
+                        expected: "0x01, 0x02, 0x03 or 0x04",
+                        rule: rule::TILED,
+                    });
+                }
+                reserved_zero(
+                    &orders.reserved,
+                    Field::new("_reserved"),
+                    orders_offset + 2,
+                    rule::TILED,
+                    scope(),
+                )?;
+                let outer_strides = if orders.outer_layout == 3 {
+                    Some(c.slice::<I64>(rank, Field::new("outer_strides"))?)
+                } else {
+                    None
+                };
+                let inner_strides = if orders.inner_layout == 3 {
+                    Some(c.slice::<I64>(rank, Field::new("inner_strides"))?)
+                } else {
+                    None
+                };
+                levels.push(TiledLevel {
+                    tile_shape,
+                    outer_layout: orders.outer_layout,
+                    inner_layout: orders.inner_layout,
+                    outer_strides,
+                    inner_strides,
+                    offset: level_offset,
+                });
+                if orders.inner_layout != 4 {
+                    break;
+                }
+            }
+            LayoutFields::Tiled { levels }
+        }
+        Layout::Morton => LayoutFields::Morton {
+            morton_bits: c.slice::<U32>(rank, Field::new("morton_bits"))?,
+        },
+        Layout::Coo => LayoutFields::Coo(c.read_struct(Field::new("nnz"), None)?),
+        Layout::Csr => LayoutFields::Csr(c.read_struct(Field::new("nnz"), None)?),
+        Layout::Csc => LayoutFields::Csc(c.read_struct(Field::new("nnz"), None)?),
+        Layout::Csf => {
+            let nnz = c.u64(Field::new("nnz"))?;
+            let mode_order = c.slice::<U32>(rank, Field::new("mode_order"))?;
+            let reserved = c.read::<[u8; 8]>(Field::new("_reserved"))?;
+            LayoutFields::Csf {
+                nnz,
+                mode_order,
+                reserved,
+            }
+        }
+        Layout::BlockPaged => LayoutFields::BlockPaged(c.read_struct(Field::new("page_size"), None)?),
+        Layout::Composite => LayoutFields::Composite(c.read_struct(Field::new("composition_rule"), None)?),
+        Layout::Hilbert => LayoutFields::Hilbert(c.read_struct(Field::new("hilbert_order"), None)?),
+        Layout::Extension(_) => {
+            let extension_layout_id = c.u64(Field::new("extension_layout_id"))?;
+            let length = c.u32(Field::new("extension_data_length"))?;
+            let extension_data = c.take(u64::from(length), Field::new("extension_data"))?;
+            LayoutFields::Extension {
+                extension_layout_id,
+                extension_data,
+            }
+        }
+        Layout::Unknown(_) => LayoutFields::Unknown,
+    })
 }

@@ -16,6 +16,7 @@ pub(crate) mod composite;
 pub mod compressed;
 pub mod coo;
 pub mod csc;
+mod csc_csr;
 pub mod csf;
 pub mod csr;
 pub mod dense;

@@ -129,7 +129,7 @@ pub(crate) fn dense_plan(d: &Descriptor<'_>, layout: impl FnOnce(&DenseShape<'_>
         });
     };
     let shape = d.static_shape()?;
-    let padded = crate::quant::padded_shape(d, &shape);
+    let padded = crate::quantization::plans::padded_shape(d, &shape);
     // The last block along the quantization axis is partial: storage
     // holds it whole.
     let block_padded = padded.as_ref().is_some_and(|p| *p != shape);

@@ -22,7 +22,7 @@ pub const MAX_COMPOSITE_DEPTH: usize = 8;
 
 /// A tensor: its index entry, descriptor and located buffers.
 ///
-/// Obtained from [`HurrayFile::tensor`]. Everything here borrows the file's
+/// Obtained from [`HurrayFile::tensor`](crate::HurrayFile::tensor). Everything here borrows the file's
 /// bytes; nothing proportional to the data is copied.
 #[derive(Clone)]
 pub struct Tensor<'data> {
@@ -190,7 +190,7 @@ impl<'data> Tensor<'data> {
             .buffers
             .iter()
             .find(|b| b.role == BufferRole::ScalesAndZeroPoints)?;
-        let scale_type = crate::quant::scale_type(&self.descriptor)?;
+        let scale_type = crate::quantization::plans::scale_type(&self.descriptor)?;
         let scale_bytes = usize::try_from(scale_type.storage_bytes(shared.len)?).ok()?;
         let (element_type, from) = match role {
             BufferRole::Scales => (scale_type, 0),
@@ -254,7 +254,7 @@ impl<'data> Tensor<'data> {
     /// whose `computed_mask` bit is clear is unknown and never checked.
     pub fn statistics_rule_violation(&self) -> Option<Error> {
         let stats = self.descriptor.statistics?;
-        descriptor::statistics_value_violation(stats, self.descriptor.offsets.statistics, self.name())
+        descriptor::statistics::statistics_value_violation(stats, self.descriptor.offsets.statistics, self.name())
     }
 
     /// A non-empty buffer on a device other than the CPU declares an
@@ -283,7 +283,7 @@ impl<'data> Tensor<'data> {
     /// (`metadata.md` § Statistics Section): reported, never fatal.
     pub fn sparsity_ratio_mismatch(&self) -> Option<(f64, f64)> {
         let stats = self.descriptor.statistics?;
-        if stats.computed_mask.get() & descriptor::statistics_mask::SPARSITY_VALID == 0 {
+        if stats.computed_mask.get() & descriptor::statistics::statistics_mask::SPARSITY_VALID == 0 {
             return None;
         }
         let nnz = self.nnz()?;
@@ -303,7 +303,7 @@ impl<'data> Tensor<'data> {
     /// # Errors
     /// [`Error::DynamicDimension`]; [`Error::Overflow`] when the product
     /// does not fit in a `u64`. A dense tensor that large cannot exist
-    /// ([`HurrayFile::tensor`](crate::HurrayFile::tensor) rejects its buffer
+    /// ([`HurrayFile::tensor`](crate::HurrayFile::tensor)(crate::HurrayFile::tensor) rejects its buffer
     /// size), but a sparse one stores only its non-zeros and may: a valid
     /// CSC matrix of shape `[2^63, 4]` has no `u64` element count.
     pub fn element_count(&self) -> Result<u64> {
@@ -344,6 +344,6 @@ pub(crate) fn element_count(d: &Descriptor<'_>) -> Result<u64> {
 pub(crate) fn statistics_nnz_mismatch(d: &Descriptor<'_>) -> Option<(u64, u64)> {
     let stats = d.statistics?;
     let nnz = d.layout_fields.nnz()?;
-    let valid = stats.computed_mask.get() & descriptor::statistics_mask::NNZ_VALID != 0;
+    let valid = stats.computed_mask.get() & descriptor::statistics::statistics_mask::NNZ_VALID != 0;
     (valid && stats.nnz.get() != nnz).then_some((stats.nnz.get(), nnz))
 }

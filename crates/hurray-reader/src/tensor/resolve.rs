@@ -76,7 +76,7 @@ impl<'data> HurrayFile<'data> {
                 upper: to_u64(self.data().len()),
                 rule: rule::TENSOR_REGION,
             })?;
-        descriptor::parse(entry, bytes, self.options())
+        descriptor::parse::parse(entry, bytes, self.options())
     }
 
     fn resolve(&self, entry: IndexEntry<'data>, depth: usize) -> Result<Tensor<'data>> {

@@ -3,34 +3,12 @@
 //! at a time, for inspection and checks; a call allocates only a copy of
 //! the shape (`rank` entries), nothing proportional to the data.
 
-use crate::descriptor::QuantScheme;
+use super::nf4;
+use super::section::QuantScheme;
 use crate::error::{Error, Result};
 use crate::layout::view::check_index;
 use crate::tensor::Tensor;
 use crate::value::Value;
-
-/// The 16 NF4 levels, as `quantization/nf4.md` § Lookup Table writes them
-/// (decimal expansions of `float32` values, so more digits than an `f32`
-/// needs; each parses to exactly that `float32`).
-#[allow(clippy::excessive_precision, clippy::unreadable_literal)]
-const NF4_LEVELS: [f32; 16] = [
-    -1.0,
-    -0.6961928009986877,
-    -0.5250730514526367,
-    -0.39491748809814453,
-    -0.28444138169288635,
-    -0.18477343022823334,
-    -0.09105003625154495,
-    0.0,
-    0.07958029955625534,
-    0.16093020141124725,
-    0.24611230194568634,
-    0.33791524171829224,
-    0.44070982933044434,
-    0.5626170039176941,
-    0.7229568362236023,
-    1.0,
-];
 
 impl Tensor<'_> {
     /// The real value of the stored element `q` at logical `index` (`rank`
@@ -124,7 +102,7 @@ impl Tensor<'_> {
             QuantScheme::Nf4(_) => {
                 let level = usize::try_from(code().ok_or_else(bad_code)?)
                     .ok()
-                    .and_then(|q| NF4_LEVELS.get(q))
+                    .and_then(|q| nf4::LEVELS.get(q))
                     .ok_or_else(bad_code)?;
                 // The scale is a float32, exact in f64 and back.
                 Ok(f64::from(scale as f32 * level))

@@ -1,0 +1,98 @@
+//! The statistics section's own rules (`metadata.md` § Statistics Section):
+//! reserved bits and bytes, and the field-level MUSTs of the fields whose
+//! `computed_mask` bit is set. The rules that compare the statistics with
+//! the data live with the tensor (`Tensor::statistics_rule_violation`).
+
+use crate::error::{rule, Error, Field, Number, Result, Scope};
+use crate::file::reserved_zero;
+use crate::raw;
+
+/// Statistics `computed_mask` bits (`metadata.md` § Statistics Section › computed_mask).
+pub mod statistics_mask {
+    /// `nnz` is valid.
+    pub const NNZ_VALID: u32 = 1 << 0;
+    /// `sparsity_ratio` is valid.
+    pub const SPARSITY_VALID: u32 = 1 << 1;
+    /// `value_min`, `value_max`, `value_abs_max` are valid.
+    pub const VALUE_RANGE_VALID: u32 = 1 << 2;
+    /// `value_mean`, `value_stddev` are valid.
+    pub const VALUE_STATS_VALID: u32 = 1 << 3;
+    /// `nm_n`, `nm_m` are valid.
+    pub const NM_SPARSITY_VALID: u32 = 1 << 4;
+    /// `has_nan`, `has_inf` are valid.
+    pub const NAN_INF_VALID: u32 = 1 << 5;
+    /// Names of the defined bits, in bit order.
+    pub const NAMES: [(u32, &str); 6] = [
+        (NNZ_VALID, "NNZ_VALID"),
+        (SPARSITY_VALID, "SPARSITY_VALID"),
+        (VALUE_RANGE_VALID, "VALUE_RANGE_VALID"),
+        (VALUE_STATS_VALID, "VALUE_STATS_VALID"),
+        (NM_SPARSITY_VALID, "NM_SPARSITY_VALID"),
+        (NAN_INF_VALID, "NAN_INF_VALID"),
+    ];
+}
+
+pub(super) fn check_statistics(s: &raw::Statistics, offset: u64, name: &str) -> Result<()> {
+    let scope = || Scope::tensor(name);
+    let mask = s.computed_mask.get();
+    if mask >> 6 != 0 {
+        return Err(Error::Reserved {
+            scope: scope(),
+            field: Field::sub("statistics", "computed_mask"),
+            offset,
+            value: u64::from(mask & !0x3F),
+            byte: None,
+            rule: rule::STATISTICS,
+        });
+    }
+    if s.reserved.get() != 0 {
+        return Err(Error::Reserved {
+            scope: scope(),
+            field: Field::sub("statistics", "_reserved"),
+            offset: offset + 4,
+            value: u64::from(s.reserved.get()),
+            byte: None,
+            rule: rule::STATISTICS,
+        });
+    }
+    reserved_zero(
+        &s.reserved2,
+        Field::sub("statistics", "_reserved2"),
+        offset + 68,
+        rule::STATISTICS,
+        scope(),
+    )
+}
+
+/// The field-level MUSTs of the statistics block beyond its reserved bits
+/// and bytes (`metadata.md` § Statistics Section › Field Encoding), for
+/// the fields whose `computed_mask` bit is set (a field whose bit is clear
+/// is unknown, whatever it holds): `value_stddev >= 0.0` (a NaN is not)
+/// under `VALUE_STATS_VALID`, `nm_n <= nm_m` under `NM_SPARSITY_VALID`.
+/// `offset` is the block's first byte.
+pub(crate) fn statistics_value_violation(s: &raw::Statistics, offset: u64, name: &str) -> Option<Error> {
+    let mask = s.computed_mask.get();
+    let stddev = s.value_stddev.get();
+    // A NaN is not >= 0.0; -0.0 is (it compares equal to 0.0).
+    if mask & statistics_mask::VALUE_STATS_VALID != 0 && (stddev < 0.0 || stddev.is_nan()) {
+        return Some(Error::InvalidNumber {
+            scope: Scope::tensor(name),
+            field: Field::sub("statistics", "value_stddev"),
+            offset: offset + 56,
+            value: Number::float(stddev),
+            expected: "a standard deviation >= 0.0 (not NaN)",
+            rule: rule::STATISTICS_FIELDS,
+        });
+    }
+    if mask & statistics_mask::NM_SPARSITY_VALID != 0 && s.nm_n > s.nm_m {
+        return Some(Error::Invalid {
+            scope: Scope::tensor(name),
+            field: Field::sub("statistics", "nm_n"),
+            offset: offset + 64,
+            value: u64::from(s.nm_n),
+            expected: "at most nm_m (the next byte)",
+            rule: rule::STATISTICS_FIELDS,
+        });
+    }
+    None
+}

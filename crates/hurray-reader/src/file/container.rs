@@ -1,0 +1,252 @@
+//! The container's frame (`file-format.md` § File Header, § Trailer): the
+//! header and trailer checks, the sections the trailer locates (index, KV),
+//! and the reserved-bytes rule every section shares.
+
+use super::{CONTAINER_VERSION_MAJOR, FILE_MAGIC, HEADER_LEN, TRAILER_MAGIC};
+use crate::cursor::to_u64;
+use crate::error::{rule, Error, Field, Result, Scope};
+use crate::raw;
+
+/// File flag bits (`file-format.md` § File Header › File Flags).
+pub mod file_flags {
+    /// A KV metadata section is present.
+    pub const HAS_KV_METADATA: u32 = 1 << 0;
+    /// Index entries are sorted by the UTF-8 bytes of their names.
+    pub const SORTED_INDEX: u32 = 1 << 1;
+    /// The trailer carries a CRC-32C of the index.
+    pub const HAS_INDEX_CRC32C: u32 = 1 << 2;
+    /// Every bit this version defines.
+    pub const KNOWN: u32 = HAS_KV_METADATA | SORTED_INDEX | HAS_INDEX_CRC32C;
+    /// Names of the defined bits, in bit order.
+    pub const NAMES: [(u32, &str); 3] = [
+        (HAS_KV_METADATA, "HAS_KV_METADATA"),
+        (SORTED_INDEX, "SORTED_INDEX"),
+        (HAS_INDEX_CRC32C, "HAS_INDEX_CRC32C"),
+    ];
+}
+
+/// The file does not start with `HRRYFILE`; `found` is what it starts with
+/// (fewer than 8 bytes in a shorter file).
+pub(super) fn bad_file_magic(found: &[u8]) -> Error {
+    Error::BadMagic {
+        scope: Scope::File,
+        field: Field::new("magic"),
+        offset: 0,
+        expected: "HRRYFILE",
+        found: found.escape_ascii().to_string(),
+        rule: rule::FILE_HEADER,
+    }
+}
+
+pub(super) fn check_header(h: &raw::FileHeader) -> Result<()> {
+    if &h.magic != FILE_MAGIC {
+        return Err(bad_file_magic(&h.magic));
+    }
+    if h.container_version_major != CONTAINER_VERSION_MAJOR {
+        return Err(Error::UnsupportedVersion {
+            scope: Scope::File,
+            field: Field::new("container_version_major"),
+            offset: 8,
+            found: h.container_version_major,
+            supported: CONTAINER_VERSION_MAJOR,
+            rule: rule::FILE_HEADER,
+        });
+    }
+    reserved_zero(&h.reserved, Field::new("_reserved"), 10, rule::FILE_HEADER, Scope::File)?;
+    let flags = h.file_flags.get();
+    if flags & !file_flags::KNOWN != 0 {
+        return Err(Error::Reserved {
+            scope: Scope::File,
+            field: Field::new("file_flags"),
+            offset: 12,
+            value: u64::from(flags & !file_flags::KNOWN),
+            byte: None,
+            rule: rule::FILE_FLAGS,
+        });
+    }
+    let dba = h.data_buffer_alignment.get();
+    if !dba.is_power_of_two() || !(4096..=2 * 1024 * 1024).contains(&dba) {
+        return Err(Error::Invalid {
+            scope: Scope::File,
+            field: Field::new("data_buffer_alignment"),
+            offset: 16,
+            value: u64::from(dba),
+            expected: "a power of two in [4096, 2097152]",
+            rule: rule::FILE_HEADER,
+        });
+    }
+    let first = h.first_descriptor_offset.get();
+    if first < HEADER_LEN || !first.is_multiple_of(8) {
+        return Err(Error::Invalid {
+            scope: Scope::File,
+            field: Field::new("first_descriptor_offset"),
+            offset: 20,
+            value: first,
+            expected: "a multiple of 8, at least 64",
+            rule: rule::FILE_HEADER,
+        });
+    }
+    reserved_zero(
+        &h.reserved_header,
+        Field::new("_reserved_header"),
+        36,
+        rule::FILE_HEADER,
+        Scope::File,
+    )
+}
+
+pub(super) fn check_trailer(h: &raw::FileHeader, t: &raw::Trailer, offset: u64) -> Result<()> {
+    // The magic is checked before any other trailer field is trusted.
+    if &t.trailer_magic != TRAILER_MAGIC {
+        return Err(Error::BadMagic {
+            scope: Scope::File,
+            field: Field::new("trailer_magic"),
+            offset: offset + 36,
+            expected: "HRRY as the file's last 4 bytes (a file cut short, or with bytes appended, ends otherwise)",
+            found: t.trailer_magic.escape_ascii().to_string(),
+            rule: rule::TRAILER,
+        });
+    }
+    reserved_zero(
+        &t.reserved,
+        Field::sub("trailer", "_reserved"),
+        offset + 32,
+        rule::TRAILER,
+        Scope::File,
+    )?;
+    let flags = h.file_flags.get();
+    if flags & file_flags::HAS_INDEX_CRC32C == 0 && t.index_crc32c.get() != 0 {
+        return Err(Error::Invalid {
+            scope: Scope::File,
+            field: Field::new("index_crc32c"),
+            offset: offset + 28,
+            value: u64::from(t.index_crc32c.get()),
+            expected: "0 when HAS_INDEX_CRC32C is clear",
+            rule: rule::FILE_FLAGS,
+        });
+    }
+    if t.index_length.get() < 8 {
+        return Err(Error::Invalid {
+            scope: Scope::File,
+            field: Field::new("index_length"),
+            offset: offset + 8,
+            value: t.index_length.get(),
+            expected: "at least 8 (room for index_entry_count)",
+            rule: rule::INDEX,
+        });
+    }
+    let kv_present = t.kv_offset.get() != 0 || t.kv_length.get() != 0;
+    if flags & file_flags::HAS_KV_METADATA != 0 && !kv_present {
+        return Err(Error::Invalid {
+            scope: Scope::File,
+            field: Field::new("kv_offset"),
+            offset: offset + 16,
+            value: 0,
+            expected: "a KV section when HAS_KV_METADATA is set",
+            rule: rule::KV_FLAG,
+        });
+    }
+    Ok(())
+}
+
+/// Errors if any byte of a reserved field is non-zero: at the field's offset,
+/// naming the first non-zero byte.
+pub(crate) fn reserved_zero(bytes: &[u8], field: Field, offset: u64, rule: &'static str, scope: Scope) -> Result<()> {
+    match bytes.iter().position(|&b| b != 0) {
+        None => Ok(()),
+        Some(i) => Err(Error::Reserved {
+            scope,
+            field,
+            offset,
+            value: u64::from(bytes.get(i).copied().unwrap_or(0)),
+            byte: Some(to_u64(i)),
+            rule,
+        }),
+    }
+}
+
+/// The bytes of a section located by the trailer, which must be 8-aligned,
+/// after the header and before `limit` (the trailer, or the index).
+pub(super) fn section<'a>(
+    data: &'a [u8],
+    start: u64,
+    length: u64,
+    limit: u64,
+    name: &'static str,
+    field: Field,
+    trailer_offset: u64,
+) -> Result<&'a [u8]> {
+    let field_offset = match field.name {
+        "kv_offset" => trailer_offset + 16,
+        _ => trailer_offset,
+    };
+    let end = start.checked_add(length);
+    let inside = end.is_some_and(|end| start >= HEADER_LEN && end <= limit);
+    if !inside {
+        return Err(Error::SectionRange {
+            field,
+            offset: field_offset,
+            section: name,
+            start,
+            length,
+            lower: HEADER_LEN,
+            upper: limit,
+            rule: if name == "index" {
+                rule::TRAILER
+            } else {
+                rule::KV_SECTION
+            },
+        });
+    }
+    if !start.is_multiple_of(8) {
+        return Err(Error::Invalid {
+            scope: Scope::File,
+            field,
+            offset: field_offset,
+            value: start,
+            expected: "a multiple of 8",
+            rule: if name == "index" {
+                rule::INDEX_SECTION
+            } else {
+                rule::KV_SECTION
+            },
+        });
+    }
+    let range = usize::try_from(start)
+        .ok()
+        .zip(end.and_then(|e| usize::try_from(e).ok()));
+    range.and_then(|(s, e)| data.get(s..e)).ok_or(Error::SectionRange {
+        field,
+        offset: field_offset,
+        section: name,
+        start,
+        length,
+        lower: HEADER_LEN,
+        upper: limit,
+        rule: rule::TRAILER,
+    })
+}
+
+pub(super) fn kv_section<'a>(
+    data: &'a [u8],
+    _header: &raw::FileHeader,
+    t: &raw::Trailer,
+    trailer_offset: u64,
+) -> Result<Option<(&'a [u8], u64)>> {
+    let start = t.kv_offset.get();
+    let length = u64::from(t.kv_length.get());
+    if start == 0 && length == 0 {
+        return Ok(None);
+    }
+    // NOTES.md 'HAS_KV_METADATA': the trailer fields are authoritative.
+    let bytes = section(
+        data,
+        start,
+        length,
+        t.index_offset.get(),
+        "KV section",
+        Field::new("kv_offset"),
+        trailer_offset,
+    )?;
+    Ok(Some((bytes, start)))
+}
