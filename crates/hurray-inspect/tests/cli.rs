@@ -1668,8 +1668,8 @@ fn cli_md_json_examples_are_the_tool_output() {
 }
 
 /// Every character `--json` must write as `\uXXXX`: the C0 controls, DEL,
-/// the C1 controls, the bidi embeddings, overrides and isolates, and the
-/// line and paragraph separators.
+/// the C1 controls, the bidi embeddings, overrides and isolates, the
+/// line and paragraph separators, and the invisible format characters.
 fn terminal_controls() -> String {
     let mut s: String = ('\u{0}'..='\u{1f}').collect();
     s.push('\u{7f}');
@@ -1677,6 +1677,10 @@ fn terminal_controls() -> String {
     s.extend('\u{202a}'..='\u{202e}');
     s.extend('\u{2066}'..='\u{2069}');
     s.extend(['\u{2028}', '\u{2029}']);
+    s.extend(['\u{ad}', '\u{61c}']);
+    s.extend('\u{200b}'..='\u{200f}');
+    s.extend('\u{2060}'..='\u{2064}');
+    s.push('\u{feff}');
     s
 }
 
@@ -1687,7 +1691,7 @@ fn terminal_controls() -> String {
 #[test]
 fn json_escapes_every_terminal_control() {
     let hostile = terminal_controls();
-    assert_eq!(hostile.chars().count(), 76);
+    assert_eq!(hostile.chars().count(), 89);
     let (_dir, file) = written(|w| {
         w.add_kv(&hostile, hostile.clone()).unwrap();
         w.add_kv("list", hurray_writer::KvArray::String(vec![hostile.clone()]))
@@ -1697,7 +1701,7 @@ fn json_escapes_every_terminal_control() {
             .unwrap();
     });
     let escaped: String = hostile.chars().map(|c| format!("\\u{:04x}", u32::from(c))).collect();
-    assert!(escaped.starts_with("\\u0000\\u0001") && escaped.ends_with("\\u2069\\u2028\\u2029"));
+    assert!(escaped.starts_with("\\u0000\\u0001") && escaped.ends_with("\\u2064\\ufeff"));
     let shown = hurray_reader::shown_name(&hostile);
     for args in [
         &["--json"][..],

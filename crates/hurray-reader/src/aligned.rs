@@ -33,7 +33,8 @@ impl AlignedBytes {
     /// Only a regular file is read, and nothing waits: a FIFO, a socket or
     /// a device is refused at once, as by
     /// [`MappedFile::open`](crate::MappedFile::open) (read a stream with
-    /// [`from_reader`](Self::from_reader)).
+    /// [`from_reader`](Self::from_reader)). A file that reports size 0
+    /// (those of `/proc` and `/sys`) is read to its end.
     ///
     /// # Errors
     /// [`Error::Io`] if it cannot be read: `PATH: cannot read: is a
@@ -43,6 +44,11 @@ impl AlignedBytes {
     pub fn read(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let (mut file, metadata) = crate::open::open_regular(path, "cannot read")?;
+        if metadata.len() == 0 {
+            // A file that reports no size may still have content (those
+            // of /proc and /sys): read it to its end.
+            return read_to_end(file, |e| io_error(path, "cannot read", &e));
+        }
         let len = usize::try_from(metadata.len()).unwrap_or(usize::MAX);
         let mut words: Vec<u64> = Vec::new();
         words.try_reserve_exact(len.div_ceil(8)).map_err(|_| {
@@ -64,35 +70,11 @@ impl AlignedBytes {
     /// # Errors
     /// [`Error::Io`] if reading fails or memory runs out; its message is
     /// `cannot read: ...` (a stream has no path to name).
-    pub fn from_reader(mut reader: impl Read) -> Result<Self> {
-        const MIN_GROWTH: usize = 1 << 13; // words: 64 KiB
-        let failed = |e: std::io::Error| Error::Io {
+    pub fn from_reader(reader: impl Read) -> Result<Self> {
+        read_to_end(reader, |e| Error::Io {
             kind: e.kind(),
             message: format!("cannot read: {e}").into(),
-        };
-        let mut words: Vec<u64> = Vec::new();
-        let mut len = 0usize;
-        loop {
-            if len == words.len().saturating_mul(8) {
-                let grow = (words.len() / 4).max(MIN_GROWTH);
-                words
-                    .try_reserve_exact(grow)
-                    .map_err(|_| failed(std::io::ErrorKind::OutOfMemory.into()))?;
-                words.resize(words.len().saturating_add(grow), 0);
-            }
-            let Some(free) = words.as_mut_bytes().get_mut(len..) else {
-                break; // unreachable: `len` never passes the storage
-            };
-            match reader.read(free) {
-                Ok(0) => break,
-                Ok(n) => len = len.saturating_add(n),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(failed(e)),
-            }
-        }
-        words.truncate(len.div_ceil(8));
-        words.shrink_to_fit();
-        Ok(AlignedBytes { words, len })
+        })
     }
 
     /// Copies `bytes` into aligned storage.
@@ -108,6 +90,35 @@ impl AlignedBytes {
     }
 }
 
+/// Reads everything from `reader` into aligned storage that grows by a
+/// quarter at a time; `failed` words an I/O error.
+fn read_to_end(mut reader: impl Read, failed: impl Fn(std::io::Error) -> Error) -> Result<AlignedBytes> {
+    const MIN_GROWTH: usize = 1 << 13; // words: 64 KiB
+    let mut words: Vec<u64> = Vec::new();
+    let mut len = 0usize;
+    loop {
+        if len == words.len().saturating_mul(8) {
+            let grow = (words.len() / 4).max(MIN_GROWTH);
+            words
+                .try_reserve_exact(grow)
+                .map_err(|_| failed(std::io::ErrorKind::OutOfMemory.into()))?;
+            words.resize(words.len().saturating_add(grow), 0);
+        }
+        let Some(free) = words.as_mut_bytes().get_mut(len..) else {
+            break; // unreachable: `len` never passes the storage
+        };
+        match reader.read(free) {
+            Ok(0) => break,
+            Ok(n) => len = len.saturating_add(n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(failed(e)),
+        }
+    }
+    words.truncate(len.div_ceil(8));
+    words.shrink_to_fit();
+    Ok(AlignedBytes { words, len })
+}
+
 impl Deref for AlignedBytes {
     type Target = [u8];
 
@@ -119,6 +130,19 @@ impl Deref for AlignedBytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file of /proc reports size 0 but has content: it is read to its
+    /// end, not taken as empty (a user's `--no-mmap` on such a file once
+    /// got "file size 0").
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_file_that_reports_size_zero_is_read_to_its_end() {
+        let expected = std::fs::read("/proc/version").unwrap();
+        assert_eq!(std::fs::metadata("/proc/version").unwrap().len(), 0);
+        let read = AlignedBytes::read("/proc/version").unwrap();
+        assert!(!expected.is_empty());
+        assert_eq!(&*read, expected.as_slice());
+    }
 
     /// A reader that hands out at most `chunk` bytes per call and is
     /// interrupted once, as a pipe can be.

@@ -72,7 +72,20 @@ fn write_value<T: Serialize + ?Sized>(out: &mut impl Write, value: &T, style: St
 pub fn escaped(c: char) -> bool {
     matches!(
         c,
-        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}'
+        '\u{0}'..='\u{1f}'
+            | '\u{7f}'..='\u{9f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{2028}'
+            | '\u{2029}'
+            // Invisible format characters, which the human output escapes
+            // too: soft hyphen, Arabic letter mark, zero-width space,
+            // joiners and marks, word joiner and invisible operators, BOM.
+            | '\u{ad}'
+            | '\u{61c}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{feff}'
     )
 }
 
@@ -313,7 +326,10 @@ mod tests {
             .filter_map(char::from_u32)
             .filter(|&c| escaped(c))
             .collect();
-        assert_eq!(all.len(), 32 + 1 + 32 + 5 + 4 + 2);
+        // C0, DEL, C1, bidi embeddings and overrides, isolates, separators,
+        // then U+00AD, U+061C, U+200B-U+200F, U+2060-U+2064, U+FEFF.
+        assert_eq!(all.len(), 32 + 1 + 32 + 5 + 4 + 2 + 1 + 1 + 5 + 5 + 1);
+        assert_eq!(compact("a\u{200b}b\u{feff}"), "\"a\\u200bb\\ufeff\"");
         let mut pretty_out = Vec::new();
         write_value(&mut pretty_out, &json!({"k\u{85}": ["\u{0}"]}), Style::Pretty).unwrap();
         assert_eq!(

@@ -3,7 +3,7 @@
 //! dimension and, for a tensor whose descriptor says `is_sorted`, every
 //! entry above its predecessor, in one branch-free pass over `indices` on
 //! up to [`MAX_THREADS`] threads. A `false` verdict means "run the exact
-//! pass", which names the first violation (`view::coo`).
+//! pass", which names the first violation (`layout::coo`).
 
 use super::prefetch::prefetch;
 use super::threads::{share, spawn_or_run, MAX_THREADS};

@@ -3,7 +3,7 @@
 //! ([`product`]), the cache hint they share ([`prefetch`]) and the split of
 //! their work over threads ([`threads`]). They take slices and return a
 //! verdict or fill an output; naming what is wrong (tensor, field, byte
-//! offset, rule) is the format code's, which calls them (`view::*`).
+//! offset, rule) is the format code's, which calls them (`layout::*`).
 //!
 //! The `unsafe` blocks outside `mmap.rs` are here, each with its SAFETY
 //! argument: the prefetch hint, and the calls of the SIMD copies of the

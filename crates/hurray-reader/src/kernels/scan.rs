@@ -3,7 +3,7 @@
 //! of `idx` and on up to [`MAX_THREADS`] threads, it only counts
 //! violations and ORs bound flags ([`Scan`]); [`Arrays::scan_clean`] says
 //! whether the arrays are clean. Naming the first violation is the
-//! format's (`view::compressed::check`), which runs only when this pass
+//! format's (`layout::compressed::check`), which runs only when this pass
 //! finds one.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -661,7 +661,7 @@ pub(crate) mod tests {
     }
 
     /// The 20 000-element matrix of the format's test of the same name
-    /// (`view::compressed::check`), with columns of 0 to 6 rows: `(ptr, idx,
+    /// (`layout::compressed::check`), with columns of 0 to 6 rows: `(ptr, idx,
     /// nrows)`.
     pub(crate) fn long_matrix() -> (Vec<u64>, Vec<u64>, u64) {
         let (mut ptr, mut idx) = (vec![0u64], Vec::new());
