@@ -127,3 +127,43 @@ def test_100m_nonzeros_on_two_workers(tmp_path_factory, client):
     assert np.array_equal(dense(client.compute(a.sum(axis=0)).result()), whole.sum(axis=0))
     block = dense(client.compute(a[:, 499_990:500_010]).result())
     assert np.array_equal(block, whole[:, 499_990:500_010].toarray())
+
+
+def test_full_reductions_on_worker_processes(tmp_path, client):
+    """A 0-d reduction is a 0-d ``sparse.COO`` whose value is its
+    ``fill_value``; distributed's COO serializer dropped it, so on worker
+    processes ``A.sum()``, ``A.max()``, ``A.mean()`` came back as 0."""
+    path = tmp_path / "m.hry"
+    whole = sp.random_array((60, 45), density=0.2, format="csc", dtype=np.float64, rng=11)
+    hr.save(path, {"A": whole})
+    a = hd.from_hurray(path, "A", chunk_cols=7)  # 7 blocks, on both workers
+    expected = {
+        "sum": whole.sum(),
+        "max": whole.max(),
+        "min": whole.min(),
+        "mean": whole.mean(),
+        "sum(axis=(0, 1))": whole.sum(),
+    }
+    got = {
+        "sum": a.sum(),
+        "max": a.max(),
+        "min": a.min(),
+        "mean": a.mean(),
+        "sum(axis=(0, 1))": a.sum(axis=(0, 1)),
+    }
+    for what, reduction in got.items():
+        result = client.compute(reduction).result()
+        assert result.shape == ()
+        assert float(result) == pytest.approx(expected[what], rel=1e-12), what
+    assert whole.sum() > 50 and whole.min() == 0.0  # not trivially 0
+    # compute() (the client's scheduler) gives the 0-d COO: float() or
+    # todense() of it is the number (float(a.sum()) of the Dask array
+    # asks the COO for .item(), which sparse lacks).
+    total = a.sum().compute()
+    assert float(total) == pytest.approx(whole.sum(), rel=1e-12)
+    assert total.todense().shape == () and total.todense() == pytest.approx(whole.sum(), rel=1e-12)
+    # A + 1 has fill value 1; its column maxima come back from a worker
+    # as a COO of fill value 1 (was 0).
+    maxima = client.compute((a + 1).max(axis=0)).result()
+    assert maxima.fill_value == 1.0
+    assert np.array_equal(dense(maxima), (whole.toarray() + 1).max(axis=0))

@@ -11,12 +11,19 @@ Dask computes ``A @ x``, ``A.sum(axis=...)`` and slicing on it. scipy's sparse
 arrays are not enough as chunks: Dask's ``@`` calls ``numpy.matmul`` on them,
 and its reductions pass ``keepdims``, which scipy's ``sum`` does not take,
 so both fail; slicing alone works.
+
+On a distributed cluster, importing this module also corrects how
+``distributed`` sends a ``sparse.COO`` between processes (see
+:func:`_fix_sparse_serialization`): its serializer drops ``fill_value``,
+where sparse keeps the result of a full reduction (``A.sum()``), so every
+0-d reduction arrived as 0.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import sys
 from typing import Any
 
 import numpy as np
@@ -79,6 +86,7 @@ def from_hurray(
     import sparse
     from dask.base import tokenize
 
+    _fix_sparse_serialization()
     path = os.path.abspath(os.fspath(path))
     with _open(path, permissive=permissive) as f:
         t = f[name]
@@ -130,6 +138,7 @@ def _block(path: str, name: str, start: int, stop: int, permissive: bool, valida
     mapping, as a ``sparse.GCXS`` (no copy but the rebased pointers)."""
     import sparse
 
+    _fix_sparse_serialization()
     st = os.stat(path)
     t = _file(path, permissive, (st.st_dev, st.st_ino, st.st_size))[name]
     if t.layout == "csc":
@@ -139,3 +148,59 @@ def _block(path: str, name: str, start: int, stop: int, permissive: bool, valida
         m = t.to_scipy(validate=validate, rows=range(start, stop))
         axis = 0
     return sparse.GCXS((m.data, m.indices, m.indptr), shape=m.shape, compressed_axes=[axis])
+
+
+_serialization_fixed = False
+
+
+def _fix_sparse_serialization() -> None:
+    """Send a ``sparse.COO`` whose ``fill_value`` is not zero by pickle,
+    in this process, once ``distributed`` is imported.
+
+    ``distributed.protocol.sparse`` sends a COO as its coordinates, data
+    and shape, and rebuilds it with the default ``fill_value``, zero. A
+    full reduction of a sparse array (``A.sum()``, ``A.max()``,
+    ``A.mean()``) is a 0-d COO with no stored element, its value in
+    ``fill_value``: from a worker process it arrived as 0 (and ``A + 1``,
+    whose fill value is 1, arrived as ``A``). For such a COO the serializer
+    registered here declines (``NotImplementedError``), and distributed
+    falls back to pickle, which keeps every attribute and needs nothing of
+    the receiving process; a COO whose fill value is zero keeps
+    distributed's own serializer.
+
+    Runs where it matters: on import, in :func:`from_hurray` (the client)
+    and in every block's task (each worker computing blocks). distributed's
+    own registration is imported first: it is lazy, and would otherwise
+    run later over this one.
+    """
+    global _serialization_fixed
+    if _serialization_fixed or "distributed" not in sys.modules:
+        return
+    try:
+        import sparse
+        from distributed.protocol import sparse as theirs
+        from distributed.protocol.serialize import dask_serialize
+    except ImportError:
+        return
+    serialize_theirs = theirs.serialize_sparse
+
+    def serialize_coo(x: Any) -> Any:
+        if not _zero_fill(x):
+            raise NotImplementedError("a COO with a non-zero fill_value goes by pickle")
+        return serialize_theirs(x)
+
+    dask_serialize.register(sparse.COO)(serialize_coo)
+    _serialization_fixed = True
+
+
+def _zero_fill(x: Any) -> bool:
+    """True when ``x.fill_value`` is the zero distributed rebuilds a COO
+    with (bit for bit: ``-0.0`` is not it)."""
+    try:
+        dtype = np.dtype(x.dtype)
+        return np.asarray(x.fill_value, dtype=dtype).tobytes() == np.zeros((), dtype=dtype).tobytes()
+    except (TypeError, ValueError):
+        return False
+
+
+_fix_sparse_serialization()
