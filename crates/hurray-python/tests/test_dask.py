@@ -167,3 +167,24 @@ def test_full_reductions_on_worker_processes(tmp_path, client):
     maxima = client.compute((a + 1).max(axis=0)).result()
     assert maxima.fill_value == 1.0
     assert np.array_equal(dense(maxima), (whole.toarray() + 1).max(axis=0))
+
+
+def test_a_replaced_file_gets_new_keys(tmp_path, client):
+    """The keys name the file (device, inode, size, mtime), not only its
+    path: a file replaced at the same path is a new array, and a client
+    holding the old one's blocks (persist) does not serve them for it."""
+    path = tmp_path / "m.hry"
+    first = sp.random_array((30, 20), density=0.3, format="csc", dtype=np.float64, rng=1)
+    second = sp.random_array((30, 20), density=0.3, format="csc", dtype=np.float64, rng=2)
+    hr.save(path, {"A": first})
+    a = hd.from_hurray(path, "A", chunk_cols=5)
+    assert a.name == hd.from_hurray(path, "A", chunk_cols=5).name  # the same file: the same keys
+    held = a.persist()
+    assert np.allclose(dense(client.compute(held.sum(axis=0)).result()), first.sum(axis=0))
+    hr.save(path, {"A": second})  # same shape, same size: only the file differs
+    b = hd.from_hurray(path, "A", chunk_cols=5)
+    assert b.name != a.name
+    assert not set(b.__dask_keys__()[0]) & set(a.__dask_keys__()[0])
+    assert np.allclose(dense(client.compute(b.sum(axis=0)).result()), second.sum(axis=0))
+    assert not np.allclose(first.sum(axis=0), second.sum(axis=0))
+    del held

@@ -2,7 +2,9 @@
 
 ``pip install ./crates/hurray-python[dask]`` brings Dask and pydata
 ``sparse``. The task graph holds the file's path, the tensor's name and each
-block's column range, never data: each worker maps the file itself (once,
+block's column range, never data (its keys name the file's device, inode,
+size and modification time too, so a file replaced at the same path gets
+new keys): each worker maps the file itself (once,
 then from a per-process cache), so the graph's size grows with the number of
 blocks only.
 
@@ -88,6 +90,9 @@ def from_hurray(
 
     _fix_sparse_serialization()
     path = os.path.abspath(os.fspath(path))
+    # The file's identity goes into the keys: a file replaced at the same
+    # path is another array, never one a long-lived client or cache holds.
+    identity = _identity(os.stat(path))
     with _open(path, permissive=permissive) as f:
         t = f[name]
         if t.layout not in ("csc", "csr"):
@@ -99,7 +104,7 @@ def from_hurray(
         bounds = _bounds(pointers, outer, chunk_cols, t.values.itemsize)
         # The value type the chunks have (float16 widens, packed types decode).
         dtype = t.to_scipy(validate=False, **{"columns" if csc else "rows": range(0, 0)}).dtype
-    key = "hurray-" + tokenize(path, name, bounds, permissive, validate)
+    key = "hurray-" + tokenize(path, identity, name, bounds, permissive, validate)
     axis = 1 if csc else 0
     graph = {
         ((key, 0, i) if csc else (key, i, 0)): (_block, path, name, start, stop, permissive, validate)
@@ -126,10 +131,16 @@ def _bounds(pointers: np.ndarray, outer: int, chunk: int | None, value_bytes: in
     return bounds if outer else [0, 0]
 
 
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    """Device, inode, size and modification time (ns): what tells a file
+    from the one it replaced at the same path."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 @functools.lru_cache(maxsize=16)
-def _file(path: str, permissive: bool, identity: tuple[int, int, int]) -> File:
-    """One open file per path in each worker process (``identity``: device,
-    inode and size, so a replaced file is opened anew)."""
+def _file(path: str, permissive: bool, identity: tuple[int, int, int, int]) -> File:
+    """One open file per path in each worker process (``identity``: see
+    :func:`_identity`, so a replaced file is opened anew)."""
     return _open(path, permissive=permissive, threads=1)
 
 
@@ -140,7 +151,7 @@ def _block(path: str, name: str, start: int, stop: int, permissive: bool, valida
 
     _fix_sparse_serialization()
     st = os.stat(path)
-    t = _file(path, permissive, (st.st_dev, st.st_ino, st.st_size))[name]
+    t = _file(path, permissive, _identity(st))[name]
     if t.layout == "csc":
         m = t.to_scipy(validate=validate, columns=range(start, stop))
         axis = 1
