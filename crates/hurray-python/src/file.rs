@@ -150,9 +150,18 @@ impl File {
     }
 
     /// A sparse tensor's stored values, decoded (or dequantized) into a new
-    /// array: `(Bytes, numpy dtype name)`.
-    fn decode_values(&self, py: Python<'_>, name: &str, dequantize: bool) -> PyResult<(Bytes, &'static str)> {
-        let decoded = py.detach(|| decode::values(&self.tensor(name)?, dequantize))?;
+    /// array: `(Bytes, numpy dtype name)`. With `block` (`(start, stop)`),
+    /// only the values of those columns (CSC) or rows (CSR).
+    #[pyo3(signature = (name, dequantize, block=None))]
+    fn decode_values(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        dequantize: bool,
+        block: Option<(u64, u64)>,
+    ) -> PyResult<(Bytes, &'static str)> {
+        let block = block.map(|(start, stop)| start..stop);
+        let decoded = py.detach(|| decode::values(&self.tensor(name)?, dequantize, block))?;
         let dtype = decoded.dtype();
         Ok((Bytes::decoded(decoded), dtype))
     }

@@ -653,7 +653,7 @@ class Tensor:
             part = (int(window[0]), int(window[-1]))
             pointers = _read_only(window - part[0])
         indices = self._array(buffers[index], part)
-        values = self._scipy_values(buffers["values"], dequantize, part)
+        values = self._scipy_values(buffers["values"], dequantize, part, block)
         if self._transposed:
             layout, shape = {"csc": "csr", "csr": "csc"}[layout], shape[::-1]
         if block is not None:
@@ -668,7 +668,16 @@ class Tensor:
             matrix.has_canonical_format = True
         return matrix
 
-    def _scipy_values(self, buffer: dict[str, Any], dequantize: bool, part: tuple[int, int] | None = None) -> np.ndarray:
+    def _scipy_values(
+        self,
+        buffer: dict[str, Any],
+        dequantize: bool,
+        part: tuple[int, int] | None = None,
+        block: tuple[int, int] | None = None,
+    ) -> np.ndarray:
+        """The values for scipy: the file's, or ``part`` of them (positions
+        ``start, stop``, the values of the outer slices ``block``). Types
+        decoded or dequantized are decoded for ``block`` alone."""
         et = buffer["element_type"]
         quantized = self._info["quantization"] is not None and dequantize
         if not quantized and et in _NUMPY_DTYPES:
@@ -676,9 +685,8 @@ class Tensor:
             if et == "float16":  # scipy.sparse has no float16
                 values = _read_only(values.astype(np.float32))
             return values
-        data, dtype = self._native().decode_values(self.name, quantized)
-        values = np.frombuffer(data, dtype=dtype)
-        return values if part is None else _read_only(values[part[0] : part[1]].copy())
+        data, dtype = self._native().decode_values(self.name, quantized, block)
+        return np.frombuffer(data, dtype=dtype)
 
     # Display
     def _type_text(self) -> str:
