@@ -78,6 +78,11 @@ def test_blocks_by_bytes_and_arguments(tmp_path):
     assert sum(widths) == 1000 and 4 <= len(widths) <= 6
     with pytest.raises(ValueError, match="positive int"):
         hd.from_hurray(path, "A", chunk_cols=0)
+    for bad in (True, 2.0, np.int64(-1)):
+        with pytest.raises(ValueError, match="positive int"):
+            hd.from_hurray(path, "A", chunk_cols=bad)
+    # numpy integers are ints (they were refused).
+    assert hd.from_hurray(path, "A", chunk_cols=np.int64(300)).chunks == ((50,), (300, 300, 300, 100))
     with pytest.raises(KeyError):
         hd.from_hurray(path, "B")
     hr.save(tmp_path / "d.hry", {"D": np.ones((2, 2))})

@@ -335,8 +335,31 @@ def test_column_blocks_over_the_mapping():
             t.to_scipy(columns=range(3, 7))
         with pytest.raises(ValueError, match="reversed"):
             t.to_scipy(columns=range(4, 2))
-        with pytest.raises(ValueError, match="no step"):
+        with pytest.raises(ValueError, match="has a step"):
             t.to_scipy(columns=range(0, 6, 2))
+        with pytest.raises(ValueError, match="has a step"):
+            t.to_scipy(columns=slice(None, None, -1))
+        # Negative bounds count from the end, as in a slice; numpy ints work.
+        for block, expected in [
+            (slice(-3, None), whole[:, 3:]),
+            (slice(-4, -1), whole[:, 2:5]),
+            (range(-2, 6), whole[:, 4:]),
+            (slice(np.int64(1), np.int32(-1)), whole[:, 1:5]),
+            (range(np.int64(2), 4), whole[:, 2:4]),
+        ]:
+            got = t.to_scipy(columns=block)
+            assert got.shape == expected.shape and np.array_equal(got.toarray(), expected.toarray()), block
+        assert np.array_equal(csr.to_scipy(rows=slice(-2, None)).toarray(), csr.to_scipy().toarray()[-2:])
+        with pytest.raises(IndexError, match="outside 0..6"):
+            t.to_scipy(columns=slice(-7, None))
+        with pytest.raises(ValueError, match="reversed"):
+            t.to_scipy(columns=range(-1, -3))
+        with pytest.raises(TypeError, match="not float"):
+            t.to_scipy(columns=slice(1.0, 3))
+        # Both given: the message says so (it blamed the layout).
+        for tensor in (t, csr):
+            with pytest.raises(TypeError, match="columns= or rows=, not both"):
+                tensor.to_scipy(columns=range(0, 1), rows=range(0, 1))
 
 
 def test_a_blocks_scan_reads_its_columns_alone():

@@ -579,9 +579,14 @@ class Tensor:
             over the same mapping (its values and indices are the file's;
             its ``indptr`` is a new array of ``j1 - j0 + 1`` entries, since
             scipy wants it to start at 0). With ``validate``, only the block
-            is scanned.
+            is scanned; values that are decoded are decoded for the block
+            alone. A negative bound counts from the end, as in a slice
+            (``slice(-3, None)``: the last three columns; a range is read
+            as the slice of its start and stop); bounds are not clamped,
+            and a step is refused.
         rows : range or slice, optional
-            CSR only (``t.T`` of a CSC too): the block of these rows.
+            CSR only (``t.T`` of a CSC too): the block of these rows. Only
+            one of ``columns`` and ``rows`` may be given.
         copy : bool
             Writable copies of every array instead of views of the file.
 
@@ -592,12 +597,14 @@ class Tensor:
             position and byte offset).
         TypeError
             A dense tensor, a composite head, an unknown tag;
-            ``columns=`` of a CSR or ``rows=`` of a CSC tensor.
+            ``columns=`` of a CSR or ``rows=`` of a CSC tensor, both
+            ``columns=`` and ``rows=``, a bound that is not an int.
         ValueError
             A dimension at or beyond ``2**63`` (scipy's indices are int64); a
             block with a step, or reversed.
         IndexError
-            A block past the last column (row).
+            A block past the last column (row), or a negative bound below
+            ``-ncols`` (``-nrows``).
         """
         matrix = self._scipy(validate, dequantize, columns, rows)
         return matrix.copy() if copy else matrix
@@ -617,9 +624,11 @@ class Tensor:
             raise ValueError(f"tensor {self.name!r}: shape {_shape_text(shape)} does not fit scipy's int64 indices")
         view_layout = self.layout
         block = None
+        if columns is not None and rows is not None:
+            raise TypeError(f"tensor {self.name!r}: give columns= or rows=, not both (one of them may be given)")
         if columns is not None or rows is not None:
             wanted = "csc" if columns is not None else "csr"
-            if view_layout != wanted or (columns is not None and rows is not None):
+            if view_layout != wanted:
                 given = "columns=" if columns is not None else "rows="
                 raise TypeError(f"tensor {self.name!r} ({view_layout}): {given} is for {wanted.upper()} tensors")
             # The file's outer slices: its columns (CSC) or rows (CSR).
@@ -716,23 +725,41 @@ class Tensor:
 
 
 def _block(block: range | slice, count: int) -> tuple[int, int]:
-    """``(start, stop)`` of a block of consecutive slices out of ``count``."""
+    """``(start, stop)`` of a block of consecutive slices out of ``count``.
+
+    A bound below 0 counts from the end, as in a slice (``-3`` is
+    ``count - 3``; a ``range`` is read as the slice of its start and stop);
+    ``None`` in a slice is the start or the end. Bounds are not clamped: one
+    outside ``0..count`` after that is an ``IndexError``; a step other than
+    1 or a reversed block is a ``ValueError``."""
     if isinstance(block, slice):
-        if block.step not in (None, 1):
-            raise ValueError(f"a block has no step: {block}")
-        start = 0 if block.start is None else block.start
-        stop = count if block.stop is None else block.stop
+        if block.step is not None and _index(block.step, "a block's step") != 1:
+            raise ValueError(f"a block is consecutive slices: {block} has a step (take the block, then step through it)")
+        start = 0 if block.start is None else _index(block.start, "a block's start")
+        stop = count if block.stop is None else _index(block.stop, "a block's stop")
     elif isinstance(block, range):
         if block.step != 1:
-            raise ValueError(f"a block has no step: {block}")
+            raise ValueError(f"a block is consecutive slices: {block} has a step (take the block, then step through it)")
         start, stop = block.start, block.stop
     else:
         raise TypeError(f"a block is a range or a slice, not {type(block).__name__}")
-    if start < 0 or stop > count:
+    first = start + count if start < 0 else start
+    end = stop + count if stop < 0 else stop
+    if first < 0 or end > count:
         raise IndexError(f"block {start}..{stop} is outside 0..{count}")
-    if stop < start:
-        raise ValueError(f"block {start}..{stop} is reversed")
-    return int(start), int(stop)
+    if end < first:
+        raise ValueError(f"block {start}..{stop} is reversed ({first}..{end} of 0..{count})")
+    return int(first), int(end)
+
+
+def _index(value: Any, what: str) -> int:
+    """``value`` as an ``int`` (numpy integers included; not ``bool``)."""
+    if isinstance(value, bool):
+        raise TypeError(f"{what} is an int, not bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} is an int, not {type(value).__name__}") from None
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

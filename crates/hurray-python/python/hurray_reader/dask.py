@@ -24,6 +24,7 @@ where sparse keeps the result of a full reduction (``A.sum()``), so every
 from __future__ import annotations
 
 import functools
+import operator
 import os
 import sys
 from typing import Any
@@ -59,9 +60,9 @@ def from_hurray(
     name : str
         A CSC or CSR tensor of the file.
     chunk_cols : int, optional
-        Columns (rows, for CSR) per block. By default blocks are cut by
-        bytes: about ``BLOCK_BYTES`` (128 MiB) of values and indices each,
-        from the tensor's ``col_ptr``.
+        Columns (rows, for CSR) per block, an ``int`` or a numpy integer.
+        By default blocks are cut by bytes: about ``BLOCK_BYTES`` (128 MiB)
+        of values and indices each, from the tensor's ``col_ptr``.
     permissive : bool
         Open the file in the reader's permissive mode, here and on workers.
     validate : bool
@@ -120,9 +121,13 @@ def _bounds(pointers: np.ndarray, outer: int, chunk: int | None, value_bytes: in
     """Block boundaries ``[0, ..., outer]``: every ``chunk`` slices, or cut
     where the stored elements reach multiples of ``BLOCK_BYTES``."""
     if chunk is not None:
-        if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+        try:
+            width = None if isinstance(chunk, bool) else operator.index(chunk)  # numpy integers too
+        except TypeError:
+            width = None
+        if width is None or width < 1:
             raise ValueError(f"chunk_cols must be a positive int, not {chunk!r}")
-        return list(range(0, outer, chunk)) + [outer]
+        return list(range(0, outer, width)) + [outer]
     nnz = int(pointers[-1]) if len(pointers) else 0
     per_block = max(1, BLOCK_BYTES // (value_bytes + 8))
     targets = np.arange(per_block, nnz, per_block, dtype=np.int64)
