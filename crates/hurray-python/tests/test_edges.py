@@ -121,3 +121,13 @@ def test_a_closed_file_has_no_length():
     f.close()
     with pytest.raises(ValueError, match="closed file"):
         len(f)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="no /proc")
+def test_an_unmappable_file_names_its_errno_and_filename():
+    """A /proc file cannot be mapped (ENODEV): the OSError had errno and
+    filename None (the reader's error keeps the message, with "(os error
+    19)" in it, and the kind, which has no usual errno)."""
+    with pytest.raises(OSError, match="cannot map") as caught:
+        hr.open("/proc/self/status")
+    assert (caught.value.errno, caught.value.filename) == (errno.ENODEV, "/proc/self/status")
