@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 import os
 import stat
+import warnings as _warnings
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,15 @@ from . import _native
 if TYPE_CHECKING:
     import scipy.sparse
 
-__all__ = ["File", "Tensor", "open"]
+__all__ = ["File", "FormatWarning", "Tensor", "open"]
+
+
+class FormatWarning(UserWarning):
+    """Something the reader accepts but reports, as ``hurray-inspect
+    --validate`` prints ``WARNING`` lines: an advisory statistic that
+    disagrees with the data (``sparsity_ratio`` against ``nnz``), a GPU
+    buffer declaring less than page alignment, and in permissive mode a
+    statistics block strict mode would reject."""
 
 # Element types whose stored bytes numpy reads as they are (little-endian).
 _NUMPY_DTYPES = {
@@ -208,18 +217,32 @@ class File(Mapping[str, "Tensor"]):
         ``mapped``, ``strict``, ``threads``."""
         return self._live().container()
 
-    def validate(self) -> None:
+    def validate(self) -> list[str]:
         """Check the whole file, as ``hurray-inspect --validate`` does: every
         tensor's descriptor and data (storage invariants, quantization
         parameters, packing bits) and, in strict mode, the padding between
         regions. Runs without the GIL, on the file's threads.
+
+        Returns
+        -------
+        list of str
+            The warnings the check reports for a file it accepts (see
+            :class:`FormatWarning`), one line each, naming the tensor:
+            ``"tensor 'A': statistics sparsity_ratio is 0.5, but nnz gives
+            0.75 (...)"``. Empty for a clean file. Each is also issued with
+            :func:`warnings.warn` as a :class:`FormatWarning`.
 
         Raises
         ------
         FormatError
             The first rule broken.
         """
-        self._live().validate()
+        native = self._live()
+        native.validate()
+        found = [f"tensor {name!r}: {w}" for name in self._names for w in native.warnings(name)]
+        for w in found:
+            _warnings.warn(w, FormatWarning, stacklevel=2)
+        return found
 
     def close(self) -> None:
         """Release this object's hold on the file. Arrays made from it keep
@@ -479,10 +502,16 @@ class Tensor:
             self._native().check(self.name)
             self._checked = True
 
-    def validate(self) -> None:
+    def validate(self) -> list[str]:
         """Run every check that reads this tensor's data (the storage
         invariant scan, quantization parameters, packing bits), without the
         GIL, on the file's threads.
+
+        Returns
+        -------
+        list of str
+            This tensor's warnings (:meth:`warnings`), each also issued
+            as a :class:`FormatWarning`.
 
         Raises
         ------
@@ -491,6 +520,16 @@ class Tensor:
         """
         self._checked = False
         self._check(True)
+        found = self.warnings()
+        for w in found:
+            _warnings.warn(f"tensor {self.name!r}: {w}", FormatWarning, stacklevel=2)
+        return found
+
+    def warnings(self) -> list[str]:
+        """What the reader accepts in this tensor but reports (see
+        :class:`FormatWarning`), one line each; empty when there is
+        nothing. Reads the descriptor only."""
+        return self._native().warnings(self.name)
 
     def numpy(self, *, dequantize: bool = True) -> np.ndarray:
         """A dense tensor as a numpy array of its :attr:`shape`.
