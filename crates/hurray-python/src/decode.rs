@@ -176,44 +176,80 @@ fn element(tensor: &Tensor<'_>, buffer: &Buffer<'_>, p: u64) -> Result<Value, Py
 }
 
 /// The stored values of a sparse tensor (CSC, CSR, COO, CSF) in storage
-/// order, decoded (or dequantized: CSC, CSR and COO).
-pub fn values(tensor: &Tensor<'_>, dequantize: bool) -> Result<Decoded, PyErr> {
+/// order, decoded (or dequantized: CSC, CSR and COO). With `block`
+/// (`start..stop`: columns of a CSC tensor, rows of a CSR one), only the
+/// values of those slices, `col_ptr[start]..col_ptr[stop]`: nothing
+/// outside them is read.
+pub fn values(tensor: &Tensor<'_>, dequantize: bool, block: Option<std::ops::Range<u64>>) -> Result<Decoded, PyErr> {
     let buffer = tensor
         .buffers()
         .iter()
         .find(|b| b.role() == BufferRole::Values)
         .ok_or_else(|| PyTypeError::new_err(format!("tensor '{}' has no values buffer", tensor.name())))?;
-    let nnz = tensor.nnz().unwrap_or(0);
+    let layout = tensor.layout();
+    // The outer slices to decode and the positions their values hold.
+    let (slices, positions) = match (&block, layout) {
+        (None, _) => (None, 0..tensor.nnz().unwrap_or(0)),
+        (Some(b), Layout::Csc) => {
+            let s = tensor
+                .csc_structure()
+                .map_err(read_error)?
+                .column_block(b.clone())
+                .map_err(read_error)?;
+            (Some(b.clone()), pointer_span(s.col_ptr()))
+        }
+        (Some(b), Layout::Csr) => {
+            let s = tensor
+                .csr_structure()
+                .map_err(read_error)?
+                .row_block(b.clone())
+                .map_err(read_error)?;
+            (Some(b.clone()), pointer_span(s.row_ptr()))
+        }
+        (Some(_), _) => {
+            return Err(PyTypeError::new_err(format!(
+                "tensor '{}' ({layout}): blocks are for CSC and CSR tensors",
+                tensor.name()
+            )))
+        }
+    };
+    let count = positions.end - positions.start;
     if !(dequantize && tensor.descriptor().quantization().is_some()) {
-        return decode_as(element_type(tensor)?, (0..nnz).map(|k| element(tensor, buffer, k)), nnz);
+        return decode_as(
+            element_type(tensor)?,
+            positions.map(|k| element(tensor, buffer, k)),
+            count,
+        );
     }
     let real = |index: &[u64], k: u64| {
         element(tensor, buffer, k).and_then(|q| tensor.dequantize(index, q).map_err(read_error))
     };
-    match tensor.layout() {
+    match layout {
         Layout::Csc => {
             let s = tensor.csc_structure().map_err(read_error)?;
             let rows = s.row_indices();
-            let reals = (0..s.ncols())
+            let reals = slices
+                .unwrap_or(0..s.ncols())
                 .flat_map(|j| s.column_range(j).unwrap_or(0..0).map(move |k| (j, k)))
                 .map(|(j, k)| real(&[rows.get(k).copied().unwrap_or(u64::MAX), j], to_u64(k)));
-            dequantized(tensor, reals, nnz)
+            dequantized(tensor, reals, count)
         }
         Layout::Csr => {
             let s = tensor.csr_structure().map_err(read_error)?;
             let cols = s.col_indices();
-            let reals = (0..s.nrows())
+            let reals = slices
+                .unwrap_or(0..s.nrows())
                 .flat_map(|i| s.row_range(i).unwrap_or(0..0).map(move |k| (i, k)))
                 .map(|(i, k)| real(&[i, cols.get(k).copied().unwrap_or(u64::MAX)], to_u64(k)));
-            dequantized(tensor, reals, nnz)
+            dequantized(tensor, reals, count)
         }
         Layout::Coo => {
             let s = tensor.coo_structure().map_err(read_error)?;
-            let reals = (0..nnz).map(|k| match s.coordinates(k) {
+            let reals = positions.map(|k| match s.coordinates(k) {
                 Some(index) => real(index, k),
                 None => Err(PyValueError::new_err(format!("no coordinates for stored value {k}"))),
             });
-            dequantized(tensor, reals, nnz)
+            dequantized(tensor, reals, count)
         }
         _ => Err(PyTypeError::new_err(format!(
             "tensor '{}': dequantizing a {} tensor is not supported: read its codes with dequantize=False",
@@ -221,6 +257,13 @@ pub fn values(tensor: &Tensor<'_>, dequantize: bool) -> Result<Decoded, PyErr> {
             tensor.layout()
         ))),
     }
+}
+
+/// Positions `ptr[0]..ptr[last]` of a block's values (its pointers are the
+/// file's: `column_block` / `row_block` checked `ptr[0] <= ptr[last]`).
+fn pointer_span(ptr: &[u64]) -> std::ops::Range<u64> {
+    let first = ptr.first().copied().unwrap_or(0);
+    first..ptr.last().copied().unwrap_or(first).max(first)
 }
 
 /// The logical coordinates of a CSF tensor's stored elements, leaf order

@@ -51,8 +51,9 @@ impl From<ReadError> for PyErr {
 }
 
 /// The `OSError` subclass Python raises for `kind`, as
-/// `OSError(errno, message, filename)`: `errno` given, or the usual one for
-/// `kind` (a kind without one gives a plain `OSError(message)`).
+/// `OSError(errno, message, filename)`: `errno` given, else the number the
+/// message ends with (`... (os error 19)`, as `std::io::Error` prints one),
+/// else the usual one for `kind` (none of them: a plain `OSError(message)`).
 pub fn os_error(
     kind: std::io::ErrorKind,
     errno: Option<i32>,
@@ -71,7 +72,7 @@ pub fn os_error(
         OutOfMemory => return PyMemoryError::new_err(message),
         _ => None,
     };
-    let Some(errno) = errno.or(usual) else {
+    let Some(errno) = errno.or_else(|| errno_in(&message)).or(usual) else {
         return PyOSError::new_err(message);
     };
     let args = (errno, message, filename.map(|p| p.to_string_lossy().into_owned()));
@@ -82,6 +83,15 @@ pub fn os_error(
         NotADirectory => PyNotADirectoryError::new_err(args),
         _ => PyOSError::new_err(args),
     }
+}
+
+/// The OS error number at the end of `message`: `std::io::Error` prints an
+/// OS error as `description (os error N)`, and the reader's `Error::Io`
+/// keeps that text and the error's kind, not the number.
+fn errno_in(message: &str) -> Option<i32> {
+    const MARK: &str = "(os error ";
+    let rest = &message[message.rfind(MARK)? + MARK.len()..];
+    rest[..rest.find(')')?].parse().ok()
 }
 
 /// An `std::io::Error` about `path` as Python's `OSError`.

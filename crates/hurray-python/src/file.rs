@@ -105,6 +105,35 @@ impl File {
         Ok(py.detach(|| self.shared.file().validate())?)
     }
 
+    /// Findings the reader reports for a tensor it accepts, one line each,
+    /// as `hurray-inspect --validate` prints them: a statistics `nnz`
+    /// other than the descriptor's or a statistics field rule broken
+    /// (permissive mode only: strict mode rejects both), a
+    /// `sparsity_ratio` that disagrees with `nnz`, a GPU buffer declaring
+    /// less than page alignment. Reads the descriptor only.
+    fn warnings(&self, name: &str) -> ReadResult<Vec<String>> {
+        let t = self.tensor(name)?;
+        let nnz = t.statistics_nnz_mismatch().map(|(statistics, nnz)| {
+            format!(
+                "statistics nnz is {statistics}, but the descriptor's nnz is {nnz}: accepted by permissive \
+                 mode, which uses the descriptor's (strict mode rejects it)"
+            )
+        });
+        let statistics = t.statistics_rule_violation().map(|e| {
+            format!("{e}: accepted by permissive mode, which keeps the advisory block (strict mode rejects it)")
+        });
+        let sparsity = t.sparsity_ratio_mismatch().map(|(stored, expected)| {
+            format!(
+                "statistics sparsity_ratio is {stored}, but nnz gives {expected} \
+                 (advisory only, metadata.md § Statistics Section)"
+            )
+        });
+        let page = t
+            .page_alignment_shortfall()
+            .map(|shortfall| format!("{shortfall}; accepted, as a reader cannot know the writer's target"));
+        Ok(nnz.into_iter().chain(statistics).chain(sparsity).chain(page).collect())
+    }
+
     /// A tensor's description: see `describe`.
     fn tensor_info<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
         if self.shared.file().entry(name).is_none() {
@@ -150,9 +179,18 @@ impl File {
     }
 
     /// A sparse tensor's stored values, decoded (or dequantized) into a new
-    /// array: `(Bytes, numpy dtype name)`.
-    fn decode_values(&self, py: Python<'_>, name: &str, dequantize: bool) -> PyResult<(Bytes, &'static str)> {
-        let decoded = py.detach(|| decode::values(&self.tensor(name)?, dequantize))?;
+    /// array: `(Bytes, numpy dtype name)`. With `block` (`(start, stop)`),
+    /// only the values of those columns (CSC) or rows (CSR).
+    #[pyo3(signature = (name, dequantize, block=None))]
+    fn decode_values(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        dequantize: bool,
+        block: Option<(u64, u64)>,
+    ) -> PyResult<(Bytes, &'static str)> {
+        let block = block.map(|(start, stop)| start..stop);
+        let decoded = py.detach(|| decode::values(&self.tensor(name)?, dequantize, block))?;
         let dtype = decoded.dtype();
         Ok((Bytes::decoded(decoded), dtype))
     }

@@ -78,6 +78,11 @@ def test_blocks_by_bytes_and_arguments(tmp_path):
     assert sum(widths) == 1000 and 4 <= len(widths) <= 6
     with pytest.raises(ValueError, match="positive int"):
         hd.from_hurray(path, "A", chunk_cols=0)
+    for bad in (True, 2.0, np.int64(-1)):
+        with pytest.raises(ValueError, match="positive int"):
+            hd.from_hurray(path, "A", chunk_cols=bad)
+    # numpy integers are ints (they were refused).
+    assert hd.from_hurray(path, "A", chunk_cols=np.int64(300)).chunks == ((50,), (300, 300, 300, 100))
     with pytest.raises(KeyError):
         hd.from_hurray(path, "B")
     hr.save(tmp_path / "d.hry", {"D": np.ones((2, 2))})
@@ -127,3 +132,64 @@ def test_100m_nonzeros_on_two_workers(tmp_path_factory, client):
     assert np.array_equal(dense(client.compute(a.sum(axis=0)).result()), whole.sum(axis=0))
     block = dense(client.compute(a[:, 499_990:500_010]).result())
     assert np.array_equal(block, whole[:, 499_990:500_010].toarray())
+
+
+def test_full_reductions_on_worker_processes(tmp_path, client):
+    """A 0-d reduction is a 0-d ``sparse.COO`` whose value is its
+    ``fill_value``; distributed's COO serializer dropped it, so on worker
+    processes ``A.sum()``, ``A.max()``, ``A.mean()`` came back as 0."""
+    path = tmp_path / "m.hry"
+    whole = sp.random_array((60, 45), density=0.2, format="csc", dtype=np.float64, rng=11)
+    hr.save(path, {"A": whole})
+    a = hd.from_hurray(path, "A", chunk_cols=7)  # 7 blocks, on both workers
+    expected = {
+        "sum": whole.sum(),
+        "max": whole.max(),
+        "min": whole.min(),
+        "mean": whole.mean(),
+        "sum(axis=(0, 1))": whole.sum(),
+    }
+    got = {
+        "sum": a.sum(),
+        "max": a.max(),
+        "min": a.min(),
+        "mean": a.mean(),
+        "sum(axis=(0, 1))": a.sum(axis=(0, 1)),
+    }
+    for what, reduction in got.items():
+        result = client.compute(reduction).result()
+        assert result.shape == ()
+        assert float(result) == pytest.approx(expected[what], rel=1e-12), what
+    assert whole.sum() > 50 and whole.min() == 0.0  # not trivially 0
+    # compute() (the client's scheduler) gives the 0-d COO: float() or
+    # todense() of it is the number (float(a.sum()) of the Dask array
+    # asks the COO for .item(), which sparse lacks).
+    total = a.sum().compute()
+    assert float(total) == pytest.approx(whole.sum(), rel=1e-12)
+    assert total.todense().shape == () and total.todense() == pytest.approx(whole.sum(), rel=1e-12)
+    # A + 1 has fill value 1; its column maxima come back from a worker
+    # as a COO of fill value 1 (was 0).
+    maxima = client.compute((a + 1).max(axis=0)).result()
+    assert maxima.fill_value == 1.0
+    assert np.array_equal(dense(maxima), (whole.toarray() + 1).max(axis=0))
+
+
+def test_a_replaced_file_gets_new_keys(tmp_path, client):
+    """The keys name the file (device, inode, size, mtime), not only its
+    path: a file replaced at the same path is a new array, and a client
+    holding the old one's blocks (persist) does not serve them for it."""
+    path = tmp_path / "m.hry"
+    first = sp.random_array((30, 20), density=0.3, format="csc", dtype=np.float64, rng=1)
+    second = sp.random_array((30, 20), density=0.3, format="csc", dtype=np.float64, rng=2)
+    hr.save(path, {"A": first})
+    a = hd.from_hurray(path, "A", chunk_cols=5)
+    assert a.name == hd.from_hurray(path, "A", chunk_cols=5).name  # the same file: the same keys
+    held = a.persist()
+    assert np.allclose(dense(client.compute(held.sum(axis=0)).result()), first.sum(axis=0))
+    hr.save(path, {"A": second})  # same shape, same size: only the file differs
+    b = hd.from_hurray(path, "A", chunk_cols=5)
+    assert b.name != a.name
+    assert not set(b.__dask_keys__()[0]) & set(a.__dask_keys__()[0])
+    assert np.allclose(dense(client.compute(b.sum(axis=0)).result()), second.sum(axis=0))
+    assert not np.allclose(first.sum(axis=0), second.sum(axis=0))
+    del held

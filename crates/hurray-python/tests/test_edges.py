@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import errno
 import os
+import struct
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -121,3 +123,46 @@ def test_a_closed_file_has_no_length():
     f.close()
     with pytest.raises(ValueError, match="closed file"):
         len(f)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="no /proc")
+def test_an_unmappable_file_names_its_errno_and_filename():
+    """A /proc file cannot be mapped (ENODEV): the OSError had errno and
+    filename None (the reader's error keeps the message, with "(os error
+    19)" in it, and the kind, which has no usual errno)."""
+    with pytest.raises(OSError, match="cannot map") as caught:
+        hr.open("/proc/self/status")
+    assert (caught.value.errno, caught.value.filename) == (errno.ENODEV, "/proc/self/status")
+
+
+def test_validate_returns_and_issues_the_readers_warnings(tmp_path):
+    """The interop file's statistics say sparsity_ratio 0.75 (nnz 5 of 4 x
+    5); changed to 0.5, the reader accepts the file and warns (advisory),
+    as hurray-inspect --validate prints WARNING: validate() dropped it."""
+    from corpus import corpus
+
+    folder, _ = corpus("HURRAY_INTEROP_DIR")
+    data = bytearray((folder / "csc_statistics_nnz_sparsity.hry").read_bytes())
+    assert data.count(struct.pack("<d", 0.75)) == 1
+    at = data.find(struct.pack("<d", 0.75))
+    clean = tmp_path / "clean.hry"
+    clean.write_bytes(data)
+    data[at : at + 8] = struct.pack("<d", 0.5)
+    warned = tmp_path / "warned.hry"
+    warned.write_bytes(data)
+    with hr.open(clean) as f:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert f.validate() == []
+        assert f["csc_with_stats"].warnings() == []
+    line = "statistics sparsity_ratio is 0.5, but nnz gives 0.75 (advisory only, metadata.md § Statistics Section)"
+    with hr.open(warned) as f:
+        with pytest.warns(hr.FormatWarning) as issued:
+            assert f.validate() == [f"tensor 'csc_with_stats': {line}"]
+        assert [str(w.message) for w in issued] == [f"tensor 'csc_with_stats': {line}"]
+        t = f["csc_with_stats"]
+        assert t.warnings() == [line]
+        with pytest.warns(hr.FormatWarning, match="sparsity_ratio is 0.5"):
+            assert t.validate() == [line]
+        assert t.statistics["sparsity_ratio"] == 0.5
+    assert issubclass(hr.FormatWarning, UserWarning)

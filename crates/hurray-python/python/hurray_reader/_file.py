@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 import os
 import stat
+import warnings as _warnings
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,15 @@ from . import _native
 if TYPE_CHECKING:
     import scipy.sparse
 
-__all__ = ["File", "Tensor", "open"]
+__all__ = ["File", "FormatWarning", "Tensor", "open"]
+
+
+class FormatWarning(UserWarning):
+    """Something the reader accepts but reports, as ``hurray-inspect
+    --validate`` prints ``WARNING`` lines: an advisory statistic that
+    disagrees with the data (``sparsity_ratio`` against ``nnz``), a GPU
+    buffer declaring less than page alignment, and in permissive mode a
+    statistics block strict mode would reject."""
 
 # Element types whose stored bytes numpy reads as they are (little-endian).
 _NUMPY_DTYPES = {
@@ -208,18 +217,32 @@ class File(Mapping[str, "Tensor"]):
         ``mapped``, ``strict``, ``threads``."""
         return self._live().container()
 
-    def validate(self) -> None:
+    def validate(self) -> list[str]:
         """Check the whole file, as ``hurray-inspect --validate`` does: every
         tensor's descriptor and data (storage invariants, quantization
         parameters, packing bits) and, in strict mode, the padding between
         regions. Runs without the GIL, on the file's threads.
+
+        Returns
+        -------
+        list of str
+            The warnings the check reports for a file it accepts (see
+            :class:`FormatWarning`), one line each, naming the tensor:
+            ``"tensor 'A': statistics sparsity_ratio is 0.5, but nnz gives
+            0.75 (...)"``. Empty for a clean file. Each is also issued with
+            :func:`warnings.warn` as a :class:`FormatWarning`.
 
         Raises
         ------
         FormatError
             The first rule broken.
         """
-        self._live().validate()
+        native = self._live()
+        native.validate()
+        found = [f"tensor {name!r}: {w}" for name in self._names for w in native.warnings(name)]
+        for w in found:
+            _warnings.warn(w, FormatWarning, stacklevel=2)
+        return found
 
     def close(self) -> None:
         """Release this object's hold on the file. Arrays made from it keep
@@ -479,10 +502,16 @@ class Tensor:
             self._native().check(self.name)
             self._checked = True
 
-    def validate(self) -> None:
+    def validate(self) -> list[str]:
         """Run every check that reads this tensor's data (the storage
         invariant scan, quantization parameters, packing bits), without the
         GIL, on the file's threads.
+
+        Returns
+        -------
+        list of str
+            This tensor's warnings (:meth:`warnings`), each also issued
+            as a :class:`FormatWarning`.
 
         Raises
         ------
@@ -491,6 +520,16 @@ class Tensor:
         """
         self._checked = False
         self._check(True)
+        found = self.warnings()
+        for w in found:
+            _warnings.warn(f"tensor {self.name!r}: {w}", FormatWarning, stacklevel=2)
+        return found
+
+    def warnings(self) -> list[str]:
+        """What the reader accepts in this tensor but reports (see
+        :class:`FormatWarning`), one line each; empty when there is
+        nothing. Reads the descriptor only."""
+        return self._native().warnings(self.name)
 
     def numpy(self, *, dequantize: bool = True) -> np.ndarray:
         """A dense tensor as a numpy array of its :attr:`shape`.
@@ -579,9 +618,14 @@ class Tensor:
             over the same mapping (its values and indices are the file's;
             its ``indptr`` is a new array of ``j1 - j0 + 1`` entries, since
             scipy wants it to start at 0). With ``validate``, only the block
-            is scanned.
+            is scanned; values that are decoded are decoded for the block
+            alone. A negative bound counts from the end, as in a slice
+            (``slice(-3, None)``: the last three columns; a range is read
+            as the slice of its start and stop); bounds are not clamped,
+            and a step is refused.
         rows : range or slice, optional
-            CSR only (``t.T`` of a CSC too): the block of these rows.
+            CSR only (``t.T`` of a CSC too): the block of these rows. Only
+            one of ``columns`` and ``rows`` may be given.
         copy : bool
             Writable copies of every array instead of views of the file.
 
@@ -592,12 +636,14 @@ class Tensor:
             position and byte offset).
         TypeError
             A dense tensor, a composite head, an unknown tag;
-            ``columns=`` of a CSR or ``rows=`` of a CSC tensor.
+            ``columns=`` of a CSR or ``rows=`` of a CSC tensor, both
+            ``columns=`` and ``rows=``, a bound that is not an int.
         ValueError
             A dimension at or beyond ``2**63`` (scipy's indices are int64); a
             block with a step, or reversed.
         IndexError
-            A block past the last column (row).
+            A block past the last column (row), or a negative bound below
+            ``-ncols`` (``-nrows``).
         """
         matrix = self._scipy(validate, dequantize, columns, rows)
         return matrix.copy() if copy else matrix
@@ -617,9 +663,11 @@ class Tensor:
             raise ValueError(f"tensor {self.name!r}: shape {_shape_text(shape)} does not fit scipy's int64 indices")
         view_layout = self.layout
         block = None
+        if columns is not None and rows is not None:
+            raise TypeError(f"tensor {self.name!r}: give columns= or rows=, not both (one of them may be given)")
         if columns is not None or rows is not None:
             wanted = "csc" if columns is not None else "csr"
-            if view_layout != wanted or (columns is not None and rows is not None):
+            if view_layout != wanted:
                 given = "columns=" if columns is not None else "rows="
                 raise TypeError(f"tensor {self.name!r} ({view_layout}): {given} is for {wanted.upper()} tensors")
             # The file's outer slices: its columns (CSC) or rows (CSR).
@@ -653,7 +701,7 @@ class Tensor:
             part = (int(window[0]), int(window[-1]))
             pointers = _read_only(window - part[0])
         indices = self._array(buffers[index], part)
-        values = self._scipy_values(buffers["values"], dequantize, part)
+        values = self._scipy_values(buffers["values"], dequantize, part, block)
         if self._transposed:
             layout, shape = {"csc": "csr", "csr": "csc"}[layout], shape[::-1]
         if block is not None:
@@ -668,7 +716,16 @@ class Tensor:
             matrix.has_canonical_format = True
         return matrix
 
-    def _scipy_values(self, buffer: dict[str, Any], dequantize: bool, part: tuple[int, int] | None = None) -> np.ndarray:
+    def _scipy_values(
+        self,
+        buffer: dict[str, Any],
+        dequantize: bool,
+        part: tuple[int, int] | None = None,
+        block: tuple[int, int] | None = None,
+    ) -> np.ndarray:
+        """The values for scipy: the file's, or ``part`` of them (positions
+        ``start, stop``, the values of the outer slices ``block``). Types
+        decoded or dequantized are decoded for ``block`` alone."""
         et = buffer["element_type"]
         quantized = self._info["quantization"] is not None and dequantize
         if not quantized and et in _NUMPY_DTYPES:
@@ -676,9 +733,8 @@ class Tensor:
             if et == "float16":  # scipy.sparse has no float16
                 values = _read_only(values.astype(np.float32))
             return values
-        data, dtype = self._native().decode_values(self.name, quantized)
-        values = np.frombuffer(data, dtype=dtype)
-        return values if part is None else _read_only(values[part[0] : part[1]].copy())
+        data, dtype = self._native().decode_values(self.name, quantized, block)
+        return np.frombuffer(data, dtype=dtype)
 
     # Display
     def _type_text(self) -> str:
@@ -708,23 +764,41 @@ class Tensor:
 
 
 def _block(block: range | slice, count: int) -> tuple[int, int]:
-    """``(start, stop)`` of a block of consecutive slices out of ``count``."""
+    """``(start, stop)`` of a block of consecutive slices out of ``count``.
+
+    A bound below 0 counts from the end, as in a slice (``-3`` is
+    ``count - 3``; a ``range`` is read as the slice of its start and stop);
+    ``None`` in a slice is the start or the end. Bounds are not clamped: one
+    outside ``0..count`` after that is an ``IndexError``; a step other than
+    1 or a reversed block is a ``ValueError``."""
     if isinstance(block, slice):
-        if block.step not in (None, 1):
-            raise ValueError(f"a block has no step: {block}")
-        start = 0 if block.start is None else block.start
-        stop = count if block.stop is None else block.stop
+        if block.step is not None and _index(block.step, "a block's step") != 1:
+            raise ValueError(f"a block is consecutive slices: {block} has a step (take the block, then step through it)")
+        start = 0 if block.start is None else _index(block.start, "a block's start")
+        stop = count if block.stop is None else _index(block.stop, "a block's stop")
     elif isinstance(block, range):
         if block.step != 1:
-            raise ValueError(f"a block has no step: {block}")
+            raise ValueError(f"a block is consecutive slices: {block} has a step (take the block, then step through it)")
         start, stop = block.start, block.stop
     else:
         raise TypeError(f"a block is a range or a slice, not {type(block).__name__}")
-    if start < 0 or stop > count:
+    first = start + count if start < 0 else start
+    end = stop + count if stop < 0 else stop
+    if first < 0 or end > count:
         raise IndexError(f"block {start}..{stop} is outside 0..{count}")
-    if stop < start:
-        raise ValueError(f"block {start}..{stop} is reversed")
-    return int(start), int(stop)
+    if end < first:
+        raise ValueError(f"block {start}..{stop} is reversed ({first}..{end} of 0..{count})")
+    return int(first), int(end)
+
+
+def _index(value: Any, what: str) -> int:
+    """``value`` as an ``int`` (numpy integers included; not ``bool``)."""
+    if isinstance(value, bool):
+        raise TypeError(f"{what} is an int, not bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} is an int, not {type(value).__name__}") from None
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

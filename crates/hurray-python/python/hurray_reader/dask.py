@@ -2,7 +2,9 @@
 
 ``pip install ./crates/hurray-python[dask]`` brings Dask and pydata
 ``sparse``. The task graph holds the file's path, the tensor's name and each
-block's column range, never data: each worker maps the file itself (once,
+block's column range, never data (its keys name the file's device, inode,
+size and modification time too, so a file replaced at the same path gets
+new keys): each worker maps the file itself (once,
 then from a per-process cache), so the graph's size grows with the number of
 blocks only.
 
@@ -11,12 +13,20 @@ Dask computes ``A @ x``, ``A.sum(axis=...)`` and slicing on it. scipy's sparse
 arrays are not enough as chunks: Dask's ``@`` calls ``numpy.matmul`` on them,
 and its reductions pass ``keepdims``, which scipy's ``sum`` does not take,
 so both fail; slicing alone works.
+
+On a distributed cluster, importing this module also corrects how
+``distributed`` sends a ``sparse.COO`` between processes (see
+:func:`_fix_sparse_serialization`): its serializer drops ``fill_value``,
+where sparse keeps the result of a full reduction (``A.sum()``), so every
+0-d reduction arrived as 0.
 """
 
 from __future__ import annotations
 
 import functools
+import operator
 import os
+import sys
 from typing import Any
 
 import numpy as np
@@ -50,9 +60,9 @@ def from_hurray(
     name : str
         A CSC or CSR tensor of the file.
     chunk_cols : int, optional
-        Columns (rows, for CSR) per block. By default blocks are cut by
-        bytes: about ``BLOCK_BYTES`` (128 MiB) of values and indices each,
-        from the tensor's ``col_ptr``.
+        Columns (rows, for CSR) per block, an ``int`` or a numpy integer.
+        By default blocks are cut by bytes: about ``BLOCK_BYTES`` (128 MiB)
+        of values and indices each, from the tensor's ``col_ptr``.
     permissive : bool
         Open the file in the reader's permissive mode, here and on workers.
     validate : bool
@@ -79,7 +89,11 @@ def from_hurray(
     import sparse
     from dask.base import tokenize
 
+    _fix_sparse_serialization()
     path = os.path.abspath(os.fspath(path))
+    # The file's identity goes into the keys: a file replaced at the same
+    # path is another array, never one a long-lived client or cache holds.
+    identity = _identity(os.stat(path))
     with _open(path, permissive=permissive) as f:
         t = f[name]
         if t.layout not in ("csc", "csr"):
@@ -91,7 +105,7 @@ def from_hurray(
         bounds = _bounds(pointers, outer, chunk_cols, t.values.itemsize)
         # The value type the chunks have (float16 widens, packed types decode).
         dtype = t.to_scipy(validate=False, **{"columns" if csc else "rows": range(0, 0)}).dtype
-    key = "hurray-" + tokenize(path, name, bounds, permissive, validate)
+    key = "hurray-" + tokenize(path, identity, name, bounds, permissive, validate)
     axis = 1 if csc else 0
     graph = {
         ((key, 0, i) if csc else (key, i, 0)): (_block, path, name, start, stop, permissive, validate)
@@ -107,9 +121,13 @@ def _bounds(pointers: np.ndarray, outer: int, chunk: int | None, value_bytes: in
     """Block boundaries ``[0, ..., outer]``: every ``chunk`` slices, or cut
     where the stored elements reach multiples of ``BLOCK_BYTES``."""
     if chunk is not None:
-        if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+        try:
+            width = None if isinstance(chunk, bool) else operator.index(chunk)  # numpy integers too
+        except TypeError:
+            width = None
+        if width is None or width < 1:
             raise ValueError(f"chunk_cols must be a positive int, not {chunk!r}")
-        return list(range(0, outer, chunk)) + [outer]
+        return list(range(0, outer, width)) + [outer]
     nnz = int(pointers[-1]) if len(pointers) else 0
     per_block = max(1, BLOCK_BYTES // (value_bytes + 8))
     targets = np.arange(per_block, nnz, per_block, dtype=np.int64)
@@ -118,10 +136,16 @@ def _bounds(pointers: np.ndarray, outer: int, chunk: int | None, value_bytes: in
     return bounds if outer else [0, 0]
 
 
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    """Device, inode, size and modification time (ns): what tells a file
+    from the one it replaced at the same path."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 @functools.lru_cache(maxsize=16)
-def _file(path: str, permissive: bool, identity: tuple[int, int, int]) -> File:
-    """One open file per path in each worker process (``identity``: device,
-    inode and size, so a replaced file is opened anew)."""
+def _file(path: str, permissive: bool, identity: tuple[int, int, int, int]) -> File:
+    """One open file per path in each worker process (``identity``: see
+    :func:`_identity`, so a replaced file is opened anew)."""
     return _open(path, permissive=permissive, threads=1)
 
 
@@ -130,8 +154,9 @@ def _block(path: str, name: str, start: int, stop: int, permissive: bool, valida
     mapping, as a ``sparse.GCXS`` (no copy but the rebased pointers)."""
     import sparse
 
+    _fix_sparse_serialization()
     st = os.stat(path)
-    t = _file(path, permissive, (st.st_dev, st.st_ino, st.st_size))[name]
+    t = _file(path, permissive, _identity(st))[name]
     if t.layout == "csc":
         m = t.to_scipy(validate=validate, columns=range(start, stop))
         axis = 1
@@ -139,3 +164,59 @@ def _block(path: str, name: str, start: int, stop: int, permissive: bool, valida
         m = t.to_scipy(validate=validate, rows=range(start, stop))
         axis = 0
     return sparse.GCXS((m.data, m.indices, m.indptr), shape=m.shape, compressed_axes=[axis])
+
+
+_serialization_fixed = False
+
+
+def _fix_sparse_serialization() -> None:
+    """Send a ``sparse.COO`` whose ``fill_value`` is not zero by pickle,
+    in this process, once ``distributed`` is imported.
+
+    ``distributed.protocol.sparse`` sends a COO as its coordinates, data
+    and shape, and rebuilds it with the default ``fill_value``, zero. A
+    full reduction of a sparse array (``A.sum()``, ``A.max()``,
+    ``A.mean()``) is a 0-d COO with no stored element, its value in
+    ``fill_value``: from a worker process it arrived as 0 (and ``A + 1``,
+    whose fill value is 1, arrived as ``A``). For such a COO the serializer
+    registered here declines (``NotImplementedError``), and distributed
+    falls back to pickle, which keeps every attribute and needs nothing of
+    the receiving process; a COO whose fill value is zero keeps
+    distributed's own serializer.
+
+    Runs where it matters: on import, in :func:`from_hurray` (the client)
+    and in every block's task (each worker computing blocks). distributed's
+    own registration is imported first: it is lazy, and would otherwise
+    run later over this one.
+    """
+    global _serialization_fixed
+    if _serialization_fixed or "distributed" not in sys.modules:
+        return
+    try:
+        import sparse
+        from distributed.protocol import sparse as theirs
+        from distributed.protocol.serialize import dask_serialize
+    except ImportError:
+        return
+    serialize_theirs = theirs.serialize_sparse
+
+    def serialize_coo(x: Any) -> Any:
+        if not _zero_fill(x):
+            raise NotImplementedError("a COO with a non-zero fill_value goes by pickle")
+        return serialize_theirs(x)
+
+    dask_serialize.register(sparse.COO)(serialize_coo)
+    _serialization_fixed = True
+
+
+def _zero_fill(x: Any) -> bool:
+    """True when ``x.fill_value`` is the zero distributed rebuilds a COO
+    with (bit for bit: ``-0.0`` is not it)."""
+    try:
+        dtype = np.dtype(x.dtype)
+        return np.asarray(x.fill_value, dtype=dtype).tobytes() == np.zeros((), dtype=dtype).tobytes()
+    except (TypeError, ValueError):
+        return False
+
+
+_fix_sparse_serialization()
