@@ -110,28 +110,10 @@ impl File {
     /// other than the descriptor's or a statistics field rule broken
     /// (permissive mode only: strict mode rejects both), a
     /// `sparsity_ratio` that disagrees with `nnz`, a GPU buffer declaring
-    /// less than page alignment. Reads the descriptor only.
+    /// less than page alignment ([`Tensor::warnings`]). Reads the
+    /// descriptor only.
     fn warnings(&self, name: &str) -> ReadResult<Vec<String>> {
-        let t = self.tensor(name)?;
-        let nnz = t.statistics_nnz_mismatch().map(|(statistics, nnz)| {
-            format!(
-                "statistics nnz is {statistics}, but the descriptor's nnz is {nnz}: accepted by permissive \
-                 mode, which uses the descriptor's (strict mode rejects it)"
-            )
-        });
-        let statistics = t.statistics_rule_violation().map(|e| {
-            format!("{e}: accepted by permissive mode, which keeps the advisory block (strict mode rejects it)")
-        });
-        let sparsity = t.sparsity_ratio_mismatch().map(|(stored, expected)| {
-            format!(
-                "statistics sparsity_ratio is {stored}, but nnz gives {expected} \
-                 (advisory only, metadata.md § Statistics Section)"
-            )
-        });
-        let page = t
-            .page_alignment_shortfall()
-            .map(|shortfall| format!("{shortfall}; accepted, as a reader cannot know the writer's target"));
-        Ok(nnz.into_iter().chain(statistics).chain(sparsity).chain(page).collect())
+        Ok(self.tensor(name)?.warnings())
     }
 
     /// A tensor's description: see `describe`.

@@ -135,6 +135,21 @@ def test_an_unmappable_file_names_its_errno_and_filename():
     assert (caught.value.errno, caught.value.filename) == (errno.ENODEV, "/proc/self/status")
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/version"), reason="no /proc")
+def test_mmap_false_reads_a_file_that_reports_size_zero_to_its_end():
+    """/proc/version reports size 0 but has content: mmap=False read it
+    as empty ("file size 0"); now it reads every byte, which are not a
+    Hurray file."""
+    with open("/proc/version", "rb") as raw:
+        content = raw.read()
+    assert os.stat("/proc/version").st_size == 0 and len(content) > 0
+    with pytest.raises(hr.FormatError) as caught:
+        hr.open("/proc/version", mmap=False)
+    assert len(content) >= 104  # header + trailer: the magic is what fails
+    assert (caught.value.field, caught.value.offset) == ("magic", 0)
+    assert "expected HRRYFILE" in str(caught.value)
+
+
 def test_validate_returns_and_issues_the_readers_warnings(tmp_path):
     """The interop file's statistics say sparsity_ratio 0.75 (nnz 5 of 4 x
     5); changed to 0.5, the reader accepts the file and warns (advisory),

@@ -2,7 +2,7 @@
 //! per-tensor reports, element type and scheme names, the buffers as
 //! located, the library's warnings and the `--validate` verdict.
 
-use hurray_reader::{Buffer, Descriptor, ElementType, Layout, QuantScheme, Quantization, Scope, Tensor};
+use hurray_reader::{Buffer, Descriptor, ElementType, Layout, QuantScheme, Quantization, Tensor};
 
 /// The facts that head every per-tensor output.
 #[derive(Debug, Clone)]
@@ -78,33 +78,4 @@ pub fn scheme_name(q: &Quantization<'_>) -> String {
 /// same as a tensor with no buffers.
 pub fn located_buffers<'t, 'data>(tensor: &'t Tensor<'data>) -> Option<&'t [Buffer<'data>]> {
     tensor.descriptor().buffer_handles().map(|_| tensor.buffers())
-}
-
-/// Findings the library reports for a tensor it accepts: an advisory
-/// statistic that disagrees, a GPU buffer declaring less than page
-/// alignment, and (permissive mode) a statistics block that strict mode
-/// would reject.
-pub fn warnings(tensor: &Tensor<'_>) -> Vec<String> {
-    let nnz = tensor.statistics_nnz_mismatch().map(|(statistics, nnz)| {
-        format!(
-            "statistics nnz is {statistics}, but the descriptor's nnz is {nnz}: accepted by permissive \
-             mode, which uses the descriptor's (strict mode rejects it)"
-        )
-    });
-    let statistics = tensor.statistics_rule_violation().map(|e| {
-        // The line already names the tensor: the message without its scope.
-        let (text, scope) = (e.to_string(), Scope::Tensor(tensor.name().into()).to_string());
-        let text = text.strip_prefix(&scope).unwrap_or(&text);
-        format!("{text}: accepted by permissive mode, which keeps the advisory block (strict mode rejects it)")
-    });
-    let sparsity = tensor.sparsity_ratio_mismatch().map(|(stored, expected)| {
-        format!(
-            "statistics sparsity_ratio is {stored}, but nnz gives {expected} \
-             (advisory only, metadata.md § Statistics Section)"
-        )
-    });
-    let page = tensor
-        .page_alignment_shortfall()
-        .map(|shortfall| format!("{shortfall}; accepted, as a reader cannot know the writer's target"));
-    nnz.into_iter().chain(statistics).chain(sparsity).chain(page).collect()
 }

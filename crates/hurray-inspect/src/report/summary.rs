@@ -6,7 +6,7 @@
 use hurray_reader::{file_flags, BufferRole, Descriptor, ElementType, Error, HurrayFile, KvValue, Layout, Tensor};
 
 use crate::progress::Progress;
-use crate::report::header::{located_buffers, scheme_name, warnings};
+use crate::report::header::{located_buffers, scheme_name};
 
 /// Everything printed about one file.
 ///
@@ -153,7 +153,7 @@ impl<'data> FileTensors<'_, 'data> {
                         .ok()
                         .and_then(|i| self.failures.get(i))
                         .map(|(_, e)| e.clone());
-                    report.warnings = warnings(&tensor);
+                    report.warnings = tensor.warnings();
                 }
             }
             Err(e) => {
@@ -263,7 +263,7 @@ impl<'f, 'data> Report<'f, 'data> {
             let error = match file.tensor_at(position) {
                 Ok(tensor) if validate => {
                     let checked = progress.run(entry.name(), |p| tensor.validate_data_with_progress(p));
-                    let plain = checked.is_ok() && tensor.not_viewable().is_none() && warnings(&tensor).is_empty();
+                    let plain = checked.is_ok() && tensor.not_viewable().is_none() && tensor.warnings().is_empty();
                     tensors.plain.push(plain);
                     checked.err().inspect(|e| tensors.failures.push((position, e.clone())))
                 }

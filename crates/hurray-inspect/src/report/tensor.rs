@@ -4,7 +4,7 @@
 use hurray_reader::{AnnotatedField, Buffer, BufferRole, ElementType, Error, HurrayFile, IndexEntry};
 
 use crate::report::failure::{Failure, Result};
-use crate::report::header::{located_buffers, warnings, Header};
+use crate::report::header::{located_buffers, Header};
 
 /// One buffer of a resolved tensor.
 #[derive(Debug, Clone, Copy)]
@@ -70,7 +70,7 @@ pub struct TensorDetail<'data> {
     /// The data check's first problem.
     pub data_error: Option<Error>,
     /// With `--validate`: what the library accepted but reports
-    /// ([`warnings`]).
+    /// ([`Tensor::warnings`](hurray_reader::Tensor::warnings)).
     pub warnings: Vec<String>,
 }
 
@@ -124,7 +124,7 @@ pub fn detail<'data>(
             .collect();
         if validate {
             detail.data_error = t.validate_data_with_progress(progress).err();
-            detail.warnings = warnings(&t);
+            detail.warnings = t.warnings();
         }
     }
     Ok(detail)

@@ -6,6 +6,7 @@
 
 mod resolve;
 mod rules;
+mod warnings;
 
 use crate::buffer::{Buffer, BufferRole};
 use crate::buffer_protocol::{PageAlignmentShortfall, PAGE_ALIGNMENT};
