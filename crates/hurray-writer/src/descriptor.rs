@@ -2,6 +2,8 @@
 //! validation, and the byte-level [`RawDescriptor`] used to encode it (or to
 //! build deliberately broken descriptors).
 
+use hurray_format::descriptor::flags;
+
 use crate::buffer::BufferHandle;
 use crate::element_type::{ElementType, Packing};
 use crate::error::{Error, Result};
@@ -12,20 +14,20 @@ use crate::sections::{CompositeMember, ExtensionType, Shard, Statistics};
 use crate::writer::BufferData;
 
 /// Descriptor flag bit 0: a quantization section is present.
-pub const HAS_QUANTIZATION: u32 = 1 << 0;
+pub const HAS_QUANTIZATION: u32 = flags::HAS_QUANTIZATION;
 /// Descriptor flag bit 1: a shard section is present.
-pub const HAS_SHARD: u32 = 1 << 1;
+pub const HAS_SHARD: u32 = flags::HAS_SHARD;
 /// Descriptor flag bit 2: an extension type section is present.
-pub const HAS_EXTENSION_TYPE: u32 = 1 << 2;
+pub const HAS_EXTENSION_TYPE: u32 = flags::HAS_EXTENSION_TYPE;
 /// Descriptor flag bit 3: a statistics section is present.
-pub const HAS_STATISTICS: u32 = 1 << 3;
+pub const HAS_STATISTICS: u32 = flags::HAS_STATISTICS;
 /// Descriptor flag bit 4: a composite member section is present.
-pub const HAS_COMPOSITE_MEMBER: u32 = 1 << 4;
+pub const HAS_COMPOSITE_MEMBER: u32 = flags::HAS_COMPOSITE_MEMBER;
 
 /// Highest rank a descriptor may have (`data-model.md` § Rank).
-pub const MAX_RANK: u64 = 64;
+pub const MAX_RANK: u64 = hurray_format::descriptor::MAX_RANK as u64;
 /// Deepest recursive tiling the checked path accepts (`layouts/tiled.md`).
-pub const MAX_TILING_DEPTH: u32 = 8;
+pub const MAX_TILING_DEPTH: u32 = hurray_format::descriptor::MAX_TILED_DEPTH;
 
 /// A typed description of one tensor, from which the writer encodes the
 /// descriptor bytes (`descriptor_length` and `flags` are computed).
@@ -1184,7 +1186,7 @@ pub struct RawDescriptor {
 
 impl RawDescriptor {
     /// Descriptor magic `HRRY`.
-    pub const MAGIC: [u8; 4] = *b"HRRY";
+    pub const MAGIC: [u8; 4] = hurray_format::descriptor::DESCRIPTOR_MAGIC;
 
     /// Flags derived from which sections are present.
     pub fn derived_flags(&self) -> u32 {

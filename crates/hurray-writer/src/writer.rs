@@ -3,6 +3,8 @@
 use std::collections::HashMap;
 use std::io::{self, Read};
 
+use hurray_format::container;
+
 use crate::descriptor::TensorDescriptor;
 use crate::element_type::ElementType;
 use crate::error::{Error, Result};
@@ -12,23 +14,23 @@ use crate::num::{add, len64, round_up, Enc};
 use crate::sink::Sink;
 
 /// File magic at offset 0.
-pub const FILE_MAGIC: [u8; 8] = *b"HRRYFILE";
+pub const FILE_MAGIC: [u8; 8] = container::FILE_MAGIC;
 /// Trailer magic in the last 4 bytes.
-pub const TRAILER_MAGIC: [u8; 4] = *b"HRRY";
+pub const TRAILER_MAGIC: [u8; 4] = container::TRAILER_MAGIC;
 /// Size of the file header in bytes.
-pub const HEADER_LEN: u64 = 64;
+pub const HEADER_LEN: u64 = container::HEADER_LEN;
 /// Size of the trailer in bytes.
-pub const TRAILER_LEN: u64 = 40;
+pub const TRAILER_LEN: u64 = container::TRAILER_LEN;
 /// File flag bit 0: a KV section is present.
-pub const HAS_KV_METADATA: u32 = 1 << 0;
+pub const HAS_KV_METADATA: u32 = container::file_flags::HAS_KV_METADATA;
 /// File flag bit 1: index entries are sorted by name bytes.
-pub const SORTED_INDEX: u32 = 1 << 1;
+pub const SORTED_INDEX: u32 = container::file_flags::SORTED_INDEX;
 /// File flag bit 2: the trailer carries the index CRC-32C.
-pub const HAS_INDEX_CRC32C: u32 = 1 << 2;
+pub const HAS_INDEX_CRC32C: u32 = container::file_flags::HAS_INDEX_CRC32C;
 /// Default `data_buffer_alignment` in bytes.
 pub const DEFAULT_DATA_BUFFER_ALIGNMENT: u32 = 4096;
 /// `tensor_count_hint` value meaning "unknown".
-pub const UNKNOWN_TENSOR_COUNT: u64 = u64::MAX;
+pub const UNKNOWN_TENSOR_COUNT: u64 = container::UNKNOWN_TENSOR_COUNT;
 
 /// Bytes gathered before a write reaches the sink; larger writes bypass it.
 const STAGE_LEN: usize = 256 * 1024;
