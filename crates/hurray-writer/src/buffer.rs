@@ -1,5 +1,7 @@
 //! The 16-byte buffer handle (`buffer-protocol.md` § Buffer Handle).
 
+use hurray_format::buffer;
+
 use crate::error::{Error, Result};
 use crate::num::Enc;
 
@@ -35,21 +37,21 @@ impl Default for BufferHandle {
 
 impl BufferHandle {
     /// Encoded size of one handle in bytes.
-    pub const ENCODED_LEN: u64 = 16;
+    pub const ENCODED_LEN: u64 = buffer::HANDLE_LEN;
     /// Default declared alignment (64 bytes, the SIMD minimum).
-    pub const DEFAULT_ALIGNMENT: u32 = 64;
+    pub const DEFAULT_ALIGNMENT: u32 = buffer::MIN_ALIGNMENT;
     /// `device_tag` of CPU host memory.
-    pub const DEVICE_CPU: u8 = 0x00;
+    pub const DEVICE_CPU: u8 = buffer::DEVICE_CPU;
     /// `sync_mode` `SYNC_PRODUCER_SYNCED`.
-    pub const SYNC_PRODUCER_SYNCED: u8 = 0x00;
+    pub const SYNC_PRODUCER_SYNCED: u8 = buffer::SYNC_PRODUCER_SYNCED;
     /// `memory_class` `STANDARD`.
-    pub const MEMORY_STANDARD: u8 = 0x00;
+    pub const MEMORY_STANDARD: u8 = buffer::MEMORY_STANDARD;
     /// `memory_class` `HOST_PINNED`.
-    pub const MEMORY_HOST_PINNED: u8 = 0x01;
+    pub const MEMORY_HOST_PINNED: u8 = buffer::MEMORY_HOST_PINNED;
     /// `memory_class` `UNIFIED`.
-    pub const MEMORY_UNIFIED: u8 = 0x02;
+    pub const MEMORY_UNIFIED: u8 = buffer::MEMORY_UNIFIED;
     /// `memory_class` `PEER`.
-    pub const MEMORY_PEER: u8 = 0x03;
+    pub const MEMORY_PEER: u8 = buffer::MEMORY_PEER;
 
     /// A CPU, standard-memory, producer-synced handle of `byte_size` bytes
     /// with alignment 64.

@@ -1,4 +1,8 @@
 //! Element types (`element-types.md`), their packing, and typed value slices.
+//!
+//! The writer's [`ElementType`] names the types of
+//! [`hurray_format::ElementType`] (plus [`ElementType::Other`] for any tag
+//! byte); tags, names and widths come from there.
 
 use zerocopy::{Immutable, IntoBytes};
 
@@ -146,36 +150,48 @@ impl ElementType {
         ElementType::Complex128,
     ];
 
+    /// The same type in the shared vocabulary ([`hurray_format`]), which
+    /// holds its tag, name and width; `None` for [`ElementType::Other`].
+    pub const fn format(self) -> Option<hurray_format::ElementType> {
+        use hurray_format::ElementType as F;
+        Some(match self {
+            ElementType::Float16 => F::Float16,
+            ElementType::BFloat16 => F::Bfloat16,
+            ElementType::Float32 => F::Float32,
+            ElementType::Float64 => F::Float64,
+            ElementType::Int8 => F::Int8,
+            ElementType::UInt8 => F::Uint8,
+            ElementType::Int16 => F::Int16,
+            ElementType::UInt16 => F::Uint16,
+            ElementType::Int32 => F::Int32,
+            ElementType::UInt32 => F::Uint32,
+            ElementType::Int64 => F::Int64,
+            ElementType::UInt64 => F::Uint64,
+            ElementType::Bool => F::Bool,
+            ElementType::Float8E4M3 => F::Float8E4m3,
+            ElementType::Float8E5M2 => F::Float8E5m2,
+            ElementType::Float8E8M0 => F::Float8E8m0,
+            ElementType::Float4E2M1 => F::Float4E2m1,
+            ElementType::Float6E2M3 => F::Float6E2m3,
+            ElementType::Float6E3M2 => F::Float6E3m2,
+            ElementType::Float128 => F::Float128,
+            ElementType::Int4 => F::Int4,
+            ElementType::UInt4 => F::Uint4,
+            ElementType::Int2 => F::Int2,
+            ElementType::UInt2 => F::Uint2,
+            ElementType::Complex64 => F::Complex64,
+            ElementType::Complex128 => F::Complex128,
+            ElementType::Other(_) => return None,
+        })
+    }
+
     /// The `type_tag` byte.
     pub const fn tag(self) -> u8 {
-        match self {
-            ElementType::Float16 => 0x01,
-            ElementType::BFloat16 => 0x02,
-            ElementType::Float32 => 0x03,
-            ElementType::Float64 => 0x04,
-            ElementType::Int8 => 0x10,
-            ElementType::UInt8 => 0x11,
-            ElementType::Int16 => 0x12,
-            ElementType::UInt16 => 0x13,
-            ElementType::Int32 => 0x14,
-            ElementType::UInt32 => 0x15,
-            ElementType::Int64 => 0x16,
-            ElementType::UInt64 => 0x17,
-            ElementType::Bool => 0x20,
-            ElementType::Float8E4M3 => 0x40,
-            ElementType::Float8E5M2 => 0x41,
-            ElementType::Float8E8M0 => 0x42,
-            ElementType::Float4E2M1 => 0x43,
-            ElementType::Float6E2M3 => 0x44,
-            ElementType::Float6E3M2 => 0x45,
-            ElementType::Float128 => 0x46,
-            ElementType::Int4 => 0x48,
-            ElementType::UInt4 => 0x49,
-            ElementType::Int2 => 0x4A,
-            ElementType::UInt2 => 0x4B,
-            ElementType::Complex64 => 0x50,
-            ElementType::Complex128 => 0x51,
-            ElementType::Other(tag) => tag,
+        match (self, self.format()) {
+            (ElementType::Other(tag), _) => tag,
+            // Every other variant has a shared type.
+            (_, Some(t)) => t.tag(),
+            (_, None) => 0,
         }
     }
 
@@ -191,34 +207,9 @@ impl ElementType {
     /// The spec name (`"float32"`, `"int4"`, ...); `"other"` for
     /// [`ElementType::Other`].
     pub const fn name(self) -> &'static str {
-        match self {
-            ElementType::Float16 => "float16",
-            ElementType::BFloat16 => "bfloat16",
-            ElementType::Float32 => "float32",
-            ElementType::Float64 => "float64",
-            ElementType::Int8 => "int8",
-            ElementType::UInt8 => "uint8",
-            ElementType::Int16 => "int16",
-            ElementType::UInt16 => "uint16",
-            ElementType::Int32 => "int32",
-            ElementType::UInt32 => "uint32",
-            ElementType::Int64 => "int64",
-            ElementType::UInt64 => "uint64",
-            ElementType::Bool => "bool",
-            ElementType::Float8E4M3 => "float8_e4m3",
-            ElementType::Float8E5M2 => "float8_e5m2",
-            ElementType::Float8E8M0 => "float8_e8m0",
-            ElementType::Float4E2M1 => "float4_e2m1",
-            ElementType::Float6E2M3 => "float6_e2m3",
-            ElementType::Float6E3M2 => "float6_e3m2",
-            ElementType::Float128 => "float128",
-            ElementType::Int4 => "int4",
-            ElementType::UInt4 => "uint4",
-            ElementType::Int2 => "int2",
-            ElementType::UInt2 => "uint2",
-            ElementType::Complex64 => "complex64",
-            ElementType::Complex128 => "complex128",
-            ElementType::Other(_) => "other",
+        match self.format() {
+            Some(t) => t.as_str(),
+            None => "other",
         }
     }
 
@@ -226,23 +217,13 @@ impl ElementType {
     /// extension type's packing comes from its
     /// [`ExtensionType`](crate::ExtensionType) section).
     pub fn packing(self) -> Option<Packing> {
-        let whole = |bytes| Some(Packing::Whole { bytes });
-        match self {
-            ElementType::Int8
-            | ElementType::UInt8
-            | ElementType::Float8E4M3
-            | ElementType::Float8E5M2
-            | ElementType::Float8E8M0 => whole(1),
-            ElementType::Float16 | ElementType::BFloat16 | ElementType::Int16 | ElementType::UInt16 => whole(2),
-            ElementType::Float32 | ElementType::Int32 | ElementType::UInt32 => whole(4),
-            ElementType::Float64 | ElementType::Int64 | ElementType::UInt64 | ElementType::Complex64 => whole(8),
-            ElementType::Float128 | ElementType::Complex128 => whole(16),
-            ElementType::Bool => Some(Packing::SubByte { bits: 1 }),
-            ElementType::Int2 | ElementType::UInt2 => Some(Packing::SubByte { bits: 2 }),
-            ElementType::Int4 | ElementType::UInt4 | ElementType::Float4E2M1 => Some(Packing::SubByte { bits: 4 }),
-            ElementType::Float6E2M3 | ElementType::Float6E3M2 => Some(Packing::SixBit),
-            ElementType::Other(_) => None,
-        }
+        Some(match self.format()?.bit_width() {
+            bits @ (1 | 2 | 4) => Packing::SubByte { bits },
+            6 => Packing::SixBit,
+            bits => Packing::Whole {
+                bytes: u64::from(bits / 8),
+            },
+        })
     }
 
     /// The minimum alignment of an element within its buffer, in bytes
@@ -250,18 +231,13 @@ impl ElementType {
     /// 4 for `complex64` and 8 for `complex128`, and 1 for sub-byte types;
     /// `None` for [`ElementType::Other`].
     pub fn alignment(self) -> Option<u64> {
-        match (self, self.packing()?) {
-            (ElementType::Complex64, _) => Some(4),
-            (ElementType::Complex128, _) => Some(8),
-            (_, Packing::Whole { bytes }) => Some(bytes),
-            (_, Packing::SubByte { .. } | Packing::SixBit) => Some(1),
-        }
+        self.format()?.alignment()
     }
 
     /// Whether elements are smaller than a byte (`bool`, 2-, 4- and 6-bit
     /// types).
     pub fn is_sub_byte(self) -> bool {
-        matches!(self.packing(), Some(Packing::SubByte { .. } | Packing::SixBit))
+        self.format().is_some_and(hurray_format::ElementType::is_packed)
     }
 
     /// Bytes needed for `count` contiguous elements, including sub-byte
@@ -430,6 +406,14 @@ fn check_padding_bits(bytes: &[u8], used_bits: u64) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_type_is_the_shared_one() {
+        // The same types in the same (tag) order as hurray-format's table.
+        let shared: Vec<_> = ElementType::ALL.iter().map(|t| t.format()).collect();
+        assert_eq!(shared, hurray_format::ElementType::ALL.map(Some).to_vec());
+        assert_eq!(ElementType::Other(0xF3).format(), None);
+    }
 
     #[test]
     fn tags_round_trip() {

@@ -1,6 +1,8 @@
 //! Memory layouts (`memory-layout.md`, `layouts/*.md`) and their
 //! layout-specific descriptor fields.
 
+use hurray_format::layout::{block_paged, composite, tile_order};
+
 use crate::num::Enc;
 
 /// A memory layout together with its layout-specific descriptor fields.
@@ -138,8 +140,8 @@ impl BlockPaged {
     /// unknown `block_table_index_type`.
     pub fn index_width(&self) -> Option<u64> {
         match self.block_table_index_type {
-            0 => Some(4),
-            1 => Some(8),
+            block_paged::INDEX_U32 => Some(4),
+            block_paged::INDEX_U64 => Some(8),
             _ => None,
         }
     }
@@ -163,9 +165,9 @@ impl CompositionRule {
     /// The wire byte.
     pub const fn tag(self) -> u8 {
         match self {
-            CompositionRule::Partition => 0x01,
-            CompositionRule::Overlay => 0x02,
-            CompositionRule::Group => 0x03,
+            CompositionRule::Partition => composite::PARTITION,
+            CompositionRule::Overlay => composite::OVERLAY,
+            CompositionRule::Group => composite::GROUP,
             CompositionRule::Other(t) => t,
         }
     }
@@ -185,9 +187,9 @@ pub struct CompositeHead {
 
 impl CompositeHead {
     /// `combine_op` replace (last wins).
-    pub const COMBINE_REPLACE: u8 = 0x01;
+    pub const COMBINE_REPLACE: u8 = composite::COMBINE_REPLACE;
     /// `combine_op` add.
-    pub const COMBINE_ADD: u8 = 0x02;
+    pub const COMBINE_ADD: u8 = composite::COMBINE_ADD;
 
     /// A partition head with `member_count` members.
     pub const fn partition(member_count: u32) -> Self {
@@ -218,42 +220,39 @@ impl CompositeHead {
 }
 
 impl Layout {
-    /// The `layout_tag` byte.
-    pub fn tag(&self) -> u8 {
+    /// The layout in the shared vocabulary ([`hurray_format::Layout`]),
+    /// which holds its tag and names.
+    pub fn kind(&self) -> hurray_format::Layout {
+        use hurray_format::Layout as F;
         match self {
-            Layout::RowMajor => 0x01,
-            Layout::ColumnMajor => 0x02,
-            Layout::Strided { .. } => 0x03,
-            Layout::Tiled(_) => 0x04,
-            Layout::Morton { .. } => 0x05,
-            Layout::Coo { .. } => 0x06,
-            Layout::Csr { .. } => 0x07,
-            Layout::Csc { .. } => 0x08,
-            Layout::Csf { .. } => 0x09,
-            Layout::BlockPaged(_) => 0x0A,
-            Layout::Composite(_) => 0x0B,
-            Layout::Hilbert { .. } => 0x40,
-            Layout::Extension { tag, .. } | Layout::Other { tag, .. } => *tag,
+            Layout::RowMajor => F::RowMajor,
+            Layout::ColumnMajor => F::ColMajor,
+            Layout::Strided { .. } => F::Strided,
+            Layout::Tiled(_) => F::Tiled,
+            Layout::Morton { .. } => F::Morton,
+            Layout::Coo { .. } => F::Coo,
+            Layout::Csr { .. } => F::Csr,
+            Layout::Csc { .. } => F::Csc,
+            Layout::Csf { .. } => F::Csf,
+            Layout::BlockPaged(_) => F::BlockPaged,
+            Layout::Composite(_) => F::Composite,
+            Layout::Hilbert { .. } => F::Hilbert,
+            Layout::Extension { tag, .. } | Layout::Other { tag, .. } => F::from_tag(*tag),
         }
     }
 
-    /// Short name used in error messages (`"csc"`, `"row-major"`, ...).
+    /// The `layout_tag` byte.
+    pub fn tag(&self) -> u8 {
+        self.kind().tag()
+    }
+
+    /// Short name used in error messages: the stem of the spec file
+    /// (`"csc"`, `"row-major"`, ...), `"extension"` or `"other"`.
     pub fn name(&self) -> &'static str {
         match self {
-            Layout::RowMajor => "row-major",
-            Layout::ColumnMajor => "column-major",
-            Layout::Strided { .. } => "strided",
-            Layout::Tiled(_) => "tiled",
-            Layout::Morton { .. } => "morton",
-            Layout::Coo { .. } => "coo",
-            Layout::Csr { .. } => "csr",
-            Layout::Csc { .. } => "csc",
-            Layout::Csf { .. } => "csf",
-            Layout::BlockPaged(_) => "block-paged",
-            Layout::Composite(_) => "composite",
-            Layout::Hilbert { .. } => "hilbert",
             Layout::Extension { .. } => "extension",
             Layout::Other { .. } => "other",
+            named => named.kind().spec_name(),
         }
     }
 
@@ -330,15 +329,15 @@ impl Layout {
 fn encode_tiled(t: &Tiled, enc: &mut Enc) {
     enc.u64s(&t.tile_shape);
     enc.u8(match t.outer {
-        TileOrder::RowMajor => 0x01,
-        TileOrder::ColumnMajor => 0x02,
-        TileOrder::Strided(_) => 0x03,
+        TileOrder::RowMajor => tile_order::ROW_MAJOR,
+        TileOrder::ColumnMajor => tile_order::COLUMN_MAJOR,
+        TileOrder::Strided(_) => tile_order::STRIDED,
     });
     enc.u8(match t.inner {
-        TileInner::RowMajor => 0x01,
-        TileInner::ColumnMajor => 0x02,
-        TileInner::Strided(_) => 0x03,
-        TileInner::Tiled(_) => 0x04,
+        TileInner::RowMajor => tile_order::ROW_MAJOR,
+        TileInner::ColumnMajor => tile_order::COLUMN_MAJOR,
+        TileInner::Strided(_) => tile_order::STRIDED,
+        TileInner::Tiled(_) => tile_order::TILED,
     });
     enc.bytes(&[0; 2]);
     if let TileOrder::Strided(s) = &t.outer {

@@ -72,6 +72,7 @@
 compile_error!("hurray-writer writes typed slices as in-memory bytes and needs a little-endian target");
 
 mod buffer;
+mod data;
 mod descriptor;
 mod element_type;
 mod error;
@@ -87,6 +88,7 @@ mod triplets;
 mod writer;
 
 pub use buffer::BufferHandle;
+pub use data::BufferData;
 pub use descriptor::{
     RawDescriptor, TensorDescriptor, HAS_COMPOSITE_MEMBER, HAS_EXTENSION_TYPE, HAS_QUANTIZATION, HAS_SHARD,
     HAS_STATISTICS, MAX_RANK, MAX_TILING_DEPTH,
@@ -101,7 +103,6 @@ pub use sink::{write_zero_bytes, Sink, WriteSink, MIN_HOLE};
 pub use sparse::{Coo, Csc, Csf, CsfLevel, Csr, Dense};
 pub use triplets::{Duplicates, Summable, TripletCsc, TripletCsr};
 pub use writer::{
-    BufferData, FileWriter, IndexEntry, RawFileFields, RawTensor, WriterOptions, DEFAULT_DATA_BUFFER_ALIGNMENT,
-    FILE_MAGIC, HAS_INDEX_CRC32C, HAS_KV_METADATA, HEADER_LEN, SORTED_INDEX, TRAILER_LEN, TRAILER_MAGIC,
-    UNKNOWN_TENSOR_COUNT,
+    FileWriter, IndexEntry, RawFileFields, RawTensor, WriterOptions, DEFAULT_DATA_BUFFER_ALIGNMENT, FILE_MAGIC,
+    HAS_INDEX_CRC32C, HAS_KV_METADATA, HEADER_LEN, SORTED_INDEX, TRAILER_LEN, TRAILER_MAGIC, UNKNOWN_TENSOR_COUNT,
 };

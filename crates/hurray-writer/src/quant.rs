@@ -5,6 +5,10 @@
 //! the types here build those bytes for the five defined schemes. The writer
 //! prefixes the payload with its `u32` `quantization_length`.
 
+use hurray_format::quant::{
+    scale_type, MXFP, NF4, PER_BLOCK_AFFINE, PER_CHANNEL_AFFINE, PER_TENSOR_AFFINE, SCHEME_VERSION, SYMMETRIC,
+};
+
 use crate::element_type::ElementType;
 use crate::error::{Error, Result};
 use crate::num::{add, mul, Enc};
@@ -24,9 +28,9 @@ impl ScaleType {
     /// The `scale_type_tag` byte.
     pub const fn tag(self) -> u8 {
         match self {
-            ScaleType::Float16 => 0x01,
-            ScaleType::BFloat16 => 0x02,
-            ScaleType::Float32 => 0x03,
+            ScaleType::Float16 => scale_type::FLOAT16,
+            ScaleType::BFloat16 => scale_type::BFLOAT16,
+            ScaleType::Float32 => scale_type::FLOAT32,
         }
     }
 
@@ -40,7 +44,7 @@ impl ScaleType {
 }
 
 /// `zero_point_buffer_index` value meaning "no zero-point buffer".
-pub const NO_ZERO_POINT_BUFFER: u32 = 0xFFFF_FFFF;
+pub const NO_ZERO_POINT_BUFFER: u32 = hurray_format::quant::NO_ZERO_POINT_BUFFER;
 
 /// Per-tensor affine (`0x01`): one inline scale and zero point.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,7 +59,7 @@ impl PerTensorAffine {
     /// The 16 payload bytes.
     pub fn encode(&self) -> Vec<u8> {
         let mut e = Enc::new();
-        header(&mut e, 0x01, 0);
+        header(&mut e, PER_TENSOR_AFFINE, 0);
         e.f32(self.scale);
         e.i32(self.zero_point);
         e.bytes(&[0; 4]);
@@ -79,7 +83,7 @@ impl PerChannelAffine {
     /// The 20 payload bytes.
     pub fn encode(&self) -> Vec<u8> {
         let mut e = Enc::new();
-        header(&mut e, 0x02, symmetric_flag(self.zero_point_buffer_index));
+        header(&mut e, PER_CHANNEL_AFFINE, symmetric_flag(self.zero_point_buffer_index));
         e.u32(self.axis);
         e.u32(self.scale_buffer_index);
         e.u32(self.zero_point_buffer_index.unwrap_or(NO_ZERO_POINT_BUFFER));
@@ -109,7 +113,7 @@ impl PerBlockAffine {
     /// The 24 payload bytes.
     pub fn encode(&self) -> Vec<u8> {
         let mut e = Enc::new();
-        header(&mut e, 0x03, symmetric_flag(self.zero_point_buffer_index));
+        header(&mut e, PER_BLOCK_AFFINE, symmetric_flag(self.zero_point_buffer_index));
         e.u32(self.axis);
         e.u32(self.block_size);
         e.u32(self.scale_buffer_index);
@@ -135,7 +139,7 @@ impl Nf4 {
     /// The 16 payload bytes.
     pub fn encode(&self) -> Vec<u8> {
         let mut e = Enc::new();
-        header(&mut e, 0x04, 0);
+        header(&mut e, NF4, 0);
         e.u32(self.axis);
         e.u32(self.block_size);
         e.u32(self.scale_buffer_index);
@@ -158,7 +162,7 @@ impl Mxfp {
     /// The 16 payload bytes.
     pub fn encode(&self) -> Vec<u8> {
         let mut e = Enc::new();
-        header(&mut e, 0x05, 0);
+        header(&mut e, MXFP, 0);
         e.u32(self.axis);
         e.u32(self.block_size);
         e.u32(self.scale_buffer_index);
@@ -168,12 +172,16 @@ impl Mxfp {
 
 fn header(e: &mut Enc, scheme_tag: u8, flags: u16) {
     e.u8(scheme_tag);
-    e.u8(0x01);
+    e.u8(SCHEME_VERSION);
     e.u16(flags);
 }
 
 fn symmetric_flag(zero_point: Option<u32>) -> u16 {
-    u16::from(zero_point.is_none())
+    if zero_point.is_none() {
+        SYMMETRIC
+    } else {
+        0
+    }
 }
 
 /// What the quantization check needs to know about the tensor.
@@ -226,27 +234,31 @@ pub(crate) fn check(payload: &[u8], ctx: &QuantContext<'_>) -> Result<QuantFacts
         return Ok(QuantFacts { padded_axis: None });
     }
     let (rule, exact_len): (&'static str, u64) = match tag {
-        0x01 => ("quantization/per-tensor-affine.md § Binary Encoding", 16),
-        0x02 => ("quantization/per-channel-affine.md § Binary Encoding", 20),
-        0x03 => ("quantization/per-block-affine.md § Binary Encoding", 24),
-        0x04 => ("quantization/nf4.md § Binary Encoding", 16),
-        0x05 => ("quantization/mxfp.md § Binary Encoding", 16),
+        PER_TENSOR_AFFINE => ("quantization/per-tensor-affine.md § Binary Encoding", 16),
+        PER_CHANNEL_AFFINE => ("quantization/per-channel-affine.md § Binary Encoding", 20),
+        PER_BLOCK_AFFINE => ("quantization/per-block-affine.md § Binary Encoding", 24),
+        NF4 => ("quantization/nf4.md § Binary Encoding", 16),
+        MXFP => ("quantization/mxfp.md § Binary Encoding", 16),
         _ => return Err(bad("scheme_tag", u64::from(tag), "quantization.md § Scheme Tag Space")),
     };
-    if version != 0x01 {
+    if version != SCHEME_VERSION {
         return Err(bad("scheme_version", u64::from(version), HDR));
     }
     if len != exact_len {
         return Err(bad("quantization_length", len, rule));
     }
-    let allowed_flags = if matches!(tag, 0x02 | 0x03) { 1 } else { 0 };
+    let allowed_flags = if matches!(tag, PER_CHANNEL_AFFINE | PER_BLOCK_AFFINE) {
+        u32::from(SYMMETRIC)
+    } else {
+        0
+    };
     if flags & !allowed_flags != 0 {
         return Err(bad("quantization flags", u64::from(flags), rule));
     }
     check_storage_type(tag, ctx.element_type)?;
-    let symmetric = flags & 1 != 0;
+    let symmetric = flags & u32::from(SYMMETRIC) != 0;
 
-    if tag == 0x01 {
+    if tag == PER_TENSOR_AFFINE {
         let scale = f32::from_le_bytes(u32_at(payload, 4).to_le_bytes());
         if !scale.is_finite() || scale == 0.0 {
             return Err(Error::InvalidFloatField {
@@ -280,10 +292,10 @@ pub(crate) fn check(payload: &[u8], ctx: &QuantContext<'_>) -> Result<QuantFacts
         return Err(bad("shape[axis]", axis_size, rule));
     }
 
-    if tag == 0x02 {
+    if tag == PER_CHANNEL_AFFINE {
         let scale_idx = u32_at(payload, 8);
         let zp_idx = u32_at(payload, 12);
-        if payload.get(16) != Some(&0x03) {
+        if payload.get(16) != Some(&scale_type::FLOAT32) {
             return Err(bad(
                 "scale_type_tag",
                 u64::from(payload.get(16).copied().unwrap_or(0)),
@@ -317,18 +329,18 @@ pub(crate) fn check(payload: &[u8], ctx: &QuantContext<'_>) -> Result<QuantFacts
     let block_size = u32_at(payload, 8);
     let scale_idx = u32_at(payload, 12);
     let min_block = match tag {
-        0x03 => 2,
-        0x04 => 8,
+        PER_BLOCK_AFFINE => 2,
+        NF4 => 8,
         _ => 16,
     };
-    if !block_size.is_power_of_two() || block_size < min_block || (tag == 0x05 && block_size > 2048) {
+    if !block_size.is_power_of_two() || block_size < min_block || (tag == MXFP && block_size > 2048) {
         return Err(bad("block_size", u64::from(block_size), rule));
     }
     let k = u64::from(block_size);
     if axis_size > 0 && k > axis_size {
         return Err(bad("block_size", k, rule));
     }
-    if tag == 0x05 && (axis_size == 0 || axis_size.checked_rem(k) != Some(0)) {
+    if tag == MXFP && (axis_size == 0 || axis_size.checked_rem(k) != Some(0)) {
         return Err(bad(
             "shape[axis]",
             axis_size,
@@ -344,12 +356,12 @@ pub(crate) fn check(payload: &[u8], ctx: &QuantContext<'_>) -> Result<QuantFacts
     let num_blocks = mul(axis_size.div_ceil(k), others, "block count")?;
 
     let (scale_width, zp_idx) = match tag {
-        0x03 => {
+        PER_BLOCK_AFFINE => {
             let zp_idx = u32_at(payload, 16);
             let scale_type = payload.get(20).copied().unwrap_or(0);
             let width = match scale_type {
-                0x01 | 0x02 => 2,
-                0x03 => 4,
+                scale_type::FLOAT16 | scale_type::BFLOAT16 => 2,
+                scale_type::FLOAT32 => 4,
                 other => return Err(bad("scale_type_tag", u64::from(other), rule)),
             };
             if payload.get(21..24) != Some(&[0u8; 3][..]) {
@@ -360,13 +372,13 @@ pub(crate) fn check(payload: &[u8], ctx: &QuantContext<'_>) -> Result<QuantFacts
             }
             (width, (!symmetric).then_some(zp_idx))
         }
-        0x04 => (4, None),
+        NF4 => (4, None),
         _ => (1, None),
     };
 
     let entries = match ctx.paged {
         Some((num_pages, page_size)) => {
-            if tag == 0x03 && (axis != 0 || block_size != page_size) {
+            if tag == PER_BLOCK_AFFINE && (axis != 0 || block_size != page_size) {
                 return Err(bad(
                     "block_size",
                     k,
@@ -382,7 +394,7 @@ pub(crate) fn check(payload: &[u8], ctx: &QuantContext<'_>) -> Result<QuantFacts
         refs.push((z, mul(entries, 4, "zero point buffer size")?));
     }
     expect_buffers(ctx, &refs)?;
-    let padded = matches!(tag, 0x03 | 0x04).then_some((axis_index, k));
+    let padded = matches!(tag, PER_BLOCK_AFFINE | NF4).then_some((axis_index, k));
     Ok(QuantFacts { padded_axis: padded })
 }
 
@@ -440,12 +452,12 @@ fn expect_buffers(ctx: &QuantContext<'_>, refs: &[(u32, u64)]) -> Result<()> {
 fn check_storage_type(tag: u8, t: ElementType) -> Result<()> {
     use ElementType as E;
     let ok = match tag {
-        0x01 | 0x02 => matches!(
+        PER_TENSOR_AFFINE | PER_CHANNEL_AFFINE => matches!(
             t,
             E::Int8 | E::UInt8 | E::Int16 | E::UInt16 | E::Int32 | E::UInt32 | E::Int4 | E::UInt4 | E::Int2 | E::UInt2
         ),
-        0x03 => matches!(t, E::Int8 | E::UInt8 | E::Int4 | E::UInt4 | E::Int2 | E::UInt2),
-        0x04 => t == E::UInt4,
+        PER_BLOCK_AFFINE => matches!(t, E::Int8 | E::UInt8 | E::Int4 | E::UInt4 | E::Int2 | E::UInt2),
+        NF4 => t == E::UInt4,
         _ => matches!(
             t,
             E::Float8E4M3 | E::Float8E5M2 | E::Float4E2M1 | E::Float6E2M3 | E::Float6E3M2 | E::Int8 | E::Int4

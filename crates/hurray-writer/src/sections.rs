@@ -1,6 +1,8 @@
 //! Optional descriptor sections (`metadata.md` § Shard Section, § Statistics
 //! Section, § Extension Type Section, § Composite Member Section).
 
+use hurray_format::descriptor::{member_role, statistics_mask};
+
 use crate::element_type::Packing;
 use crate::error::{Error, Result};
 use crate::num::Enc;
@@ -70,17 +72,17 @@ impl Statistics {
     /// Encoded size in bytes.
     pub const ENCODED_LEN: u64 = 72;
     /// `computed_mask` bit: `nnz` is valid.
-    pub const NNZ_VALID: u32 = 1 << 0;
+    pub const NNZ_VALID: u32 = statistics_mask::NNZ_VALID;
     /// `computed_mask` bit: `sparsity_ratio` is valid.
-    pub const SPARSITY_VALID: u32 = 1 << 1;
+    pub const SPARSITY_VALID: u32 = statistics_mask::SPARSITY_VALID;
     /// `computed_mask` bit: `value_min`, `value_max`, `value_abs_max` are valid.
-    pub const VALUE_RANGE_VALID: u32 = 1 << 2;
+    pub const VALUE_RANGE_VALID: u32 = statistics_mask::VALUE_RANGE_VALID;
     /// `computed_mask` bit: `value_mean`, `value_stddev` are valid.
-    pub const VALUE_STATS_VALID: u32 = 1 << 3;
+    pub const VALUE_STATS_VALID: u32 = statistics_mask::VALUE_STATS_VALID;
     /// `computed_mask` bit: `nm_n`, `nm_m` are valid.
-    pub const NM_SPARSITY_VALID: u32 = 1 << 4;
+    pub const NM_SPARSITY_VALID: u32 = statistics_mask::NM_SPARSITY_VALID;
     /// `computed_mask` bit: `has_nan`, `has_inf` are valid.
-    pub const NAN_INF_VALID: u32 = 1 << 5;
+    pub const NAN_INF_VALID: u32 = statistics_mask::NAN_INF_VALID;
 
     /// Sets `nnz` and marks it valid.
     #[must_use]
@@ -357,9 +359,9 @@ impl CompositeMember {
     /// Encoded size in bytes.
     pub const ENCODED_LEN: u64 = 16;
     /// `member_role` of a correction member.
-    pub const CORRECTION: u8 = 0x00;
+    pub const CORRECTION: u8 = member_role::CORRECTION;
     /// `member_role` of the base member.
-    pub const BASE: u8 = 0x01;
+    pub const BASE: u8 = member_role::BASE;
 
     /// The section of an overlay's base member.
     pub const fn base() -> Self {

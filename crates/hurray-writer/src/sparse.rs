@@ -7,13 +7,14 @@
 //! [`TensorDescriptor`] (buffer sizes computed) and the buffer sources; the
 //! `FileWriter::write_*` methods do both in one call.
 
+use crate::data::BufferData;
 use crate::descriptor::{check_permutation, TensorDescriptor, MAX_RANK};
 use crate::element_type::Values;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::num::{len64, mul, product, to_usize};
 use crate::sink::Sink;
-use crate::writer::{BufferData, FileWriter};
+use crate::writer::FileWriter;
 
 /// Spec names used in the errors of one compressed layout.
 struct Compressed {
