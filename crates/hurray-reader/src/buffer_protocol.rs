@@ -10,7 +10,7 @@ use crate::raw;
 
 /// The alignment a writer targeting GPU or IPC transport must declare
 /// (`buffer-protocol.md` § Alignment › Page Alignment for GPU and IPC).
-pub const PAGE_ALIGNMENT: u32 = 4096;
+pub const PAGE_ALIGNMENT: u32 = hurray_format::buffer::PAGE_ALIGNMENT;
 
 /// A buffer on a GPU (any device but the CPU) whose declared alignment is
 /// below [`PAGE_ALIGNMENT`]: see [`Tensor::page_alignment_shortfall`](crate::Tensor::page_alignment_shortfall).
@@ -47,17 +47,7 @@ impl std::fmt::Display for PageAlignmentShortfall {
 }
 
 /// The devices of `device_tag` 0x00 to 0x08 (`buffer-protocol.md` § Device Tags).
-pub(crate) const DEVICE_NAMES: [&str; 9] = [
-    "CPU",
-    "CUDA",
-    "ROCm",
-    "Metal",
-    "Vulkan",
-    "WebGPU",
-    "Hexagon",
-    "Level Zero",
-    "OpenCL",
-];
+pub(crate) use hurray_format::buffer::DEVICE_NAMES;
 
 /// The device a `device_tag` names.
 fn device_name(tag: u8) -> &'static str {

@@ -36,37 +36,15 @@ pub(crate) const UNREAD: &str = "(unread)";
 pub(crate) const SKIPPED: &str = "(skipped)";
 
 /// The descriptor major version this reader implements.
-pub const DESCRIPTOR_VERSION_MAJOR: u8 = 1;
+pub const DESCRIPTOR_VERSION_MAJOR: u8 = hurray_format::descriptor::DESCRIPTOR_VERSION_MAJOR;
 /// The descriptor minor version this reader implements.
-pub const DESCRIPTOR_VERSION_MINOR: u8 = 0;
+pub const DESCRIPTOR_VERSION_MINOR: u8 = hurray_format::descriptor::DESCRIPTOR_VERSION_MINOR;
 /// Largest rank a descriptor may declare (`data-model.md` § Rank).
-pub const MAX_RANK: u32 = 64;
+pub const MAX_RANK: u32 = hurray_format::descriptor::MAX_RANK;
 /// The dynamic-dimension sentinel.
-pub const DYNAMIC: u64 = u64::MAX;
+pub const DYNAMIC: u64 = hurray_format::descriptor::DYNAMIC;
 
-/// Descriptor flag bits (`metadata.md` § Fixed Header › Flags).
-pub mod flags {
-    /// A quantization section is present.
-    pub const HAS_QUANTIZATION: u32 = 1 << 0;
-    /// A shard section is present.
-    pub const HAS_SHARD: u32 = 1 << 1;
-    /// An extension type section is present.
-    pub const HAS_EXTENSION_TYPE: u32 = 1 << 2;
-    /// A statistics section is present.
-    pub const HAS_STATISTICS: u32 = 1 << 3;
-    /// A composite member section is present.
-    pub const HAS_COMPOSITE_MEMBER: u32 = 1 << 4;
-    /// Every bit this version defines.
-    pub const KNOWN: u32 = 0x1F;
-    /// Names of the defined bits, in bit order.
-    pub const NAMES: [(u32, &str); 5] = [
-        (HAS_QUANTIZATION, "HAS_QUANTIZATION"),
-        (HAS_SHARD, "HAS_SHARD"),
-        (HAS_EXTENSION_TYPE, "HAS_EXTENSION_TYPE"),
-        (HAS_STATISTICS, "HAS_STATISTICS"),
-        (HAS_COMPOSITE_MEMBER, "HAS_COMPOSITE_MEMBER"),
-    ];
-}
+pub use hurray_format::descriptor::flags;
 
 /// The shard section: where this tensor sits in a larger parent.
 #[derive(Clone, Copy)]

@@ -7,30 +7,7 @@ use crate::error::{rule, Error, Field, Number, Result, Scope};
 use crate::file::reserved_zero;
 use crate::raw;
 
-/// Statistics `computed_mask` bits (`metadata.md` § Statistics Section › computed_mask).
-pub mod statistics_mask {
-    /// `nnz` is valid.
-    pub const NNZ_VALID: u32 = 1 << 0;
-    /// `sparsity_ratio` is valid.
-    pub const SPARSITY_VALID: u32 = 1 << 1;
-    /// `value_min`, `value_max`, `value_abs_max` are valid.
-    pub const VALUE_RANGE_VALID: u32 = 1 << 2;
-    /// `value_mean`, `value_stddev` are valid.
-    pub const VALUE_STATS_VALID: u32 = 1 << 3;
-    /// `nm_n`, `nm_m` are valid.
-    pub const NM_SPARSITY_VALID: u32 = 1 << 4;
-    /// `has_nan`, `has_inf` are valid.
-    pub const NAN_INF_VALID: u32 = 1 << 5;
-    /// Names of the defined bits, in bit order.
-    pub const NAMES: [(u32, &str); 6] = [
-        (NNZ_VALID, "NNZ_VALID"),
-        (SPARSITY_VALID, "SPARSITY_VALID"),
-        (VALUE_RANGE_VALID, "VALUE_RANGE_VALID"),
-        (VALUE_STATS_VALID, "VALUE_STATS_VALID"),
-        (NM_SPARSITY_VALID, "NM_SPARSITY_VALID"),
-        (NAN_INF_VALID, "NAN_INF_VALID"),
-    ];
-}
+pub use hurray_format::descriptor::statistics_mask;
 
 pub(super) fn check_statistics(s: &raw::Statistics, offset: u64, name: &str) -> Result<()> {
     let scope = || Scope::tensor(name);

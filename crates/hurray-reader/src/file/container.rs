@@ -7,23 +7,7 @@ use crate::cursor::to_u64;
 use crate::error::{rule, Error, Field, Result, Scope};
 use crate::raw;
 
-/// File flag bits (`file-format.md` § File Header › File Flags).
-pub mod file_flags {
-    /// A KV metadata section is present.
-    pub const HAS_KV_METADATA: u32 = 1 << 0;
-    /// Index entries are sorted by the UTF-8 bytes of their names.
-    pub const SORTED_INDEX: u32 = 1 << 1;
-    /// The trailer carries a CRC-32C of the index.
-    pub const HAS_INDEX_CRC32C: u32 = 1 << 2;
-    /// Every bit this version defines.
-    pub const KNOWN: u32 = HAS_KV_METADATA | SORTED_INDEX | HAS_INDEX_CRC32C;
-    /// Names of the defined bits, in bit order.
-    pub const NAMES: [(u32, &str); 3] = [
-        (HAS_KV_METADATA, "HAS_KV_METADATA"),
-        (SORTED_INDEX, "SORTED_INDEX"),
-        (HAS_INDEX_CRC32C, "HAS_INDEX_CRC32C"),
-    ];
-}
+pub use hurray_format::container::file_flags;
 
 /// The file does not start with `HRRYFILE`; `found` is what it starts with
 /// (fewer than 8 bytes in a shorter file).

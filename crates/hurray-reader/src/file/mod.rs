@@ -13,6 +13,8 @@ mod options;
 mod parse;
 mod regions;
 
+use hurray_format::container as format;
+
 use crate::kv::KvEntry;
 use crate::raw;
 
@@ -22,20 +24,20 @@ pub use index::{EntryField, IndexEntry};
 pub use options::{Mode, Options};
 
 /// The 8 bytes every Hurray file starts with (`file-format.md` § File Header).
-pub const FILE_MAGIC: &[u8; 8] = b"HRRYFILE";
-const TRAILER_MAGIC: &[u8; 4] = b"HRRY";
-const HEADER_LEN: u64 = 64;
-const TRAILER_LEN: u64 = 40;
+pub const FILE_MAGIC: &[u8; 8] = &format::FILE_MAGIC;
+const TRAILER_MAGIC: &[u8; 4] = &format::TRAILER_MAGIC;
+const HEADER_LEN: u64 = format::HEADER_LEN;
+const TRAILER_LEN: u64 = format::TRAILER_LEN;
 /// `name_length` (2) + the 32-byte fixed tail: the smallest an entry can
 /// be, even with the (invalid) empty name, so an empty name is reported as
 /// such rather than as a count that cannot fit.
 const MIN_INDEX_ENTRY: u64 = 34;
 /// The container major version this reader implements.
-pub const CONTAINER_VERSION_MAJOR: u8 = 1;
+pub const CONTAINER_VERSION_MAJOR: u8 = format::CONTAINER_VERSION_MAJOR;
 /// The container minor version this reader implements: a file of a newer
 /// minor version is read, content it may add after the last index or KV
 /// entry skipped (`versioning.md` § Compatibility Matrix).
-pub const CONTAINER_VERSION_MINOR: u8 = 0;
+pub const CONTAINER_VERSION_MINOR: u8 = format::CONTAINER_VERSION_MINOR;
 
 /// A parsed Hurray file over borrowed bytes.
 ///

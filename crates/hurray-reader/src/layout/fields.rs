@@ -1,8 +1,6 @@
 //! Layout tags and layout-specific descriptor fields
 //! (`memory-layout.md`, `metadata.md` § Layout-Specific Fields, `layouts/*.md`).
 
-use std::fmt;
-
 use zerocopy::little_endian::{I64, U32, U64};
 
 use crate::cursor::Cursor;
@@ -11,127 +9,9 @@ use crate::file::reserved_zero;
 use crate::raw;
 
 /// Deepest nesting of tiled levels accepted (`layouts/tiled.md`).
-pub const MAX_TILED_DEPTH: usize = 8;
+pub const MAX_TILED_DEPTH: usize = hurray_format::descriptor::MAX_TILED_DEPTH as usize;
 
-/// A memory layout tag, decoded (`memory-layout.md` § Layout Taxonomy › Named Layout Tags).
-#[non_exhaustive]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Layout {
-    /// 0x01, C order.
-    RowMajor,
-    /// 0x02, Fortran order.
-    ColMajor,
-    /// 0x03, explicit strides in elements.
-    Strided,
-    /// 0x04, uniform tiles, possibly nested.
-    Tiled,
-    /// 0x05, Z-order curve.
-    Morton,
-    /// 0x06, coordinate list.
-    Coo,
-    /// 0x07, compressed sparse row.
-    Csr,
-    /// 0x08, compressed sparse column.
-    Csc,
-    /// 0x09, compressed sparse fiber.
-    Csf,
-    /// 0x0A, paged KV cache.
-    BlockPaged,
-    /// 0x0B, composite head.
-    Composite,
-    /// 0x40, Hilbert curve.
-    Hilbert,
-    /// 0xF0–0xFE, implementation-private.
-    Extension(u8),
-    /// Any other tag; only kept in permissive mode.
-    Unknown(u8),
-}
-
-impl Layout {
-    /// Decodes a tag. `0x00`, `0xFF` and unassigned tags give `Unknown`.
-    pub fn from_tag(tag: u8) -> Self {
-        match tag {
-            0x01 => Layout::RowMajor,
-            0x02 => Layout::ColMajor,
-            0x03 => Layout::Strided,
-            0x04 => Layout::Tiled,
-            0x05 => Layout::Morton,
-            0x06 => Layout::Coo,
-            0x07 => Layout::Csr,
-            0x08 => Layout::Csc,
-            0x09 => Layout::Csf,
-            0x0A => Layout::BlockPaged,
-            0x0B => Layout::Composite,
-            0x40 => Layout::Hilbert,
-            0xF0..=0xFE => Layout::Extension(tag),
-            other => Layout::Unknown(other),
-        }
-    }
-
-    /// The wire tag.
-    pub fn tag(self) -> u8 {
-        match self {
-            Layout::RowMajor => 0x01,
-            Layout::ColMajor => 0x02,
-            Layout::Strided => 0x03,
-            Layout::Tiled => 0x04,
-            Layout::Morton => 0x05,
-            Layout::Coo => 0x06,
-            Layout::Csr => 0x07,
-            Layout::Csc => 0x08,
-            Layout::Csf => 0x09,
-            Layout::BlockPaged => 0x0A,
-            Layout::Composite => 0x0B,
-            Layout::Hilbert => 0x40,
-            Layout::Extension(t) | Layout::Unknown(t) => t,
-        }
-    }
-
-    /// The name used by the interop manifest and the JSON output:
-    /// `row_major`, `col_major`, `strided`, `tiled`, `morton`, `coo`, `csr`,
-    /// `csc`, `csf`, `block_paged`, `composite`, `hilbert`, `extension`, `unknown`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Layout::RowMajor => "row_major",
-            Layout::ColMajor => "col_major",
-            Layout::Strided => "strided",
-            Layout::Tiled => "tiled",
-            Layout::Morton => "morton",
-            Layout::Coo => "coo",
-            Layout::Csr => "csr",
-            Layout::Csc => "csc",
-            Layout::Csf => "csf",
-            Layout::BlockPaged => "block_paged",
-            Layout::Composite => "composite",
-            Layout::Hilbert => "hilbert",
-            Layout::Extension(_) => "extension",
-            Layout::Unknown(_) => "unknown",
-        }
-    }
-
-    /// True for the layouts where every element exists at an address given
-    /// by a formula (row-major, column-major, strided, tiled, Morton, Hilbert).
-    pub fn is_dense(self) -> bool {
-        matches!(
-            self,
-            Layout::RowMajor | Layout::ColMajor | Layout::Strided | Layout::Tiled | Layout::Morton | Layout::Hilbert
-        )
-    }
-
-    /// True for COO, CSR, CSC and CSF.
-    pub fn is_sparse(self) -> bool {
-        matches!(self, Layout::Coo | Layout::Csr | Layout::Csc | Layout::Csf)
-    }
-}
-
-impl fmt::Display for Layout {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Layout::Extension(t) | Layout::Unknown(t) => write!(f, "{}(0x{t:02x})", self.as_str()),
-            other => f.write_str(other.as_str()),
-        }
-    }
-}
+pub use hurray_format::Layout;
 
 /// One level of a tiled layout (`layouts/tiled.md`).
 #[derive(Clone, Copy)]
@@ -396,6 +276,8 @@ pub(crate) fn parse<'data>(
                 extension_data,
             }
         }
-        Layout::Unknown(_) => LayoutFields::Unknown,
+        // `Layout::Unknown`, and any layout `hurray_format::Layout`
+        // (non-exhaustive) adds later.
+        _ => LayoutFields::Unknown,
     })
 }

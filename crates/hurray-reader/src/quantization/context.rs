@@ -6,7 +6,7 @@ use crate::element_type::ElementType;
 use crate::error::{Error, Field, Result, Scope};
 
 /// Sentinel `zero_point_buffer_index`: no zero-point buffer.
-pub(super) const NO_BUFFER: u32 = u32::MAX;
+pub(super) const NO_BUFFER: u32 = hurray_format::quant::NO_ZERO_POINT_BUFFER;
 
 /// The integer storage types of the affine schemes (§ Valid Storage Types).
 pub(super) const INTEGER_STORAGE: [ElementType; 10] = {
