@@ -6,7 +6,7 @@
 use crate::buffer::BufferRole;
 use crate::descriptor::Descriptor;
 use crate::element_type::ElementType;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::file::reserved_zero;
 use crate::layout::plan::{overflow, storage, Plan};
 use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
@@ -41,12 +41,14 @@ fn plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>>
     let scope = || Scope::tensor(d.name);
     let o = d.offsets().layout_fields;
     let invalid = |field: &'static str, at: u64, value: u64, expected: &'static str| Error::Invalid {
-        scope: scope(),
-        field: Field::new(field),
-        offset: o + at,
+        at: Location {
+            scope: scope(),
+            field: Field::new(field),
+            offset: o + at,
+            rule: rule::BLOCK_PAGED,
+        },
         value,
         expected,
-        rule: rule::BLOCK_PAGED,
     };
     if f.page_size.get() == 0 {
         return Err(invalid("page_size", 0, 0, "at least 1"));

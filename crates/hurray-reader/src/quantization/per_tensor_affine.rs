@@ -4,7 +4,7 @@
 
 use super::context::{integer_range, Context, INTEGER_STORAGE};
 use crate::cursor::Cursor;
-use crate::error::{Error, Field, Number, Result, Scope};
+use crate::error::{Error, Field, Location, Number, Result, Scope};
 use crate::file::reserved_zero;
 use crate::raw;
 
@@ -34,24 +34,28 @@ pub(super) fn check(f: &raw::PerTensorAffine, cx: &Context<'_>) -> Result<()> {
     let scale = f.scale.get();
     if !scale.is_finite() || scale == 0.0 {
         return Err(Error::InvalidNumber {
-            scope: cx.scope(),
-            field: Field::sub("quantization", "scale"),
-            offset: cx.offset + 4,
+            at: Location {
+                scope: cx.scope(),
+                field: Field::sub("quantization", "scale"),
+                offset: cx.offset + 4,
+                rule: RULE,
+            },
             value: Number::float(f64::from(scale)),
             expected: "a finite, non-zero float32",
-            rule: RULE,
         });
     }
     let zp = i64::from(f.zero_point.get());
     if let Some((lo, hi)) = integer_range(cx.storage) {
         if zp < lo || zp > hi {
             return Err(Error::InvalidNumber {
-                scope: cx.scope(),
-                field: Field::sub("quantization", "zero_point"),
-                offset: cx.offset + 8,
+                at: Location {
+                    scope: cx.scope(),
+                    field: Field::sub("quantization", "zero_point"),
+                    offset: cx.offset + 8,
+                    rule: RULE,
+                },
                 value: Number::Int(zp),
                 expected: "a zero point within the storage type's range",
-                rule: RULE,
             });
         }
     }
