@@ -224,7 +224,7 @@ impl<'data> Tensor<'data> {
                             .file_offset()
                             .saturating_add(buffer.element_start())
                             .saturating_add(to_u64(k)),
-                        rule: "element-types.md § Tier 2 -- Extended Types › Float8 Variants",
+                        rule: rule::FLOAT8_VARIANTS,
                     },
                     value: u64::from(buffer.element_bytes().get(k).copied().unwrap_or(0)),
                     expected: "a float8_e8m0 pattern other than 0x00 and 0xFF (reserved NaN)",
@@ -292,9 +292,9 @@ impl<'data> Tensor<'data> {
             return Ok(());
         };
         let (rule_text, nf4) = match q.scheme {
-            QuantScheme::PerChannelAffine(_) => ("quantization/per-channel-affine.md § Validity Constraints", false),
-            QuantScheme::PerBlockAffine(_) => ("quantization/per-block-affine.md § Validity Constraints", false),
-            QuantScheme::Nf4(_) => ("quantization/nf4.md § Validity Constraints", true),
+            QuantScheme::PerChannelAffine(_) => (rule::PER_CHANNEL_AFFINE, false),
+            QuantScheme::PerBlockAffine(_) => (rule::PER_BLOCK_AFFINE, false),
+            QuantScheme::Nf4(_) => (rule::NF4, true),
             _ => return Ok(()),
         };
         // Only per-channel affine bounds its zero points (per-block affine
@@ -351,14 +351,10 @@ impl<'data> Tensor<'data> {
 /// bits after its last element to be 0.
 fn packing_rule(t: ElementType) -> &'static str {
     match t {
-        ElementType::Bool => "element-types.md § Tier 1 -- Core Types › Boolean Type (the remaining high-order bits MUST be 0)",
-        ElementType::Float4E2m1 => {
-            "element-types.md § Tier 2 -- Extended Types › Sub-Byte Floating-Point Types (the high nibble of the final byte MUST be 0)"
-        }
-        _ if t.bit_width() == 6 => {
-            "element-types.md § Tier 2 -- Extended Types › Sub-Byte Floating-Point Types › 6-bit packing (unused bits MUST be 0)"
-        }
-        _ => "element-types.md § Tier 2 -- Extended Types › Sub-Byte Integer Types (unused bits MUST be 0)",
+        ElementType::Bool => rule::BOOL_PADDING_BITS,
+        ElementType::Float4E2m1 => rule::FP4_PADDING_BITS,
+        _ if t.bit_width() == 6 => rule::FP6_PADDING_BITS,
+        _ => rule::INT_PADDING_BITS,
     }
 }
 
@@ -500,7 +496,7 @@ impl<'data> HurrayFile<'data> {
                     scope: after.map_or(Scope::File, Scope::tensor),
                     field: Field::new("padding"),
                     offset: start.saturating_add(to_u64(k)),
-                    rule: "file-format.md § Alignment and Padding Summary (padding bytes are 0x00)",
+                    rule: rule::PADDING,
                 },
                 value: u64::from(bytes.get(k).copied().unwrap_or(0)),
                 byte: None,

@@ -218,7 +218,7 @@ fn parse_from<'data>(
                 scope: scope(),
                 field: Field::new("rank"),
                 offset: offset + 16,
-                rule: "data-model.md § Rank",
+                rule: rule::RANK,
             },
             value: u64::from(rank),
             expected: "at most 64",

@@ -107,3 +107,40 @@ pub const BLOCK_PAGED_DESCRIPTION: &str = "layouts/block-paged.md § Description
 pub const BLOCK_PAGED: &str = "layouts/block-paged.md § Additional Descriptor Fields";
 pub const BLOCK_PAGED_SHARDING: &str = "layouts/block-paged.md § Sharding";
 pub const BLOCK_PAGED_INV: &str = "layouts/block-paged.md § Storage Invariants";
+
+// Ranks, tags and the element types' packing.
+pub const RANK: &str = "data-model.md § Rank";
+pub const SCHEME_TAGS: &str = "quantization.md § Scheme Tag Space";
+pub const FLOAT8_VARIANTS: &str = "element-types.md § Tier 2 -- Extended Types › Float8 Variants";
+pub const BOOL_PADDING_BITS: &str =
+    "element-types.md § Tier 1 -- Core Types › Boolean Type (the remaining high-order bits MUST be 0)";
+pub const FP4_PADDING_BITS: &str = "element-types.md § Tier 2 -- Extended Types › Sub-Byte Floating-Point Types (the high nibble of the final byte MUST be 0)";
+pub const FP6_PADDING_BITS: &str = "element-types.md § Tier 2 -- Extended Types › Sub-Byte Floating-Point Types › 6-bit packing (unused bits MUST be 0)";
+pub const INT_PADDING_BITS: &str =
+    "element-types.md § Tier 2 -- Extended Types › Sub-Byte Integer Types (unused bits MUST be 0)";
+pub const PADDING: &str = "file-format.md § Alignment and Padding Summary (padding bytes are 0x00)";
+
+// Layouts.
+pub const CSF_SIZE: &str = "layouts/csf.md § Buffer Size";
+pub const TILED_DESCRIPTION: &str = "layouts/tiled.md § Description";
+pub const BLOCK_PAGED_BUFFERS: &str = "layouts/block-paged.md § Buffer Table";
+pub const BLOCK_PAGED_INV4: &str = "layouts/block-paged.md § Storage Invariants (4)";
+pub const BLOCK_PAGED_QUANT: &str = "layouts/block-paged.md § Quantization Compatibility › Per-scheme composition";
+pub const BLOCK_PAGED_SCALES: &str = "layouts/block-paged.md § Quantization Compatibility › Scale-buffer size";
+
+// Quantization schemes: each one's validity constraints, referenced buffers and storage types.
+pub const PER_TENSOR_AFFINE: &str = "quantization/per-tensor-affine.md § Validity Constraints";
+pub const PER_TENSOR_AFFINE_STORAGE: &str = "quantization/per-tensor-affine.md § Valid Storage Types";
+pub const PER_CHANNEL_AFFINE: &str = "quantization/per-channel-affine.md § Validity Constraints";
+pub const PER_CHANNEL_AFFINE_BUFFERS: &str = "quantization/per-channel-affine.md § Referenced Buffers";
+pub const PER_CHANNEL_AFFINE_STORAGE: &str = "quantization/per-channel-affine.md § Valid Storage Types";
+pub const PER_BLOCK_AFFINE: &str = "quantization/per-block-affine.md § Validity Constraints";
+pub const PER_BLOCK_AFFINE_BUFFERS: &str = "quantization/per-block-affine.md § Referenced Buffers";
+pub const PER_BLOCK_AFFINE_ENCODING: &str = "quantization/per-block-affine.md § Binary Encoding";
+pub const PER_BLOCK_AFFINE_STORAGE: &str = "quantization/per-block-affine.md § Valid Storage Types";
+pub const NF4: &str = "quantization/nf4.md § Validity Constraints";
+pub const NF4_BUFFERS: &str = "quantization/nf4.md § Referenced Buffer";
+pub const NF4_STORAGE: &str = "quantization/nf4.md § Valid Storage Types";
+pub const MXFP: &str = "quantization/mxfp.md § Validity Constraints";
+pub const MXFP_BUFFERS: &str = "quantization/mxfp.md § Referenced Buffer";
+pub const MXFP_STORAGE: &str = "quantization/mxfp.md § Valid Storage Types";

@@ -442,7 +442,7 @@ fn plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>>
         scope(),
     )?;
     d.static_shape()?;
-    let size_rule = "layouts/csf.md § Buffer Size";
+    let size_rule = rule::CSF_SIZE;
     let mut plans = vec![values_plan(d, *nnz, size_rule)?];
     let mut parents: u64 = 1; // n_{-1}: the virtual root
     for level in 0..rank {

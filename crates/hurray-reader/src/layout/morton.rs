@@ -63,7 +63,7 @@ pub(crate) fn morton_elements(d: &Descriptor<'_>, shape: &[u64], bits: &[U32]) -
             Field::new("morton_bits"),
             o,
             "2^sum(morton_bits)",
-            "layouts/morton.md § Buffer Size",
+            rule::MORTON_SIZE,
         ));
     }
     // With unequal bits the round-robin interleaving (§ Morton Index
@@ -85,7 +85,7 @@ pub(crate) fn morton_elements(d: &Descriptor<'_>, shape: &[u64], bits: &[U32]) -
                         scope: Scope::tensor(d.name),
                         field: Field::at("morton_bits", to_u64(k)),
                         offset: o + 4 * to_u64(k),
-                        rule: "layouts/morton.md § Buffer Size",
+                        rule: rule::MORTON_SIZE,
                     },
                     value: bits.get(k).map_or(0, |b| u64::from(b.get())),
                     expected: "bits whose interleaved codes stay below 2^sum(morton_bits) (bit b of dimension k lands at b x rank + k)",

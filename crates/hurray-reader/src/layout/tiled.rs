@@ -82,7 +82,7 @@ pub(crate) fn tiled_elements(
                     scope: Scope::tensor(d.name),
                     field: Field::new("inner_strides"),
                     offset: level.offset.saturating_add(8 * rank + 4 + outer),
-                    rule: "layouts/tiled.md § Description",
+                    rule: rule::TILED_DESCRIPTION,
                 },
                 value: u64::try_from(if min < 0 { min } else { max }).unwrap_or(0),
                 expected: "in-tile strides whose offsets stay within the tile (0 to tile elements - 1)",
@@ -144,7 +144,7 @@ fn check_tiles_before(
                 .offset
                 .saturating_add(8 * rank + 4)
                 .saturating_add(8 * k),
-                rule: "layouts/tiled.md § Description",
+                rule: rule::TILED_DESCRIPTION,
             },
             value: Number::Int(stride),
             expected: "a non-negative tile-grid stride below the top tiling level (a slot before the tile's first belongs to the previous tile)",

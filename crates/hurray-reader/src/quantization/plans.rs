@@ -26,7 +26,7 @@ pub(crate) fn plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result
                 scope: Scope::tensor(d.name),
                 field: Field::new("flags"),
                 offset: d.offsets().descriptor + 10,
-                rule: "layouts/composite.md § Head Descriptor",
+                rule: rule::COMPOSITE_HEAD_DESCRIPTOR,
             },
             value: u64::from(d.flags()),
             expected: "no HAS_QUANTIZATION on a composite head",
@@ -134,7 +134,7 @@ impl Parameters {
                         scope: scope(),
                         field: Field::sub("quantization", "axis"),
                         offset: o + 4,
-                        rule: "layouts/block-paged.md § Quantization Compatibility › Per-scheme composition",
+                        rule: rule::BLOCK_PAGED_QUANT,
                     },
                     value: 0,
                     expected: "1 (num_heads) or 2 (head_dim): per-channel quantization of a block-paged tensor never runs along the paged axis 0",
@@ -143,7 +143,7 @@ impl Parameters {
             None => extent,
             Some(bs) => {
                 let bs = u64::from(bs);
-                if self.rule == super::mxfp::RULE && (extent == 0 || extent % bs != 0) {
+                if self.rule == rule::MXFP && (extent == 0 || extent % bs != 0) {
                     return Err(Error::Invalid {
                         at: Location {
                             scope: scope(),
@@ -182,7 +182,7 @@ impl Parameters {
                                 scope: scope(),
                                 field: Field::sub("quantization", field),
                                 offset: o + at,
-                                rule: "layouts/block-paged.md § Quantization Compatibility › Per-scheme composition",
+                                rule: rule::BLOCK_PAGED_QUANT,
                             },
                             value,
                             expected,
@@ -207,9 +207,7 @@ impl Parameters {
         // Block-paged tensors size their per-block parameters by page slots,
         // not by the scheme's formula (layouts/block-paged.md § Quantization Compatibility › Scale-buffer size).
         let sizes_rule = match d.layout_fields() {
-            LayoutFields::BlockPaged(_) if self.block_size.is_some() => {
-                "layouts/block-paged.md § Quantization Compatibility › Scale-buffer size"
-            }
+            LayoutFields::BlockPaged(_) if self.block_size.is_some() => rule::BLOCK_PAGED_SCALES,
             _ => self.referenced_buffers,
         };
         let shared = self.zero_index == Some(self.scale_index);

@@ -102,7 +102,7 @@ fn parse_scheme<'data>(
                     scope: scope(),
                     field: Field::sub("quantization", "scheme_tag"),
                     offset,
-                    rule: "quantization.md § Scheme Tag Space",
+                    rule: rule::SCHEME_TAGS,
                 },
                 value: tag,
                 why,
