@@ -5,7 +5,7 @@
 
 use crate::cursor::to_u64;
 use crate::descriptor::Descriptor;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::raw;
 
 /// The alignment a writer targeting GPU or IPC transport must declare
@@ -67,38 +67,44 @@ pub(crate) fn check_handles(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -
         let byte_size = h.byte_size.get();
         if !alignment.is_power_of_two() || (byte_size > 0 && alignment < 64) {
             return Err(Error::Invalid {
-                scope: scope(),
-                field: Field::member("buffer", i64_, "alignment"),
-                offset: d.handle_offset(i, 8),
+                at: Location {
+                    scope: scope(),
+                    field: Field::member("buffer", i64_, "alignment"),
+                    offset: d.handle_offset(i, 8),
+                    rule: rule::HANDLE,
+                },
                 value: u64::from(alignment),
                 expected: "a power of two, at least 64 for a non-empty buffer",
-                rule: rule::HANDLE,
             });
         }
         let device = h.device_tag;
         if !matches!(device, 0x00..=0x08) {
             return Err(Error::UnknownTag {
-                scope: scope(),
-                field: Field::member("buffer", i64_, "device_tag"),
-                offset: d.handle_offset(i, 12),
+                at: Location {
+                    scope: scope(),
+                    field: Field::member("buffer", i64_, "device_tag"),
+                    offset: d.handle_offset(i, 12),
+                    rule: rule::DEVICE_TAGS,
+                },
                 value: device,
                 why: match device {
                     0xFF => "invalid",
                     0xF0..=0xFE => "implementation-private (not agreed out of band)",
                     _ => "reserved",
                 },
-                rule: rule::DEVICE_TAGS,
             });
         }
         let sync = h.sync_mode;
         if sync > 2 || (device == 0 && sync != 0) {
             return Err(Error::Invalid {
-                scope: scope(),
-                field: Field::member("buffer", i64_, "sync_mode"),
-                offset: d.handle_offset(i, 13),
+                at: Location {
+                    scope: scope(),
+                    field: Field::member("buffer", i64_, "sync_mode"),
+                    offset: d.handle_offset(i, 13),
+                    rule: rule::SYNC_MODE,
+                },
                 value: u64::from(sync),
                 expected: "0x00-0x02, and 0x00 (SYNC_PRODUCER_SYNCED) for a CPU buffer",
-                rule: rule::SYNC_MODE,
             });
         }
         let class = h.memory_class;
@@ -112,22 +118,26 @@ pub(crate) fn check_handles(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -
         };
         if !valid {
             return Err(Error::Invalid {
-                scope: scope(),
-                field: Field::member("buffer", i64_, "memory_class"),
-                offset: d.handle_offset(i, 14),
+                at: Location {
+                    scope: scope(),
+                    field: Field::member("buffer", i64_, "memory_class"),
+                    offset: d.handle_offset(i, 14),
+                    rule: rule::MEMORY_CLASS,
+                },
                 value: u64::from(class),
                 expected: "a memory class defined for the buffer's device",
-                rule: rule::MEMORY_CLASS,
             });
         }
         if h.reserved != 0 {
             return Err(Error::Reserved {
-                scope: scope(),
-                field: Field::member("buffer", i64_, "_reserved"),
-                offset: d.handle_offset(i, 15),
+                at: Location {
+                    scope: scope(),
+                    field: Field::member("buffer", i64_, "_reserved"),
+                    offset: d.handle_offset(i, 15),
+                    rule: rule::HANDLE,
+                },
                 value: u64::from(h.reserved),
                 byte: None,
-                rule: rule::HANDLE,
             });
         }
     }
@@ -152,12 +162,14 @@ pub(crate) fn check_handles(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -
                 continue;
             };
             return Err(Error::Invalid {
-                scope: scope(),
-                field: Field::member("buffer", to_u64(i), member),
-                offset: d.handle_offset(i, at),
+                at: Location {
+                    scope: scope(),
+                    field: Field::member("buffer", to_u64(i), member),
+                    offset: d.handle_offset(i, at),
+                    rule: rule::COLOCATION,
+                },
                 value: u64::from(value),
                 expected,
-                rule: rule::COLOCATION,
             });
         }
     }

@@ -7,7 +7,7 @@
 
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
-use crate::error::{Error, Field, Result, Scope};
+use crate::error::{Error, Field, Location, Result, Scope};
 use crate::raw::Described;
 
 /// Converts a length or offset that fits in memory (it indexes a slice that
@@ -173,13 +173,15 @@ impl<'a> Cursor<'a> {
     /// (`skip <= remaining`).
     fn truncated_after(&self, skip: u64, field: Field, need: u64) -> Error {
         Error::Truncated {
-            scope: self.tensor.map_or(Scope::File, Scope::tensor),
-            field,
-            offset: self.offset().saturating_add(skip),
+            at: Location {
+                scope: self.tensor.map_or(Scope::File, Scope::tensor),
+                field,
+                offset: self.offset().saturating_add(skip),
+                rule: self.rule,
+            },
             need,
             have: to_u64(self.remaining()).saturating_sub(skip),
             section: self.section,
-            rule: self.rule,
         }
     }
 
@@ -312,13 +314,15 @@ mod tests {
         assert_eq!(
             err,
             Error::Truncated {
-                scope: Scope::File,
-                field: Field::new("c"),
-                offset: 106,
+                at: Location {
+                    scope: Scope::File,
+                    field: Field::new("c"),
+                    offset: 106,
+                    rule: "rule",
+                },
                 need: 2,
                 have: 1,
                 section: "test section",
-                rule: "rule",
             }
         );
     }
@@ -335,13 +339,15 @@ mod tests {
         assert_eq!(
             err,
             Error::Truncated {
-                scope: Scope::File,
-                field: Field::at("shape", 2),
-                offset: 116,
+                at: Location {
+                    scope: Scope::File,
+                    field: Field::at("shape", 2),
+                    offset: 116,
+                    rule: "rule",
+                },
                 need: 8,
                 have: 4,
                 section: "test section",
-                rule: "rule",
             }
         );
         assert_eq!(c.offset(), 100, "nothing taken");

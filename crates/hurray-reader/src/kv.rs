@@ -6,7 +6,7 @@
 use zerocopy::little_endian::{F64, I64, U64};
 
 use crate::cursor::{to_u64, Cursor};
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 
 /// The type of a KV value (`file-format.md` § KV Metadata Section › KV Value Types).
 #[non_exhaustive]
@@ -221,13 +221,15 @@ pub(crate) fn parse(bytes: &[u8], base: u64, reject_trailing: bool) -> Result<Ve
     let max = to_u64(c.remaining()) / 4;
     if u64::from(count) > max {
         return Err(Error::CountTooLarge {
-            scope: Scope::File,
-            field: Field::new("kv_count"),
-            offset: count_offset,
+            at: Location {
+                scope: Scope::File,
+                field: Field::new("kv_count"),
+                offset: count_offset,
+                rule: rule::KV,
+            },
             count: u64::from(count),
             max,
             section: "KV section",
-            rule: rule::KV,
         });
     }
     let mut entries = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
@@ -236,32 +238,38 @@ pub(crate) fn parse(bytes: &[u8], base: u64, reject_trailing: bool) -> Result<Ve
         let key_length = c.u16(Field::member("kv_entry", i, "key_length"))?;
         if key_length == 0 {
             return Err(Error::Invalid {
-                scope: Scope::File,
-                field: Field::member("kv_entry", i, "key_length"),
-                offset,
+                at: Location {
+                    scope: Scope::File,
+                    field: Field::member("kv_entry", i, "key_length"),
+                    offset,
+                    rule: rule::KV,
+                },
                 value: 0,
                 expected: "at least 1",
-                rule: rule::KV,
             });
         }
         let key_offset = c.offset();
         let key_bytes = c.take(u64::from(key_length), Field::member("kv_entry", i, "key"))?;
         let key = std::str::from_utf8(key_bytes).map_err(|_| Error::InvalidUtf8 {
-            scope: Scope::File,
-            field: Field::member("kv_entry", i, "key"),
-            offset: key_offset,
-            rule: rule::KV,
+            at: Location {
+                scope: Scope::File,
+                field: Field::member("kv_entry", i, "key"),
+                offset: key_offset,
+                rule: rule::KV,
+            },
         })?;
         let value = read_value(&mut c, i, key)?;
         entries.push(KvEntry { key, value, offset });
     }
     if reject_trailing && c.remaining() != 0 {
         return Err(Error::TrailingBytes {
-            scope: Scope::File,
-            section: "KV section",
-            offset: c.offset(),
+            at: Location {
+                scope: Scope::File,
+                field: Field::new("KV section"),
+                offset: c.offset(),
+                rule: rule::KV,
+            },
             count: to_u64(c.remaining()),
-            rule: rule::KV,
         });
     }
     check_unique_keys(&entries)?;
@@ -281,10 +289,15 @@ fn check_unique_keys(entries: &[KvEntry<'_>]) -> Result<()> {
         };
         if first.key == second.key {
             return Err(Error::DuplicateKey {
+                at: Location {
+                    scope: Scope::File,
+                    field: Field::member("kv_entry", to_u64(b), "key"),
+                    offset: second.offset.saturating_add(2),
+                    rule: rule::UNIQUE_KEYS,
+                },
                 key: second.key.into(),
                 first: to_u64(a),
                 second: to_u64(b),
-                offset: second.offset.saturating_add(2),
             });
         }
     }
@@ -295,16 +308,18 @@ fn value_tag(c: &mut Cursor<'_>, field: Field, key: &str) -> Result<KvType> {
     let offset = c.offset();
     let tag = c.u8(field)?;
     KvType::from_tag(tag).ok_or_else(|| Error::UnknownTag {
-        scope: Scope::Key(key.into()),
-        field,
-        offset,
+        at: Location {
+            scope: Scope::Key(key.into()),
+            field,
+            offset,
+            rule: rule::KV_TYPES,
+        },
         value: tag,
         why: match tag {
             0xFF => "invalid",
             0xF0..=0xFE => "implementation-private (not agreed out of band)",
             _ => "reserved",
         },
-        rule: rule::KV_TYPES,
     })
 }
 
@@ -318,12 +333,14 @@ fn read_value<'a>(c: &mut Cursor<'a>, entry: u64, key: &str) -> Result<KvValue<'
     let element_type = value_tag(c, tag_field, key)?;
     if element_type == KvType::Array {
         return Err(Error::Invalid {
-            scope: Scope::Key(key.into()),
-            field: tag_field,
-            offset: tag_offset,
+            at: Location {
+                scope: Scope::Key(key.into()),
+                field: tag_field,
+                offset: tag_offset,
+                rule: rule::KV_TYPES,
+            },
             value: u64::from(KvType::Array.tag()),
             expected: "an element tag 0x01-0x06 (arrays do not nest)",
-            rule: rule::KV_TYPES,
         });
     }
     let count_field = Field::member("kv_entry", entry, "element count");
@@ -339,13 +356,15 @@ fn read_value<'a>(c: &mut Cursor<'a>, entry: u64, key: &str) -> Result<KvValue<'
     let max = to_u64(c.remaining()) / min_size;
     if u64::from(len) > max {
         return Err(Error::CountTooLarge {
-            scope: Scope::Key(key.into()),
-            field: count_field,
-            offset: count_offset,
+            at: Location {
+                scope: Scope::Key(key.into()),
+                field: count_field,
+                offset: count_offset,
+                rule: rule::KV_TYPES,
+            },
             count: u64::from(len),
             max,
             section: "KV section",
-            rule: rule::KV_TYPES,
         });
     }
     let start = c.offset();
@@ -371,20 +390,22 @@ fn read_scalar<'a>(c: &mut Cursor<'a>, kv_type: KvType, field: Field, key: &str)
             let data_offset = c.offset();
             if u64::from(len) > to_u64(c.remaining()) {
                 return Err(Error::CountTooLarge {
-                    scope: scope(),
-                    field: Field {
-                        member: Some(if kv_type == KvType::String {
-                            "string length"
-                        } else {
-                            "bytes length"
-                        }),
-                        ..field
+                    at: Location {
+                        scope: scope(),
+                        field: Field {
+                            member: Some(if kv_type == KvType::String {
+                                "string length"
+                            } else {
+                                "bytes length"
+                            }),
+                            ..field
+                        },
+                        offset,
+                        rule: rule::KV_TYPES,
                     },
-                    offset,
                     count: u64::from(len),
                     max: to_u64(c.remaining()),
                     section: "KV section",
-                    rule: rule::KV_TYPES,
                 });
             }
             let bytes = c.take(u64::from(len), field)?;
@@ -392,13 +413,15 @@ fn read_scalar<'a>(c: &mut Cursor<'a>, kv_type: KvType, field: Field, key: &str)
                 KvValue::Bytes(bytes)
             } else {
                 KvValue::String(std::str::from_utf8(bytes).map_err(|_| Error::InvalidUtf8 {
-                    scope: scope(),
-                    field: Field {
-                        member: Some("string bytes"),
-                        ..field
+                    at: Location {
+                        scope: scope(),
+                        field: Field {
+                            member: Some("string bytes"),
+                            ..field
+                        },
+                        offset: data_offset,
+                        rule: rule::KV_TYPES,
                     },
-                    offset: data_offset,
-                    rule: rule::KV_TYPES,
                 })?)
             }
         }
@@ -410,26 +433,30 @@ fn read_scalar<'a>(c: &mut Cursor<'a>, kv_type: KvType, field: Field, key: &str)
             1 => KvValue::Bool(true),
             other => {
                 return Err(Error::Invalid {
-                    scope: scope(),
-                    field: Field {
-                        member: Some("bool value"),
-                        ..field
+                    at: Location {
+                        scope: scope(),
+                        field: Field {
+                            member: Some("bool value"),
+                            ..field
+                        },
+                        offset,
+                        rule: rule::KV_TYPES,
                     },
-                    offset,
                     value: u64::from(other),
                     expected: "0x00 (false) or 0x01 (true)",
-                    rule: rule::KV_TYPES,
                 })
             }
         },
         KvType::Array => {
             return Err(Error::Invalid {
-                scope: scope(),
-                field,
-                offset,
+                at: Location {
+                    scope: scope(),
+                    field,
+                    offset,
+                    rule: rule::KV_TYPES,
+                },
                 value: u64::from(KvType::Array.tag()),
                 expected: "a scalar value",
-                rule: rule::KV_TYPES,
             })
         }
     })

@@ -95,7 +95,7 @@ pub use descriptor::{
     Quantization, Shard, DESCRIPTOR_VERSION_MAJOR, DESCRIPTOR_VERSION_MINOR, DYNAMIC, MAX_RANK, MAX_TILED_DEPTH,
 };
 pub use element_type::{Complex, Element, ElementType, Float8E4m3, Float8E5m2, Float8E8m0};
-pub use error::{shown_name, shown_path, Error, Field, Number, Result, Scope};
+pub use error::{shown_name, shown_path, Error, Field, Location, Number, Result, Scope};
 pub use file::{
     file_flags, EntryField, HurrayFile, IndexEntry, Mode, Options, CONTAINER_VERSION_MAJOR, CONTAINER_VERSION_MINOR,
     FILE_MAGIC,

@@ -6,7 +6,7 @@ use crate::buffer::{Buffer, BufferRole};
 use crate::cursor::to_u64;
 use crate::descriptor::QuantScheme;
 use crate::element_type::ElementType;
-use crate::error::{rule, Error, Field, Number, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Number, Result, Scope};
 use crate::file::HurrayFile;
 use crate::layout::{Layout, LayoutFields};
 use crate::tensor::Tensor;
@@ -111,15 +111,17 @@ impl<'data> Tensor<'data> {
                     _ => return Ok(()), // past the buffer, or not an integer code: sized and typed at open
                 };
                 return Err(Error::InvalidNumber {
-                    scope: Scope::tensor(self.name()),
-                    field: Field::at(buffer.role().as_str(), p),
-                    offset: buffer
-                        .file_offset()
-                        .saturating_add(buffer.element_start())
-                        .saturating_add(p.saturating_mul(bits) / 8),
+                    at: Location {
+                        scope: Scope::tensor(self.name()),
+                        field: Field::at(buffer.role().as_str(), p),
+                        offset: buffer
+                            .file_offset()
+                            .saturating_add(buffer.element_start())
+                            .saturating_add(p.saturating_mul(bits) / 8),
+                        rule: rule::BLOCK_PADDING,
+                    },
                     value: code,
                     expected: "0 in a padding element of the partial last block",
-                    rule: rule::BLOCK_PADDING,
                 });
             }
         }
@@ -147,22 +149,25 @@ impl<'data> Tensor<'data> {
             match previous {
                 None if v != 0 => {
                     return Err(Error::PtrFirst {
-                        tensor: self.name().into(),
-                        array: "seq_ptr",
-                        offset: seq.file_offset(),
+                        at: Location {
+                            scope: Scope::tensor(self.name()),
+                            field: Field::at("seq_ptr", 0),
+                            offset: seq.file_offset(),
+                            rule: rule::BLOCK_PAGED_INV,
+                        },
                         value: v,
-                        rule: rule::BLOCK_PAGED_INV,
                     })
                 }
                 Some(p) if v < p => {
                     return Err(Error::PtrDecreasing {
-                        tensor: self.name().into(),
-                        array: "seq_ptr",
-                        position: k,
-                        offset: at(seq, k),
+                        at: Location {
+                            scope: Scope::tensor(self.name()),
+                            field: Field::at("seq_ptr", k),
+                            offset: at(seq, k),
+                            rule: rule::BLOCK_PAGED_INV,
+                        },
                         value: v,
                         previous: p,
-                        rule: rule::BLOCK_PAGED_INV,
                     })
                 }
                 _ => previous = Some(v),
@@ -174,28 +179,30 @@ impl<'data> Tensor<'data> {
         if last != table.len() {
             let num_seqs = u64::from(f.num_seqs.get());
             return Err(Error::PtrLast {
-                tensor: self.name().into(),
-                array: "seq_ptr",
-                position: num_seqs,
-                offset: at(seq, num_seqs),
+                at: Location {
+                    scope: Scope::tensor(self.name()),
+                    field: Field::at("seq_ptr", num_seqs),
+                    offset: at(seq, num_seqs),
+                    rule: rule::BLOCK_PAGED_INV,
+                },
                 value: last,
                 expected_name: "the block_table length",
                 expected: table.len(),
-                rule: rule::BLOCK_PAGED_INV,
             });
         }
         for (k, v) in table.values().enumerate() {
             let page = as_u64(v).unwrap_or(u64::MAX);
             if page >= f.num_pages.get() {
                 return Err(Error::IndexOutOfBounds {
-                    tensor: self.name().into(),
-                    array: "block_table",
-                    position: to_u64(k),
-                    offset: at(table, to_u64(k)),
+                    at: Location {
+                        scope: Scope::tensor(self.name()),
+                        field: Field::at("block_table", to_u64(k)),
+                        offset: at(table, to_u64(k)),
+                        rule: rule::BLOCK_PAGED_INV,
+                    },
                     value: page,
                     bound: f.num_pages.get(),
                     bound_name: Field::new("num_pages"),
-                    rule: rule::BLOCK_PAGED_INV,
                 });
             }
         }
@@ -210,15 +217,17 @@ impl<'data> Tensor<'data> {
         if t == ElementType::Float8E8m0 {
             if let Some(k) = buffer.element_bytes().iter().position(|&b| b == 0x00 || b == 0xFF) {
                 return Err(Error::Invalid {
-                    scope: Scope::tensor(self.name()),
-                    field: Field::at(buffer.role().as_str(), to_u64(k)),
-                    offset: buffer
-                        .file_offset()
-                        .saturating_add(buffer.element_start())
-                        .saturating_add(to_u64(k)),
+                    at: Location {
+                        scope: Scope::tensor(self.name()),
+                        field: Field::at(buffer.role().as_str(), to_u64(k)),
+                        offset: buffer
+                            .file_offset()
+                            .saturating_add(buffer.element_start())
+                            .saturating_add(to_u64(k)),
+                        rule: rule::FLOAT8_VARIANTS,
+                    },
                     value: u64::from(buffer.element_bytes().get(k).copied().unwrap_or(0)),
                     expected: "a float8_e8m0 pattern other than 0x00 and 0xFF (reserved NaN)",
-                    rule: "element-types.md § Tier 2 -- Extended Types › Float8 Variants",
                 });
             }
         }
@@ -261,12 +270,14 @@ impl<'data> Tensor<'data> {
                 };
                 let padding = 0xFFu8.checked_shl(u32::try_from(first).unwrap_or(8)).unwrap_or(0);
                 return Err(Error::Reserved {
-                    scope: Scope::tensor(self.name()),
-                    field: Field::member("buffer", u64::from(buffer.index()), "padding bits"),
-                    offset: buffer.file_offset().saturating_add(bit / 8),
+                    at: Location {
+                        scope: Scope::tensor(self.name()),
+                        field: Field::member("buffer", u64::from(buffer.index()), "padding bits"),
+                        offset: buffer.file_offset().saturating_add(bit / 8),
+                        rule: packing_rule(t),
+                    },
                     value: u64::from(byte & padding),
                     byte: None,
-                    rule: packing_rule(t),
                 });
             }
         }
@@ -281,9 +292,9 @@ impl<'data> Tensor<'data> {
             return Ok(());
         };
         let (rule_text, nf4) = match q.scheme {
-            QuantScheme::PerChannelAffine(_) => ("quantization/per-channel-affine.md § Validity Constraints", false),
-            QuantScheme::PerBlockAffine(_) => ("quantization/per-block-affine.md § Validity Constraints", false),
-            QuantScheme::Nf4(_) => ("quantization/nf4.md § Validity Constraints", true),
+            QuantScheme::PerChannelAffine(_) => (rule::PER_CHANNEL_AFFINE, false),
+            QuantScheme::PerBlockAffine(_) => (rule::PER_BLOCK_AFFINE, false),
+            QuantScheme::Nf4(_) => (rule::NF4, true),
             _ => return Ok(()),
         };
         // Only per-channel affine bounds its zero points (per-block affine
@@ -313,9 +324,12 @@ impl<'data> Tensor<'data> {
                 }
                 let width = et.byte_width().unwrap_or(1);
                 return Err(Error::InvalidNumber {
-                    scope: Scope::tensor(self.name()),
-                    field: Field::at(if scales { "scales" } else { "zero_points" }, k),
-                    offset: buffer.file_offset().saturating_add(k.saturating_mul(width)),
+                    at: Location {
+                        scope: Scope::tensor(self.name()),
+                        field: Field::at(if scales { "scales" } else { "zero_points" }, k),
+                        offset: buffer.file_offset().saturating_add(k.saturating_mul(width)),
+                        rule: rule_text,
+                    },
                     value: match v {
                         Value::Float(s) => Number::float(s),
                         Value::Int(z) => Number::Int(z),
@@ -326,7 +340,6 @@ impl<'data> Tensor<'data> {
                     } else {
                         "a zero point within the storage type's range"
                     },
-                    rule: rule_text,
                 });
             }
         }
@@ -338,14 +351,10 @@ impl<'data> Tensor<'data> {
 /// bits after its last element to be 0.
 fn packing_rule(t: ElementType) -> &'static str {
     match t {
-        ElementType::Bool => "element-types.md § Tier 1 -- Core Types › Boolean Type (the remaining high-order bits MUST be 0)",
-        ElementType::Float4E2m1 => {
-            "element-types.md § Tier 2 -- Extended Types › Sub-Byte Floating-Point Types (the high nibble of the final byte MUST be 0)"
-        }
-        _ if t.bit_width() == 6 => {
-            "element-types.md § Tier 2 -- Extended Types › Sub-Byte Floating-Point Types › 6-bit packing (unused bits MUST be 0)"
-        }
-        _ => "element-types.md § Tier 2 -- Extended Types › Sub-Byte Integer Types (unused bits MUST be 0)",
+        ElementType::Bool => rule::BOOL_PADDING_BITS,
+        ElementType::Float4E2m1 => rule::FP4_PADDING_BITS,
+        _ if t.bit_width() == 6 => rule::FP6_PADDING_BITS,
+        _ => rule::INT_PADDING_BITS,
     }
 }
 
@@ -483,12 +492,14 @@ impl<'data> HurrayFile<'data> {
         match first {
             None => Ok(()),
             Some(k) => Err(Error::Reserved {
-                scope: after.map_or(Scope::File, Scope::tensor),
-                field: Field::new("padding"),
-                offset: start.saturating_add(to_u64(k)),
+                at: Location {
+                    scope: after.map_or(Scope::File, Scope::tensor),
+                    field: Field::new("padding"),
+                    offset: start.saturating_add(to_u64(k)),
+                    rule: rule::PADDING,
+                },
                 value: u64::from(bytes.get(k).copied().unwrap_or(0)),
                 byte: None,
-                rule: "file-format.md § Alignment and Padding Summary (padding bytes are 0x00)",
             }),
         }
     }

@@ -7,7 +7,7 @@ mod support {
 
 use std::path::Path;
 
-use hurray_reader::{AlignedBytes, ElementType, Error, Field, HurrayFile, Layout, Options};
+use hurray_reader::{AlignedBytes, ElementType, Error, Field, HurrayFile, Layout, Location, Options};
 use support::corpus::{corpus, read};
 
 /// The fields of a valid descriptor tile it exactly: contiguous, in order,
@@ -138,7 +138,10 @@ fn descriptor_at_reads_what_tensor_at_rejects() {
     assert!(matches!(
         file.tensor_at(0),
         Err(Error::BufferSize {
-            buffer: 0,
+            at: Location {
+                field: Field { index: Some(0), .. },
+                ..
+            },
             byte_size: 16,
             expected: 20,
             ..
@@ -225,7 +228,9 @@ fn composite_errors_point_at_the_members_field() {
                 continue;
             };
             let Error::Composite {
-                member, field, offset, ..
+                at: Location { field, offset, .. },
+                member,
+                ..
             } = &e
             else {
                 continue;

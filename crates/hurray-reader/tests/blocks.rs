@@ -3,7 +3,7 @@
 //! of an unvalidated view scans its own columns alone and names the file's
 //! columns and positions; a bad range is an error, never a panic.
 
-use hurray_reader::{AlignedBytes, CscView, Error, HurrayFile, Options};
+use hurray_reader::{AlignedBytes, CscView, Error, Field, HurrayFile, Location, Options};
 
 fn fixture(name: &str) -> AlignedBytes {
     AlignedBytes::read(format!("{}/../../fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
@@ -178,7 +178,19 @@ fn a_blocks_pointers_are_named_by_the_files_positions() {
     let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
     let a = file.tensor("t").unwrap().csc_unscanned::<f32>().unwrap();
     let whole = a.validate().unwrap_err();
-    assert!(matches!(whole, Error::PtrDecreasing { position: 3, .. }), "{whole:?}");
+    assert!(
+        matches!(
+            whole,
+            Error::PtrDecreasing {
+                at: Location {
+                    field: Field { index: Some(3), .. },
+                    ..
+                },
+                ..
+            }
+        ),
+        "{whole:?}"
+    );
     assert_eq!(a.column_block(1..4).unwrap().validate().unwrap_err(), whole);
     assert_eq!(a.column_block(2..4).unwrap().validate().unwrap_err(), whole);
     // Column 1 of the patched pointers runs over positions 1..3, whose
@@ -188,8 +200,11 @@ fn a_blocks_pointers_are_named_by_the_files_positions() {
         matches!(
             e,
             Error::NotIncreasing {
+                at: Location {
+                    field: Field { index: Some(2), .. },
+                    ..
+                },
                 slice_index: 1,
-                position: 2,
                 ..
             }
         ),
@@ -200,8 +215,11 @@ fn a_blocks_pointers_are_named_by_the_files_positions() {
         matches!(
             e,
             Error::NotIncreasing {
+                at: Location {
+                    field: Field { index: Some(3), .. },
+                    ..
+                },
                 slice_index: 3,
-                position: 3,
                 ..
             }
         ),
@@ -211,7 +229,19 @@ fn a_blocks_pointers_are_named_by_the_files_positions() {
     a.column_block(0..1).unwrap().validate().unwrap();
     // A block ending below where it starts is refused when it is made.
     let e = a.column_block(2..3).unwrap_err();
-    assert!(matches!(e, Error::PtrDecreasing { position: 3, .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            Error::PtrDecreasing {
+                at: Location {
+                    field: Field { index: Some(3), .. },
+                    ..
+                },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
     // The ends of the file's col_ptr are checked when a block is made.
     let bytes = fixture("invalid/csc_ptr_last_not_nnz.hry");
     let file = HurrayFile::parse(&bytes, Options::default()).unwrap();

@@ -7,7 +7,7 @@
 //! and the tie went to the last dimension), spent its whole budget there
 //! and rejected the file as too costly to check, after ~1.2 s per head.
 
-use hurray_reader::{AlignedBytes, Error, HurrayFile, Options};
+use hurray_reader::{AlignedBytes, Error, HurrayFile, Location, Options, Scope};
 use hurray_writer::{CompositeHead, ElementType, FileWriter, RawTensor, Shard, TensorDescriptor, WriterOptions};
 
 /// A partition head of shape `[n, n]` followed by one member-less group
@@ -67,7 +67,13 @@ fn a_partition_beyond_the_budget_is_refused_before_the_sweep() {
     let e = error_of(&partition(2 * m, &boxes));
     match &e {
         Error::Composite {
-            tensor, member, what, ..
+            at: Location {
+                scope: Scope::Tensor(tensor),
+                ..
+            },
+            member,
+            what,
+            ..
         } => {
             assert_eq!(&**tensor, "P");
             assert_eq!(&**member, "m20001");

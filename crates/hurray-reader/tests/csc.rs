@@ -3,7 +3,7 @@
 //! `docs/csc-rules.md` maps every rule of `layouts/csc.md` to its code and
 //! tests.
 
-use hurray_reader::{AlignedBytes, Error, Field, HurrayFile, Options};
+use hurray_reader::{AlignedBytes, Error, Field, HurrayFile, Location, Options, Scope};
 use hurray_writer::{
     BufferData, ElementType, FileWriter, RawDescriptor, RawTensor, Statistics, TensorDescriptor, WriterOptions,
 };
@@ -352,8 +352,11 @@ fn rule_buffer_count_must_be_3() {
     assert!(matches!(
         error_of(p),
         Error::Invalid {
-            field: Field {
-                name: "buffer_count",
+            at: Location {
+                field: Field {
+                    name: "buffer_count",
+                    ..
+                },
                 ..
             },
             value: 2,
@@ -369,7 +372,10 @@ fn rule_reserved_bytes_after_nnz_must_be_zero() {
     assert!(matches!(
         error_of(p),
         Error::Reserved {
-            field: Field { name: "_reserved", .. },
+            at: Location {
+                field: Field { name: "_reserved", .. },
+                ..
+            },
             ..
         }
     ));
@@ -382,8 +388,11 @@ fn rule_byte_offset_must_be_zero() {
     assert!(matches!(
         error_of(p),
         Error::Invalid {
-            field: Field {
-                name: "byte_offset",
+            at: Location {
+                field: Field {
+                    name: "byte_offset",
+                    ..
+                },
                 ..
             },
             value: 4,
@@ -400,7 +409,10 @@ fn rule_values_buffer_is_nnz_elements() {
     assert!(matches!(
         error_of(p),
         Error::BufferSize {
-            buffer: 0,
+            at: Location {
+                field: Field { index: Some(0), .. },
+                ..
+            },
             role: "values",
             byte_size: 16,
             expected: 20,
@@ -414,7 +426,10 @@ fn rule_values_buffer_is_nnz_elements() {
     assert!(matches!(
         error_of(p),
         Error::BufferSize {
-            buffer: 0,
+            at: Location {
+                field: Field { index: Some(0), .. },
+                ..
+            },
             byte_size: 24,
             expected: 20,
             exact: true,
@@ -431,7 +446,10 @@ fn rule_row_indices_buffer_is_nnz_u64() {
     assert!(matches!(
         error_of(p),
         Error::BufferSize {
-            buffer: 1,
+            at: Location {
+                field: Field { index: Some(1), .. },
+                ..
+            },
             role: "row_indices",
             expected: 40,
             ..
@@ -450,10 +468,13 @@ fn a_wrong_nnz_field_is_named_when_the_buffers_agree() {
         matches!(
             e,
             Error::NnzMismatch {
+                at: Location {
+                    rule: "layouts/csc.md § Buffer Size",
+                    ..
+                },
                 nnz: 4,
                 held: 5,
                 buffers: "values and row_indices",
-                rule: "layouts/csc.md § Buffer Size",
                 ..
             }
         ),
@@ -509,7 +530,10 @@ fn rule_col_ptr_buffer_is_ncols_plus_one_u64() {
     assert!(matches!(
         error_of(p),
         Error::BufferSize {
-            buffer: 2,
+            at: Location {
+                field: Field { index: Some(2), .. },
+                ..
+            },
             role: "col_ptr",
             expected: 48,
             ..
@@ -538,10 +562,11 @@ fn a_wrong_byte_size_is_named_before_the_index_data_length() {
         bytes[at..at + 8].copy_from_slice(&byte_size.to_le_bytes());
         let err = strict(&AlignedBytes::from_slice(&bytes)).unwrap_err();
         assert!(
-            matches!(&err, Error::BufferSize { buffer: b, role: r, byte_size: s, expected: e, offset, .. }
-                if *b == buffer && *r == role && *s == byte_size && *e == expected && *offset == at as u64),
+            matches!(&err, Error::BufferSize { role: r, byte_size: s, expected: e, .. }
+                if *r == role && *s == byte_size && *e == expected),
             "{err}"
         );
+        assert_eq!((err.field(), err.offset()), (Some(field), Some(at as u64)), "{err}");
     }
 }
 
@@ -552,9 +577,12 @@ fn rule_invariant_1_col_ptr_starts_at_zero() {
     assert!(matches!(
         error_of(p),
         Error::PtrFirst {
-            array: "col_ptr",
+            at: Location {
+                field: Field { name: "col_ptr", .. },
+                offset: 12288,
+                ..
+            },
             value: 1,
-            offset: 12288,
             ..
         }
     ));
@@ -567,11 +595,17 @@ fn rule_invariant_1_col_ptr_ends_at_nnz() {
     assert!(matches!(
         error_of(p),
         Error::PtrLast {
-            array: "col_ptr",
-            position: 5,
+            at: Location {
+                field: Field {
+                    name: "col_ptr",
+                    index: Some(5),
+                    ..
+                },
+                offset: 12328,
+                ..
+            },
             value: 4,
             expected: 5,
-            offset: 12328,
             ..
         }
     ));
@@ -584,11 +618,17 @@ fn rule_invariant_2_col_ptr_non_decreasing() {
     assert!(matches!(
         error_of(p),
         Error::PtrDecreasing {
-            array: "col_ptr",
-            position: 2,
+            at: Location {
+                field: Field {
+                    name: "col_ptr",
+                    index: Some(2),
+                    ..
+                },
+                offset: 12304,
+                ..
+            },
             value: 1,
             previous: 2,
-            offset: 12304,
             ..
         }
     ));
@@ -604,15 +644,16 @@ fn rule_invariant_3_rows_strictly_increasing_within_a_column() {
     assert_eq!(
         e,
         Error::NotIncreasing {
-            tensor: "A".into(),
-            array: "row_indices",
+            at: Location {
+                scope: Scope::Tensor("A".into()),
+                field: Field::at("row_indices", 1),
+                offset: 8200,
+                rule: "layouts/csc.md § Storage Invariants (3)",
+            },
             slice: "column",
             slice_index: 0,
-            position: 1,
-            offset: 8200,
             value: 0,
             previous: 2,
-            rule: "layouts/csc.md § Storage Invariants (3)",
         }
     );
     // A duplicate row breaks the same rule.
@@ -622,8 +663,11 @@ fn rule_invariant_3_rows_strictly_increasing_within_a_column() {
     assert!(matches!(
         error_of(p),
         Error::NotIncreasing {
+            at: Location {
+                field: Field { index: Some(1), .. },
+                ..
+            },
             slice_index: 0,
-            position: 1,
             value: 1,
             previous: 1,
             ..
@@ -643,11 +687,17 @@ fn rule_invariant_4_rows_below_nrows() {
     assert!(matches!(
         error_of(p),
         Error::IndexOutOfBounds {
-            array: "row_indices",
-            position: 4,
+            at: Location {
+                field: Field {
+                    name: "row_indices",
+                    index: Some(4),
+                    ..
+                },
+                offset: 8224,
+                ..
+            },
             value: 4,
             bound: 4,
-            offset: 8224,
             ..
         }
     ));
@@ -656,7 +706,10 @@ fn rule_invariant_4_rows_below_nrows() {
     assert!(matches!(
         error_of(p),
         Error::IndexOutOfBounds {
-            position: 1,
+            at: Location {
+                field: Field { index: Some(1), .. },
+                ..
+            },
             value: u64::MAX,
             ..
         }
@@ -707,7 +760,10 @@ fn rule_sizes_are_computed_without_overflow() {
     assert!(matches!(
         error_of(p),
         Error::Overflow {
-            field: Field { name: "nnz", .. },
+            at: Location {
+                field: Field { name: "nnz", .. },
+                ..
+            },
             ..
         }
     ));
@@ -734,7 +790,10 @@ fn scan_is_not_run_at_open_nor_without_asking() {
     assert!(matches!(
         unscanned.validate(),
         Err(Error::PtrTooLarge {
-            position: 3,
+            at: Location {
+                field: Field { index: Some(3), .. },
+                ..
+            },
             value: 9,
             nnz: 5,
             ..
@@ -761,8 +820,11 @@ fn permissive_views_never_answer_wrongly() {
     assert!(matches!(
         a.columns(),
         Err(Error::NotIncreasing {
+            at: Location {
+                field: Field { index: Some(1), .. },
+                ..
+            },
             slice_index: 0,
-            position: 1,
             ..
         })
     ));
@@ -792,10 +854,16 @@ fn a_transposed_view_names_the_files_csc_fields() {
         matches!(
             &through_transpose,
             Error::NotIncreasing {
-                array: "row_indices",
+                at: Location {
+                    field: Field {
+                        name: "row_indices",
+                        index: Some(4),
+                        ..
+                    },
+                    ..
+                },
                 slice: "column",
                 slice_index: 3,
-                position: 4,
                 ..
             }
         ),
@@ -860,15 +928,16 @@ fn unscanned_lookups_name_the_pointer_they_read() {
     // than it; the lookup in column 2 did too).
     let e = pointer_error(vec![0, 1, u64::MAX, 3, 4, 5], &[1, 2]);
     let expected = Error::PtrTooLarge {
-        tensor: "A".into(),
-        array: "col_ptr",
-        position: 2,
-        offset: e.offset().unwrap(),
+        at: Location {
+            scope: Scope::Tensor("A".into()),
+            field: Field::at("col_ptr", 2),
+            offset: e.offset().unwrap(),
+            rule: "layouts/csc.md § Storage Invariants (2)",
+        },
         value: u64::MAX,
         nnz: 5,
         last: 5,
         next: Some(3),
-        rule: "layouts/csc.md § Storage Invariants (2)",
     };
     assert_eq!(e, expected);
     assert_eq!(
@@ -885,7 +954,10 @@ fn unscanned_lookups_name_the_pointer_they_read() {
         matches!(
             e,
             Error::PtrTooLarge {
-                position: 1,
+                at: Location {
+                    field: Field { index: Some(1), .. },
+                    ..
+                },
                 value: 9,
                 next: None,
                 ..
@@ -997,7 +1069,12 @@ fn buffer_end_past_u64_is_reported_exactly() {
     let e = file.tensor("A").unwrap_err();
     let want_end = u128::from(start) + u128::from(u64::MAX - 99);
     assert!(
-        matches!(e, Error::OutOfRange { start: s, end, offset, .. } if s == start && end == want_end && offset == at),
+        matches!(e, Error::OutOfRange {
+            at: Location { offset, .. },
+            start: s,
+            end,
+            ..
+        } if s == start && end == want_end && offset == at),
         "{e:?}"
     );
     assert!(e.to_string().contains(&format!("[{start}, {want_end})")), "{e}");
@@ -1027,8 +1104,15 @@ fn rule_sparse_buffer_sizes_are_exact_in_permissive_mode_too() {
             let file = HurrayFile::parse(&bytes, options).unwrap();
             let e = file.tensor("A").map(|_| ()).unwrap_err();
             assert!(
-                matches!(&e, Error::BufferSize { buffer: b, role: r, byte_size, expected: x, exact: true, .. }
-                    if *b == buffer && *r == role && *byte_size == expected + extra && *x == expected),
+                matches!(&e, Error::BufferSize {
+                    at: Location { field: Field { index: Some(b), .. }, .. },
+                    role: r,
+                    byte_size,
+                    expected: x,
+                    exact: true,
+                    ..
+                }
+                    if *b == u64::from(buffer) && *r == role && *byte_size == expected + extra && *x == expected),
                 "{options:?}: {e:?}"
             );
             assert_eq!(e.rule(), Some("layouts/csc.md § Buffer Size"));
@@ -1206,7 +1290,10 @@ fn rule_packed_values_buffer_size() {
             matches!(
                 e,
                 Error::BufferSize {
-                    buffer: 0,
+                    at: Location {
+                        field: Field { index: Some(0), .. },
+                        ..
+                    },
                     byte_size: 5,
                     expected: 3,
                     ..
@@ -1235,7 +1322,10 @@ fn rule_packed_values_buffer_size() {
     assert!(matches!(
         error_of(p),
         Error::BufferSize {
-            buffer: 0,
+            at: Location {
+                field: Field { index: Some(0), .. },
+                ..
+            },
             byte_size: 4,
             expected: 6,
             ..
@@ -1311,8 +1401,11 @@ fn a_shape_beyond_u64_elements_is_valid_sparse() {
         matches!(
             e,
             Error::Overflow {
+                at: Location {
+                    rule: "data-model.md § Shape › Total Element Count",
+                    ..
+                },
                 what: "element count (product of shape)",
-                rule: "data-model.md § Shape › Total Element Count",
                 ..
             }
         ),
@@ -1328,8 +1421,14 @@ fn nnz_is_bounded_by_the_shape_through_the_invariants() {
         matches!(
             e,
             Error::IndexOutOfBounds {
-                array: "row_indices",
-                position: 0,
+                at: Location {
+                    field: Field {
+                        name: "row_indices",
+                        index: Some(0),
+                        ..
+                    },
+                    ..
+                },
                 value: 0,
                 bound: 0,
                 ..
@@ -1342,7 +1441,10 @@ fn nnz_is_bounded_by_the_shape_through_the_invariants() {
         matches!(
             e,
             Error::NotIncreasing {
-                position: 1,
+                at: Location {
+                    field: Field { index: Some(1), .. },
+                    ..
+                },
                 value: 0,
                 previous: 0,
                 ..
@@ -1356,7 +1458,10 @@ fn nnz_is_bounded_by_the_shape_through_the_invariants() {
         matches!(
             e,
             Error::PtrLast {
-                position: 0,
+                at: Location {
+                    field: Field { index: Some(0), .. },
+                    ..
+                },
                 value: 0,
                 expected: 1,
                 ..
@@ -1465,8 +1570,26 @@ fn permissive_skips_only_the_invariant_scan() {
     let file = HurrayFile::parse(&bytes, Options::permissive()).unwrap();
     let a = file.tensor("A").unwrap().csc::<f32>().unwrap();
     assert!(!a.is_validated());
-    assert!(matches!(a.validate(), Err(Error::IndexOutOfBounds { position: 4, .. })));
-    assert!(matches!(a.get(0, 4), Err(Error::IndexOutOfBounds { position: 4, .. })));
+    assert!(matches!(
+        a.validate(),
+        Err(Error::IndexOutOfBounds {
+            at: Location {
+                field: Field { index: Some(4), .. },
+                ..
+            },
+            ..
+        })
+    ));
+    assert!(matches!(
+        a.get(0, 4),
+        Err(Error::IndexOutOfBounds {
+            at: Location {
+                field: Field { index: Some(4), .. },
+                ..
+            },
+            ..
+        })
+    ));
     assert_eq!(a.get(0, 3).unwrap(), Some(&2.0));
     type Damage = fn(&mut Parts);
     let structural: [(&str, Damage); 6] = [

@@ -10,7 +10,7 @@ mod support {
     pub mod worked_example;
 }
 
-use hurray_reader::{AlignedBytes, Error, Field, HurrayFile, Layout, Options, Value};
+use hurray_reader::{AlignedBytes, Error, Field, HurrayFile, Layout, Location, Options, Scope, Value};
 use hurray_writer::{ElementType, Statistics, TensorDescriptor};
 use support::locate::{buffer_offset, field_offset, At};
 use support::sparse_parts::{
@@ -230,11 +230,14 @@ fn csr_rule_layout_tag_is_0x07() {
         matches!(
             e,
             Error::BufferSize {
-                buffer: 2,
+                at: Location {
+                    field: Field { index: Some(2), .. },
+                    rule: "layouts/csc.md § Buffer Size",
+                    ..
+                },
                 role: "col_ptr",
                 byte_size: 40,
                 expected: 48,
-                rule: "layouts/csc.md § Buffer Size",
                 ..
             }
         ),
@@ -367,8 +370,14 @@ fn csr_rule_buffer_sizes_are_exact_in_both_modes() {
             for options in [Options::strict(), Options::permissive()] {
                 let e = open_csr(&bytes, options).unwrap_err();
                 assert!(
-                    matches!(&e, Error::BufferSize { buffer: b, role: r, byte_size, expected: x, exact: true, .. }
-                        if usize::from(*b) == buffer && *r == role && *byte_size == size && *x == expected),
+                    matches!(&e, Error::BufferSize {
+                        role: r,
+                        byte_size,
+                        expected: x,
+                        exact: true,
+                        ..
+                    }
+                        if *r == role && *byte_size == size && *x == expected),
                     "{options:?}: {e:?}"
                 );
                 let field = format!("buffer[{buffer}].byte_size");
@@ -424,7 +433,12 @@ fn csr_rule_packed_values_buffer_size() {
                 .map(drop)
                 .unwrap_err();
             assert!(
-                matches!(e, Error::BufferSize { buffer: 0, byte_size, expected: x, .. } if byte_size == bytes_wrong && x == expected),
+                matches!(e, Error::BufferSize {
+                    at: Location { field: Field { index: Some(0), .. }, .. },
+                    byte_size,
+                    expected: x,
+                    ..
+                } if byte_size == bytes_wrong && x == expected),
                 "{e:?}"
             );
         }
@@ -482,11 +496,13 @@ fn csr_rule_storage_invariants_exact_errors() {
     assert_eq!(
         e,
         Error::PtrFirst {
-            tensor: "A".into(),
-            array: "row_ptr",
-            offset: ptr_at,
+            at: Location {
+                scope: Scope::Tensor("A".into()),
+                field: Field::at("row_ptr", 0),
+                offset: ptr_at,
+                rule: "layouts/csr.md § Storage Invariants (1)",
+            },
             value: 1,
-            rule: "layouts/csr.md § Storage Invariants (1)",
         }
     );
     assert_names(&e, "row_ptr[0]", ptr_at, &inv(1));
@@ -497,7 +513,12 @@ fn csr_rule_storage_invariants_exact_errors() {
         p.buffers[2] = u64s(&[0, 2, 3, 4.min(last), last]);
         let e = csr_error(p);
         assert!(
-            matches!(e, Error::PtrLast { array: "row_ptr", position: 4, value, expected: 5, .. } if value == last),
+            matches!(e, Error::PtrLast {
+                at: Location { field: Field { name: "row_ptr", index: Some(4), .. }, .. },
+                value,
+                expected: 5,
+                ..
+            } if value == last),
             "{e:?}"
         );
         assert_names(&e, "row_ptr[4]", ptr_at + 32, &inv(1));
@@ -511,8 +532,14 @@ fn csr_rule_storage_invariants_exact_errors() {
         matches!(
             e,
             Error::PtrDecreasing {
-                array: "row_ptr",
-                position: 2,
+                at: Location {
+                    field: Field {
+                        name: "row_ptr",
+                        index: Some(2),
+                        ..
+                    },
+                    ..
+                },
                 value: 2,
                 previous: 3,
                 ..
@@ -530,15 +557,16 @@ fn csr_rule_storage_invariants_exact_errors() {
         assert_eq!(
             e,
             Error::NotIncreasing {
-                tensor: "A".into(),
-                array: "col_indices",
+                at: Location {
+                    scope: Scope::Tensor("A".into()),
+                    field: Field::at("col_indices", 1),
+                    offset: cols_at + 8,
+                    rule: "layouts/csr.md § Storage Invariants (3)",
+                },
                 slice: "row",
                 slice_index: 0,
-                position: 1,
-                offset: cols_at + 8,
                 value,
                 previous,
-                rule: "layouts/csr.md § Storage Invariants (3)",
             }
         );
         assert_names(&e, "col_indices[1]", cols_at + 8, &inv(3));
@@ -555,7 +583,13 @@ fn csr_rule_storage_invariants_exact_errors() {
         assert!(
             matches!(
                 &e,
-                Error::IndexOutOfBounds { array: "col_indices", position: 4, value: v, bound: 5, bound_name, .. }
+                Error::IndexOutOfBounds {
+                    at: Location { field: Field { name: "col_indices", index: Some(4), .. }, .. },
+                    value: v,
+                    bound: 5,
+                    bound_name,
+                    ..
+                }
                     if *v == value && *bound_name == Field::new("ncols")
             ),
             "{e:?}"
@@ -616,7 +650,10 @@ fn csr_permissive_skips_only_the_scan_and_never_answers_wrongly() {
             matches!(
                 a.get(row, 0),
                 Err(Error::PtrTooLarge {
-                    position: 2,
+                    at: Location {
+                        field: Field { index: Some(2), .. },
+                        ..
+                    },
                     value: 9,
                     ..
                 })
@@ -667,8 +704,14 @@ fn csr_nnz_is_bounded_by_the_shape_through_the_invariants() {
         matches!(
             e,
             Error::IndexOutOfBounds {
-                array: "col_indices",
-                position: 0,
+                at: Location {
+                    field: Field {
+                        name: "col_indices",
+                        index: Some(0),
+                        ..
+                    },
+                    ..
+                },
                 value: 0,
                 bound: 0,
                 ..
@@ -677,13 +720,28 @@ fn csr_nnz_is_bounded_by_the_shape_through_the_invariants() {
         "{e:?}"
     );
     let e = csr_error(csr(1, 1, &[1.0, 2.0], &[0, 0], &[0, 2]));
-    assert!(matches!(e, Error::NotIncreasing { position: 1, .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            Error::NotIncreasing {
+                at: Location {
+                    field: Field { index: Some(1), .. },
+                    ..
+                },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
     let e = csr_error(csr(0, 4, &[1.0], &[0], &[0]));
     assert!(
         matches!(
             e,
             Error::PtrLast {
-                position: 0,
+                at: Location {
+                    field: Field { index: Some(0), .. },
+                    ..
+                },
                 value: 0,
                 expected: 1,
                 ..

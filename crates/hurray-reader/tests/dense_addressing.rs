@@ -5,7 +5,7 @@
 //! of elements (complex halves, 6-bit groups). All read the wrong elements,
 //! or failed, before reviews found them.
 
-use hurray_reader::{AlignedBytes, Complex, HurrayFile, Options, Value};
+use hurray_reader::{AlignedBytes, Complex, HurrayFile, Location, Options, Value};
 use hurray_writer::quant::{PerBlockAffine, ScaleType};
 use hurray_writer::{BufferData, BufferHandle, ElementType, FileWriter, Layout, TensorDescriptor, WriterOptions};
 
@@ -325,7 +325,11 @@ fn float6_padding_bits_are_checked_from_the_phase() {
     let t = file.tensor("t").unwrap();
     let e = t.validate_data().unwrap_err();
     assert!(
-        matches!(e, hurray_reader::Error::Reserved { value: 0x80, offset, .. } if offset == t.buffer(0).unwrap().file_offset() + 4),
+        matches!(e, hurray_reader::Error::Reserved {
+            at: Location { offset, .. },
+            value: 0x80,
+            ..
+        } if offset == t.buffer(0).unwrap().file_offset() + 4),
         "{e}"
     );
 }

@@ -2,7 +2,7 @@
 //! rebuilt here as the smallest file that shows the bug, with the error the
 //! fixed reader returns.
 
-use hurray_reader::{AlignedBytes, Error, HurrayFile, Options};
+use hurray_reader::{AlignedBytes, Error, HurrayFile, Location, Options};
 use hurray_writer::{
     BufferData, BufferHandle, ElementType, FileWriter, Layout, RawTensor, TensorDescriptor, WriterOptions,
 };
@@ -27,7 +27,11 @@ fn strided_size_overflow_is_an_error() {
     let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
     let err = file.tensor("t").unwrap_err();
     assert!(
-        matches!(&err, Error::Overflow { field, what: "strided buffer size", rule, .. }
+        matches!(&err, Error::Overflow {
+            at: Location { field, rule, .. },
+            what: "strided buffer size",
+            ..
+        }
             if field.name == "strides" && rule.starts_with("layouts/strided.md")),
         "{err:?}"
     );

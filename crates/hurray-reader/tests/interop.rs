@@ -7,7 +7,7 @@ mod support {
     pub mod corpus;
 }
 
-use hurray_reader::{Error, Field, HurrayFile, Number, Options};
+use hurray_reader::{Error, Field, HurrayFile, Location, Number, Options};
 use support::corpus::{
     cites_section, compare_container, compare_tensor, corpus, full_check, located, offset_agrees, read,
 };
@@ -22,7 +22,13 @@ fn expected(file: &str, e: &Error) -> bool {
             matches!(
                 e,
                 Error::NotIncreasing {
-                    array: "row_indices",
+                    at: Location {
+                        field: Field {
+                            name: "row_indices",
+                            ..
+                        },
+                        ..
+                    },
                     slice: "column",
                     slice_index: 3,
                     ..
@@ -33,7 +39,13 @@ fn expected(file: &str, e: &Error) -> bool {
             matches!(
                 e,
                 Error::IndexOutOfBounds {
-                    array: "row_indices",
+                    at: Location {
+                        field: Field {
+                            name: "row_indices",
+                            ..
+                        },
+                        ..
+                    },
                     value: 4,
                     bound: 4,
                     ..
@@ -44,9 +56,15 @@ fn expected(file: &str, e: &Error) -> bool {
             matches!(
                 e,
                 Error::PtrDecreasing {
-                    array: "col_ptr",
-                    position: 3,
-                    offset: 12312,
+                    at: Location {
+                        field: Field {
+                            name: "col_ptr",
+                            index: Some(3),
+                            ..
+                        },
+                        offset: 12312,
+                        ..
+                    },
                     ..
                 }
             )
@@ -54,7 +72,10 @@ fn expected(file: &str, e: &Error) -> bool {
         "invalid_csc_col_ptr_first_nonzero.hry" => matches!(
             e,
             Error::PtrFirst {
-                array: "col_ptr",
+                at: Location {
+                    field: Field { name: "col_ptr", .. },
+                    ..
+                },
                 value: 1,
                 ..
             }
@@ -63,7 +84,10 @@ fn expected(file: &str, e: &Error) -> bool {
             matches!(
                 e,
                 Error::PtrLast {
-                    array: "col_ptr",
+                    at: Location {
+                        field: Field { name: "col_ptr", .. },
+                        ..
+                    },
                     value: 8,
                     expected: 7,
                     ..
@@ -92,18 +116,32 @@ fn expected(file: &str, e: &Error) -> bool {
             }
         ),
         "invalid_csc_buffer_count_2.hry" => {
-            matches!(e, Error::Invalid { field: f, value: 2, .. } if field(f) == "buffer_count")
+            matches!(e, Error::Invalid {
+                at: Location { field: f, .. },
+                value: 2,
+                ..
+            } if field(f) == "buffer_count")
         }
         "invalid_csc_nonzero_byte_offset.hry" => {
-            matches!(e, Error::Invalid { field: f, value: 4, .. } if field(f) == "byte_offset")
+            matches!(e, Error::Invalid {
+                at: Location { field: f, .. },
+                value: 4,
+                ..
+            } if field(f) == "byte_offset")
         }
         "invalid_csc_reserved_nonzero.hry" => {
-            matches!(e, Error::Reserved { field: f, offset: 116, .. } if field(f) == "_reserved")
+            matches!(e, Error::Reserved {
+                at: Location { field: f, offset: 116, .. },
+                ..
+            } if field(f) == "_reserved")
         }
         "invalid_csc_values_too_short.hry" => matches!(
             e,
             Error::BufferSize {
-                buffer: 0,
+                at: Location {
+                    field: Field { index: Some(0), .. },
+                    ..
+                },
                 byte_size: 24,
                 expected: 28,
                 ..
@@ -120,23 +158,41 @@ fn expected(file: &str, e: &Error) -> bool {
             )
         }
         "invalid_file_magic.hry" => {
-            matches!(e, Error::BadMagic { field: f, offset: 0, found, .. } if field(f) == "magic" && found == "HRRYFILX")
+            matches!(e, Error::BadMagic {
+                at: Location { field: f, offset: 0, .. },
+                found,
+                ..
+            } if field(f) == "magic" && found == "HRRYFILX")
         }
         "invalid_trailer_magic.hry" => {
-            matches!(e, Error::BadMagic { field: f, found, .. } if field(f) == "trailer_magic" && found == "HRRZ")
+            matches!(e, Error::BadMagic {
+                at: Location { field: f, .. },
+                found,
+                ..
+            } if field(f) == "trailer_magic" && found == "HRRZ")
         }
         "invalid_truncated_file.hry" => {
-            matches!(e, Error::BadMagic { field: f, found, .. }
+            matches!(e, Error::BadMagic {
+                at: Location { field: f, .. },
+                found,
+                ..
+            }
                 if field(f) == "trailer_magic" && found == "\\x00\\x00\\x00\\x00")
         }
         "invalid_index_crc_mismatch.hry" => matches!(e, Error::IndexCrcMismatch { .. }),
         "invalid_index_offset_past_eof.hry" => {
-            matches!(e, Error::SectionRange { field: f, .. } if field(f) == "index_offset")
+            matches!(e, Error::SectionRange {
+                at: Location { field: f, .. },
+                ..
+            } if field(f) == "index_offset")
         }
         "invalid_index_descriptor_length_too_large.hry" | "invalid_index_descriptor_length_too_small.hry" => {
             matches!(e, Error::DescriptorLengthMismatch { .. })
         }
-        "invalid_buffer_past_eof.hry" => matches!(e, Error::OutOfRange { field: f, .. } if member(f) == "data_length"),
+        "invalid_buffer_past_eof.hry" => matches!(e, Error::OutOfRange {
+            at: Location { field: f, .. },
+            ..
+        } if member(f) == "data_length"),
         "invalid_truncated_tiny.hry" => matches!(
             e,
             Error::FileTooSmall {
@@ -145,7 +201,11 @@ fn expected(file: &str, e: &Error) -> bool {
             }
         ),
         "invalid_reserved_file_flag_bits.hry" => {
-            matches!(e, Error::Reserved { field: f, value: 8, .. } if field(f) == "file_flags")
+            matches!(e, Error::Reserved {
+                at: Location { field: f, .. },
+                value: 8,
+                ..
+            } if field(f) == "file_flags")
         }
         "invalid_duplicate_tensor_names.hry" => matches!(
             e,
@@ -157,16 +217,31 @@ fn expected(file: &str, e: &Error) -> bool {
         ),
         "invalid_container_version_2.hry" => matches!(e, Error::UnsupportedVersion { found: 2, .. }),
         "invalid_data_buffer_alignment_not_pow2.hry" => {
-            matches!(e, Error::Invalid { field: f, value: 6144, .. } if field(f) == "data_buffer_alignment")
+            matches!(e, Error::Invalid {
+                at: Location { field: f, .. },
+                value: 6144,
+                ..
+            } if field(f) == "data_buffer_alignment")
         }
         "invalid_header_reserved_nonzero.hry" => {
-            matches!(e, Error::Reserved { field: f, offset: 36, byte: Some(4), .. } if field(f) == "_reserved_header")
+            matches!(e, Error::Reserved {
+                at: Location { field: f, offset: 36, .. },
+                byte: Some(4),
+                ..
+            } if field(f) == "_reserved_header")
         }
         "invalid_index_entry_flags_nonzero.hry" => {
-            matches!(e, Error::Reserved { field: f, .. } if member(f) == "flags")
+            matches!(e, Error::Reserved {
+                at: Location { field: f, .. },
+                ..
+            } if member(f) == "flags")
         }
         "invalid_index_entry_count_too_large.hry" => {
-            matches!(e, Error::CountTooLarge { field: f, count: 3, .. } if field(f) == "index_entry_count")
+            matches!(e, Error::CountTooLarge {
+                at: Location { field: f, .. },
+                count: 3,
+                ..
+            } if field(f) == "index_entry_count")
         }
         "invalid_kv_duplicate_key.hry" => matches!(
             e,
@@ -185,47 +260,110 @@ fn expected(file: &str, e: &Error) -> bool {
             }
         ),
         "invalid_kv_bool_byte_2.hry" => {
-            matches!(e, Error::Invalid { field: f, value: 2, .. } if member(f) == "bool value")
+            matches!(e, Error::Invalid {
+                at: Location { field: f, .. },
+                value: 2,
+                ..
+            } if member(f) == "bool value")
         }
         "invalid_kv_offset_past_eof.hry" => {
-            matches!(e, Error::SectionRange { field: f, .. } if field(f) == "kv_offset")
+            matches!(e, Error::SectionRange {
+                at: Location { field: f, .. },
+                ..
+            } if field(f) == "kv_offset")
         }
-        "invalid_sorted_flag_on_unsorted_index.hry" => matches!(e, Error::IndexNotSorted { entry: 1, .. }),
+        "invalid_sorted_flag_on_unsorted_index.hry" => matches!(
+            e,
+            Error::IndexNotSorted {
+                at: Location {
+                    field: Field { index: Some(1), .. },
+                    ..
+                },
+                ..
+            }
+        ),
         "invalid_descriptor_magic.hry" => {
-            matches!(e, Error::BadMagic { field: f, offset: 12336, found, .. } if field(f) == "magic" && found == "HRRX")
+            matches!(e, Error::BadMagic {
+                at: Location { field: f, offset: 12336, .. },
+                found,
+                ..
+            } if field(f) == "magic" && found == "HRRX")
         }
         "invalid_descriptor_reserved_flag_bit.hry" => {
-            matches!(e, Error::Reserved { field: f, value: 0x20, .. } if field(f) == "flags")
+            matches!(e, Error::Reserved {
+                at: Location { field: f, .. },
+                value: 0x20,
+                ..
+            } if field(f) == "flags")
         }
         "invalid_type_tag_reserved_0x47.hry" => {
-            matches!(e, Error::UnknownTag { field: f, value: 0x47, .. } if field(f) == "type_tag")
+            matches!(e, Error::UnknownTag {
+                at: Location { field: f, .. },
+                value: 0x47,
+                ..
+            } if field(f) == "type_tag")
         }
         "invalid_layout_tag_unassigned_0x0c.hry" => {
-            matches!(e, Error::UnknownTag { field: f, value: 0x0C, .. } if field(f) == "layout_tag")
+            matches!(e, Error::UnknownTag {
+                at: Location { field: f, .. },
+                value: 0x0C,
+                ..
+            } if field(f) == "layout_tag")
         }
         "invalid_handle_device_tag_ff.hry" => {
-            matches!(e, Error::UnknownTag { field: f, value: 0xFF, offset: 153, .. } if member(f) == "device_tag")
+            matches!(e, Error::UnknownTag {
+                at: Location { field: f, offset: 153, .. },
+                value: 0xFF,
+                ..
+            } if member(f) == "device_tag")
         }
         "invalid_handle_memory_class_reserved.hry" => {
-            matches!(e, Error::Invalid { field: f, value: 4, .. } if member(f) == "memory_class")
+            matches!(e, Error::Invalid {
+                at: Location { field: f, .. },
+                value: 4,
+                ..
+            } if member(f) == "memory_class")
         }
         "invalid_handle_reserved_byte15.hry" => {
-            matches!(e, Error::Reserved { field: f, offset: 172, .. } if member(f) == "_reserved")
+            matches!(e, Error::Reserved {
+                at: Location { field: f, offset: 172, .. },
+                ..
+            } if member(f) == "_reserved")
         }
         "invalid_handle_alignment_32.hry" => {
-            matches!(e, Error::Invalid { field: f, value: 32, .. } if member(f) == "alignment")
+            matches!(e, Error::Invalid {
+                at: Location { field: f, .. },
+                value: 32,
+                ..
+            } if member(f) == "alignment")
         }
         "invalid_handle_alignment_not_pow2.hry" => {
-            matches!(e, Error::Invalid { field: f, value: 96, .. } if member(f) == "alignment")
+            matches!(e, Error::Invalid {
+                at: Location { field: f, .. },
+                value: 96,
+                ..
+            } if member(f) == "alignment")
         }
         "invalid_shard_out_of_bounds.hry" => {
-            matches!(e, Error::Invalid { field: f, value: 5, offset: 141, .. } if field(f) == "shard_offset")
+            matches!(e, Error::Invalid {
+                at: Location { field: f, offset: 141, .. },
+                value: 5,
+                ..
+            } if field(f) == "shard_offset")
         }
         "invalid_csf_mode_order_not_permutation.hry" => {
-            matches!(e, Error::Invalid { field: f, value: 1, .. } if field(f) == "mode_order")
+            matches!(e, Error::Invalid {
+                at: Location { field: f, .. },
+                value: 1,
+                ..
+            } if field(f) == "mode_order")
         }
         "invalid_quant_scale_zero.hry" => {
-            matches!(e, Error::InvalidNumber { field: f, value: Number::Float(0), offset: 125, .. } if *f == Field::sub("quantization", "scale"))
+            matches!(e, Error::InvalidNumber {
+                at: Location { field: f, offset: 125, .. },
+                value: Number::Float(0),
+                ..
+            } if *f == Field::sub("quantization", "scale"))
         }
         "invalid_torn_composite.hry" => matches!(
             e,

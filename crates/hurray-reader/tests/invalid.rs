@@ -27,7 +27,7 @@ mod make_invalid;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
-use hurray_reader::{AlignedBytes, Error, HurrayFile, Number, Options};
+use hurray_reader::{AlignedBytes, Error, Field, HurrayFile, Location, Number, Options, Scope};
 use serde_json::Value as Json;
 
 fn dir() -> PathBuf {
@@ -267,7 +267,10 @@ fn block_table_is_sized_by_seq_ptr() {
     assert!(matches!(
         strict.tensor("t"),
         Err(Error::BufferSize {
-            buffer: 1,
+            at: Location {
+                field: Field { index: Some(1), .. },
+                ..
+            },
             role: "block_table",
             byte_size: 12,
             expected: 8,
@@ -351,7 +354,11 @@ fn padding_error_names_the_first_nonzero_byte_of_the_gap() {
         let file = HurrayFile::parse(&bytes, Options::strict()).unwrap();
         let e = file.check_padding().unwrap_err();
         assert!(
-            matches!(e, Error::Reserved { offset, value: 0x40, .. } if offset == first),
+            matches!(e, Error::Reserved {
+                at: Location { offset, .. },
+                value: 0x40,
+                ..
+            } if offset == first),
             "{set:?}: {e:?}"
         );
         assert_eq!(e.tensor(), Some("A"));
@@ -381,7 +388,7 @@ fn padding_bits_error_gives_only_the_padding_bits() {
         matches!(
             e,
             Error::Reserved {
-                offset: 4096,
+                at: Location { offset: 4096, .. },
                 value: 0x80,
                 byte: None,
                 ..
@@ -407,9 +414,12 @@ fn descriptor_length_mismatch_points_at_the_index_entry() {
     assert_eq!(
         e,
         Error::DescriptorLengthMismatch {
-            tensor: "t".into(),
-            position: 0,
-            offset: 8211,
+            at: Location {
+                scope: Scope::Tensor("t".into()),
+                field: Field::member("index_entry", 0, "descriptor_length"),
+                offset: 8211,
+                rule: "file-format.md § Index Section › Index Encoding: they MUST agree",
+            },
             descriptor_offset: 70,
             index_value: 69,
             descriptor_value: 61,

@@ -11,7 +11,7 @@ mod support {
 
 use std::path::{Path, PathBuf};
 
-use hurray_reader::{AlignedBytes, ElementType, Error, HurrayFile, Layout, Options, Tensor};
+use hurray_reader::{AlignedBytes, ElementType, Error, Field, HurrayFile, Layout, Location, Options, Tensor};
 use hurray_writer::{Coo, Csc, Csr, FileWriter, WriterOptions};
 
 const THREADS: [usize; 4] = [2, 3, 4, 8];
@@ -246,19 +246,29 @@ fn one_huge_column_damaged_at_every_cut() {
             // A repeated row: the previous one.
             let e = same_errors(&bytes, position, 3 * (position as u64 - 1));
             assert!(
-                matches!(e, Error::NotIncreasing { slice_index: 0, position: p, .. } if p == position as u64),
+                matches!(e, Error::NotIncreasing {
+                    at: Location { field: Field { index: Some(p), .. }, .. },
+                    slice_index: 0,
+                    ..
+                } if p == position as u64),
                 "{e:?}"
             );
         }
     }
     // Out of bounds at the very end, a descent at the very start.
     let e = same_errors(&bytes, nnz - 1, 3 * nnz as u64);
-    assert!(matches!(e, Error::IndexOutOfBounds { position: p, .. } if p == nnz as u64 - 1));
+    assert!(matches!(e, Error::IndexOutOfBounds {
+        at: Location { field: Field { index: Some(p), .. }, .. },
+        ..
+    } if p == nnz as u64 - 1));
     let e = same_errors(&bytes, 0, 7);
     assert!(matches!(
         e,
         Error::NotIncreasing {
-            position: 1,
+            at: Location {
+                field: Field { index: Some(1), .. },
+                ..
+            },
             value: 3,
             previous: 7,
             ..
@@ -289,7 +299,11 @@ fn short_columns_damaged_at_every_cut() {
             let e = same_errors(&bytes, position, value);
             let column = (position / 2) as u64;
             assert!(
-                matches!(e, Error::NotIncreasing { slice_index: j, position: p, .. } if j == column && p == at as u64),
+                matches!(e, Error::NotIncreasing {
+                    at: Location { field: Field { index: Some(p), .. }, .. },
+                    slice_index: j,
+                    ..
+                } if j == column && p == at as u64),
                 "damage at {position}: {e:?}"
             );
         }
@@ -317,9 +331,15 @@ fn damaged_pointers_same_error_with_threads() {
         }
         // ptr[j] above nnz (the last column's start) is named itself.
         let named = if 2 * j as u64 + 3 > nnz {
-            matches!(&one[0], Err(Error::PtrTooLarge { position, .. }) if *position == j as u64)
+            matches!(&one[0], Err(Error::PtrTooLarge {
+                at: Location { field: Field { index: Some(position), .. }, .. },
+                ..
+            }) if *position == j as u64)
         } else {
-            matches!(&one[0], Err(Error::PtrDecreasing { position, .. }) if *position == j as u64 + 1)
+            matches!(&one[0], Err(Error::PtrDecreasing {
+                at: Location { field: Field { index: Some(position), .. }, .. },
+                ..
+            }) if *position == j as u64 + 1)
         };
         assert!(named, "ptr[{j}]: {:?}", one[0]);
     }
@@ -385,7 +405,12 @@ fn sorted_coo_same_errors_with_threads() {
     put_u64(&mut damaged, offset + 16 * (n as usize / 3) + 8, 5);
     let err = check(&AlignedBytes::from_slice(&damaged)).unwrap_err();
     assert!(
-        matches!(err, Error::IndexOutOfBounds { position, value: 5, bound: 5, .. } if position == 2 * (n / 3) + 1),
+        matches!(err, Error::IndexOutOfBounds {
+            at: Location { field: Field { index: Some(position), .. }, .. },
+            value: 5,
+            bound: 5,
+            ..
+        } if position == 2 * (n / 3) + 1),
         "{err:?}"
     );
 }

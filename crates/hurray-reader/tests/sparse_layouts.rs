@@ -111,7 +111,7 @@ mod support {
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use hurray_reader::{AlignedBytes, Error, HurrayFile, Options};
+use hurray_reader::{AlignedBytes, Error, Field, HurrayFile, Location, Options};
 use hurray_writer::quant::{PerBlockAffine, PerChannelAffine, ScaleType};
 use hurray_writer::{BlockPaged, BufferHandle, Csf, CsfLevel, Layout, TensorDescriptor, Values};
 use proptest::prelude::*;
@@ -364,8 +364,14 @@ fn oversized_csf_buffers_are_rejected_in_both_modes() {
             let e = file.tensor("t").map(|_| ()).unwrap_err();
             let size = buffers[i].len() as u64;
             assert!(
-                matches!(e, Error::BufferSize { buffer, byte_size, expected, exact: true, .. }
-                    if usize::from(buffer) == i && byte_size == size + 8 && expected == size),
+                matches!(e, Error::BufferSize {
+                    at: Location { field: Field { index: Some(buffer), .. }, .. },
+                    byte_size,
+                    expected,
+                    exact: true,
+                    ..
+                }
+                    if buffer == i as u64 && byte_size == size + 8 && expected == size),
                 "buffer {i}, {options:?}: {e:?}"
             );
         }
@@ -500,8 +506,8 @@ fn block_paged_per_channel_along_the_paged_axis_is_rejected() {
             matches!(
                 err,
                 Error::Invalid {
+                    at: Location { offset: 221, .. },
                     value: 0,
-                    offset: 221,
                     ..
                 }
             ),

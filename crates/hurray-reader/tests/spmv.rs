@@ -5,7 +5,7 @@
 //! the propagation-blocked path for a large `y` against the direct scatter,
 //! bit for bit, and the products on threads against one thread.
 
-use hurray_reader::{AlignedBytes, Error, HurrayFile, Options};
+use hurray_reader::{AlignedBytes, Error, Field, HurrayFile, Location, Options};
 use hurray_writer::{Csc, Csr, FileWriter, WriterOptions};
 
 mod support {
@@ -221,7 +221,10 @@ fn unscanned_damaged_view_errors_instead_of_answering() {
         matches!(
             e,
             Error::IndexOutOfBounds {
-                position: 1,
+                at: Location {
+                    field: Field { index: Some(1), .. },
+                    ..
+                },
                 value: 4,
                 bound: 4,
                 ..

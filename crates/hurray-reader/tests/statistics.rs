@@ -8,7 +8,7 @@
 //! the (advisory) block and reports it through
 //! `Tensor::statistics_rule_violation` (NOTES.md 'value_stddev, nm_n/nm_m').
 
-use hurray_reader::{AlignedBytes, Error, Field, HurrayFile, Number, Options};
+use hurray_reader::{AlignedBytes, Error, Field, HurrayFile, Location, Number, Options};
 use hurray_writer::{BufferData, ElementType, FileWriter, RawTensor, Statistics, TensorDescriptor, WriterOptions};
 
 /// The `layouts/csc.md` worked example (`A`, float32 `[4, 5]`, nnz 5) with
@@ -91,7 +91,11 @@ fn value_stddev_below_zero_or_nan_is_rejected_under_value_stats_valid() {
     );
     for stddev in [-f64::from_bits(1), f64::NEG_INFINITY] {
         let e = strict_error(Statistics::default().with_value_stats(0.0, stddev));
-        assert!(matches!(e, Error::InvalidNumber { offset: 229, value, .. } if value == Number::float(stddev)));
+        assert!(matches!(e, Error::InvalidNumber {
+            at: Location { offset: 229, .. },
+            value,
+            ..
+        } if value == Number::float(stddev)));
     }
 
     // 0.0 and -0.0 (equal to 0.0) and +inf are >= 0.0.
@@ -112,8 +116,8 @@ fn nm_n_above_nm_m_is_rejected_under_nm_sparsity_valid() {
     assert!(matches!(
         e,
         Error::Invalid {
+            at: Location { offset: 237, .. },
             value: 4,
-            offset: 237,
             ..
         }
     ));
@@ -121,8 +125,8 @@ fn nm_n_above_nm_m_is_rejected_under_nm_sparsity_valid() {
     assert!(matches!(
         e,
         Error::Invalid {
+            at: Location { offset: 237, .. },
             value: 1,
-            offset: 237,
             ..
         }
     ));
@@ -145,5 +149,11 @@ fn fields_whose_mask_bit_is_clear_are_never_checked() {
     accepted(s);
     // With both bits set, the first rule in block order is named.
     let both = Statistics::default().with_value_stats(0.0, -1.0).with_nm_sparsity(4, 2);
-    assert!(matches!(strict_error(both), Error::InvalidNumber { offset: 229, .. }));
+    assert!(matches!(
+        strict_error(both),
+        Error::InvalidNumber {
+            at: Location { offset: 229, .. },
+            ..
+        }
+    ));
 }

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use hurray_reader::{AlignedBytes, Error, HurrayFile, MappedFile, Options};
+use hurray_reader::{AlignedBytes, Error, HurrayFile, Location, MappedFile, Options};
 
 #[test]
 fn a_file_truncated_before_opening_is_rejected() {
@@ -38,7 +38,10 @@ fn a_file_truncated_before_opening_is_rejected() {
             // The last 40 bytes are no longer the trailer: its magic is
             // gone (none of these cuts ends on "HRRY").
             assert!(
-                matches!(&err, Error::BadMagic { field, offset, .. }
+                matches!(&err, Error::BadMagic {
+                    at: Location { field, offset, .. },
+                    ..
+                }
                     if field.name == "trailer_magic" && *offset == cut - 4),
                 "cut {cut}: {err:?}"
             );
@@ -65,7 +68,12 @@ fn a_short_file_that_is_not_hurray_names_its_magic() {
         let err = HurrayFile::parse(&AlignedBytes::from_slice(bytes), Options::strict()).unwrap_err();
         match found {
             Some(found) => assert!(
-                matches!(&err, Error::BadMagic { field, offset: 0, found: f, expected: "HRRYFILE", .. }
+                matches!(&err, Error::BadMagic {
+                    at: Location { field, offset: 0, .. },
+                    found: f,
+                    expected: "HRRYFILE",
+                    ..
+                }
                     if field.name == "magic" && f == found),
                 "{bytes:?}: {err:?}"
             ),

@@ -3,7 +3,7 @@
 //! in strict mode and, in permissive mode, the descriptor is kept but its
 //! data is never interpreted.
 
-use hurray_reader::{AlignedBytes, Error, Field, HurrayFile, Layout, Options};
+use hurray_reader::{AlignedBytes, Error, Field, HurrayFile, Layout, Location, Options};
 use hurray_writer::{
     BufferData, ElementType, FileWriter, RawDescriptor, RawFileFields, RawTensor, TensorDescriptor, WriterOptions,
 };
@@ -52,9 +52,12 @@ fn trailing_bytes_in_our_own_minor_version_are_strict_errors_permissive_skips() 
     assert!(matches!(
         strict.tensor("A"),
         Err(Error::TrailingBytes {
-            section: "descriptor",
+            at: Location {
+                field: Field { name: "descriptor", .. },
+                offset: 173,
+                ..
+            },
             count: 8,
-            offset: 173,
             ..
         })
     ));
@@ -86,8 +89,11 @@ fn newer_major_versions_are_rejected_in_both_modes() {
     assert!(matches!(
         HurrayFile::parse(&bytes, Options::permissive()),
         Err(Error::UnsupportedVersion {
-            field: Field {
-                name: "container_version_major",
+            at: Location {
+                field: Field {
+                    name: "container_version_major",
+                    ..
+                },
                 ..
             },
             ..
@@ -249,10 +255,10 @@ fn unrecognised_extension_layout_id_strict_rejects_permissive_keeps_the_descript
     let strict = HurrayFile::parse(&bytes, Options::strict()).unwrap();
     match strict.tensor("A") {
         Err(Error::Invalid {
-            field,
-            offset,
+            at: Location {
+                field, offset, rule, ..
+            },
             value: 7,
-            rule,
             ..
         }) => {
             assert_eq!(field, Field::new("extension_layout_id"));
@@ -315,9 +321,12 @@ fn unknown_quantization_scheme_strict_rejects_permissive_refuses_views() {
     assert!(matches!(
         strict.tensor("A"),
         Err(Error::UnknownTag {
-            field: Field {
-                name: "quantization",
-                member: Some("scheme_tag"),
+            at: Location {
+                field: Field {
+                    name: "quantization",
+                    member: Some("scheme_tag"),
+                    ..
+                },
                 ..
             },
             value: 0x20,

@@ -1,7 +1,7 @@
 //! The extension type section (`metadata.md` § Extension Type Section):
 //! a private element type's bit width, packing and float layout.
 
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::file::reserved_zero;
 use crate::raw;
 
@@ -9,12 +9,14 @@ use crate::raw;
 pub(super) fn check_extension_type(e: &raw::ExtensionType, offset: u64, name: &str) -> Result<u32> {
     let scope = || Scope::tensor(name);
     let invalid = |field: &'static str, at: u64, value: u64, expected: &'static str| Error::Invalid {
-        scope: scope(),
-        field: Field::sub("extension_type", field),
-        offset: offset + at,
+        at: Location {
+            scope: scope(),
+            field: Field::sub("extension_type", field),
+            offset: offset + at,
+            rule: rule::EXTENSION_TYPE,
+        },
         value,
         expected,
-        rule: rule::EXTENSION_TYPE,
     };
     let bits = e.bit_width.get();
     match bits {

@@ -20,7 +20,7 @@ use zerocopy::FromBytes;
 
 use crate::cursor::to_u64;
 use crate::element_type::ElementType;
-use crate::error::{Error, Field, Result};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::layout::fields::{Layout, LayoutFields};
 use crate::raw;
 
@@ -236,9 +236,12 @@ impl<'data> Descriptor<'data> {
             .map(|(i, n)| {
                 if n == DYNAMIC {
                     Err(Error::DynamicDimension {
-                        tensor: self.name.into(),
-                        field: Field::at("shape", to_u64(i)),
-                        offset: d.shape_offset(i),
+                        at: Location {
+                            scope: Scope::tensor(self.name),
+                            field: Field::at("shape", to_u64(i)),
+                            offset: d.shape_offset(i),
+                            rule: rule::DYNAMIC_DIMENSION,
+                        },
                     })
                 } else {
                     Ok(n)

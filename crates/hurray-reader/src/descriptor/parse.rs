@@ -12,7 +12,7 @@ use super::{
 };
 use crate::cursor::{to_u64, Cursor, Span};
 use crate::element_type::{ElementType, TagClass};
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::file::{reserved_zero, EntryField, IndexEntry, Options};
 use crate::layout::fields::{self, Layout, LayoutFields};
 use crate::quantization::section as quantization;
@@ -75,42 +75,51 @@ fn parse_from<'data>(
     let magic = c.take(4, Field::new("magic"))?;
     if magic != b"HRRY" {
         return Err(Error::BadMagic {
-            scope: scope(),
-            field: Field::new("magic"),
-            offset,
+            at: Location {
+                scope: scope(),
+                field: Field::new("magic"),
+                offset,
+                rule: rule::FIXED_HEADER,
+            },
             expected: "HRRY",
             found: magic.escape_ascii().to_string(),
-            rule: rule::FIXED_HEADER,
         });
     }
     let version_major = c.u8(Field::new("version_major"))?;
     if version_major != DESCRIPTOR_VERSION_MAJOR {
         return Err(Error::UnsupportedVersion {
-            scope: scope(),
-            field: Field::new("version_major"),
-            offset: offset + 4,
+            at: Location {
+                scope: scope(),
+                field: Field::new("version_major"),
+                offset: offset + 4,
+                rule: rule::DESCRIPTOR_VERSION,
+            },
             found: version_major,
             supported: DESCRIPTOR_VERSION_MAJOR,
-            rule: rule::DESCRIPTOR_VERSION,
         });
     }
     let version_minor = c.u8(Field::new("version_minor"))?;
     let descriptor_length = u64::from(c.u32(Field::new("descriptor_length"))?);
     if descriptor_length < 20 {
         return Err(Error::Invalid {
-            scope: scope(),
-            field: Field::new("descriptor_length"),
-            offset: offset + 6,
+            at: Location {
+                scope: scope(),
+                field: Field::new("descriptor_length"),
+                offset: offset + 6,
+                rule: rule::FIXED_HEADER,
+            },
             value: descriptor_length,
             expected: "at least 20",
-            rule: rule::FIXED_HEADER,
         });
     }
     if descriptor_length != entry.descriptor_length() {
         return Err(Error::DescriptorLengthMismatch {
-            tensor: name.into(),
-            position: to_u64(entry.position()),
-            offset: entry.field_offset(EntryField::DescriptorLength),
+            at: Location {
+                scope: Scope::tensor(name),
+                field: Field::member("index_entry", to_u64(entry.position()), "descriptor_length"),
+                offset: entry.field_offset(EntryField::DescriptorLength),
+                rule: rule::DESCRIPTOR_LENGTH,
+            },
             descriptor_offset: offset + 6,
             index_value: entry.descriptor_length(),
             descriptor_value: descriptor_length,
@@ -124,22 +133,26 @@ fn parse_from<'data>(
     let header = raw::DescriptorHeader::ref_from_prefix(bytes)
         .map(|(h, _)| h)
         .map_err(|_| Error::Truncated {
-            scope: scope(),
-            field: Field::new("descriptor fixed header"),
-            offset,
+            at: Location {
+                scope: scope(),
+                field: Field::new("descriptor fixed header"),
+                offset,
+                rule: rule::FIXED_HEADER,
+            },
             need: 20,
             have: to_u64(bytes.len()),
             section: "descriptor",
-            rule: rule::FIXED_HEADER,
         })?;
     if flags & !flags::KNOWN != 0 {
         return Err(Error::Reserved {
-            scope: scope(),
-            field: Field::new("flags"),
-            offset: offset + 10,
+            at: Location {
+                scope: scope(),
+                field: Field::new("flags"),
+                offset: offset + 10,
+                rule: rule::FLAGS,
+            },
             value: u64::from(flags & !flags::KNOWN),
             byte: None,
-            rule: rule::FLAGS,
         });
     }
     let has = |bit: u32| flags & bit != 0;
@@ -148,12 +161,14 @@ fn parse_from<'data>(
     let is_extension_type = matches!(element_class, TagClass::Extension);
     if is_extension_type != has(flags::HAS_EXTENSION_TYPE) {
         return Err(Error::Invalid {
-            scope: scope(),
-            field: Field::new("flags"),
-            offset: offset + 10,
+            at: Location {
+                scope: scope(),
+                field: Field::new("flags"),
+                offset: offset + 10,
+                rule: rule::FLAGS,
+            },
             value: u64::from(flags),
             expected: "HAS_EXTENSION_TYPE set exactly when type_tag is in 0xF0-0xFE",
-            rule: rule::FLAGS,
         });
     }
     let mut element_type = match element_class {
@@ -162,12 +177,14 @@ fn parse_from<'data>(
         TagClass::Unknown { why } => {
             if strict || why == "invalid" {
                 return Err(Error::UnknownTag {
-                    scope: scope(),
-                    field: Field::new("type_tag"),
-                    offset: offset + 14,
+                    at: Location {
+                        scope: scope(),
+                        field: Field::new("type_tag"),
+                        offset: offset + 14,
+                        rule: rule::TYPE_TAGS,
+                    },
                     value: type_tag,
                     why,
-                    rule: rule::TYPE_TAGS,
                 });
             }
             None
@@ -178,16 +195,18 @@ fn parse_from<'data>(
     match layout {
         Layout::Unknown(tag) if strict || tag == 0x00 || tag == 0xFF => {
             return Err(Error::UnknownTag {
-                scope: scope(),
-                field: Field::new("layout_tag"),
-                offset: offset + 15,
+                at: Location {
+                    scope: scope(),
+                    field: Field::new("layout_tag"),
+                    offset: offset + 15,
+                    rule: rule::LAYOUT_TAGS,
+                },
                 value: tag,
                 why: if tag == 0x00 || tag == 0xFF {
                     "invalid"
                 } else {
                     "not recognised"
                 },
-                rule: rule::LAYOUT_TAGS,
             });
         }
         _ => {}
@@ -195,12 +214,14 @@ fn parse_from<'data>(
 
     if rank > MAX_RANK {
         return Err(Error::Invalid {
-            scope: scope(),
-            field: Field::new("rank"),
-            offset: offset + 16,
+            at: Location {
+                scope: scope(),
+                field: Field::new("rank"),
+                offset: offset + 16,
+                rule: rule::RANK,
+            },
             value: u64::from(rank),
             expected: "at most 64",
-            rule: "data-model.md § Rank",
         });
     }
     let rank_u64 = u64::from(rank);
@@ -218,12 +239,14 @@ fn parse_from<'data>(
     {
         if strict && !options.recognises_extension_layout(extension_layout_id) {
             return Err(Error::Invalid {
-                scope: scope(),
-                field: Field::new("extension_layout_id"),
-                offset: layout_fields_offset,
+                at: Location {
+                    scope: scope(),
+                    field: Field::new("extension_layout_id"),
+                    offset: layout_fields_offset,
+                    rule: rule::EXTENSION_LAYOUT,
+                },
                 value: extension_layout_id,
                 expected: "an id the reader recognises (none by default; permissive mode accepts any, without interpreting the data)",
-                rule: rule::EXTENSION_LAYOUT,
             });
         }
     }
@@ -302,12 +325,14 @@ fn parse_from<'data>(
         let member = c.read_struct::<raw::CompositeMember>(Field::new("composite_member"), Some("composite_member"))?;
         if member.member_role > 1 {
             return Err(Error::Invalid {
-                scope: scope(),
-                field: Field::sub("composite_member", "member_role"),
-                offset: offsets.composite_member,
+                at: Location {
+                    scope: scope(),
+                    field: Field::sub("composite_member", "member_role"),
+                    offset: offsets.composite_member,
+                    rule: rule::COMPOSITE_MEMBER,
+                },
                 value: u64::from(member.member_role),
                 expected: "0x00 (correction) or 0x01 (base)",
-                rule: rule::COMPOSITE_MEMBER,
             });
         }
         reserved_zero(
@@ -327,11 +352,13 @@ fn parse_from<'data>(
     let newer_minor = version_minor > DESCRIPTOR_VERSION_MINOR;
     if c.remaining() != 0 && strict && !newer_minor {
         return Err(Error::TrailingBytes {
-            scope: scope(),
-            section: "descriptor",
-            offset: c.offset(),
+            at: Location {
+                scope: scope(),
+                field: Field::new("descriptor"),
+                offset: c.offset(),
+                rule: rule::DESCRIPTOR_VERSION,
+            },
             count: to_u64(c.remaining()),
-            rule: rule::DESCRIPTOR_VERSION,
         });
     }
     Ok(descriptor)

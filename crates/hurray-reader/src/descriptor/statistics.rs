@@ -3,7 +3,7 @@
 //! `computed_mask` bit is set. The rules that compare the statistics with
 //! the data live with the tensor (`Tensor::statistics_rule_violation`).
 
-use crate::error::{rule, Error, Field, Number, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Number, Result, Scope};
 use crate::file::reserved_zero;
 use crate::raw;
 
@@ -14,22 +14,26 @@ pub(super) fn check_statistics(s: &raw::Statistics, offset: u64, name: &str) -> 
     let mask = s.computed_mask.get();
     if mask >> 6 != 0 {
         return Err(Error::Reserved {
-            scope: scope(),
-            field: Field::sub("statistics", "computed_mask"),
-            offset,
+            at: Location {
+                scope: scope(),
+                field: Field::sub("statistics", "computed_mask"),
+                offset,
+                rule: rule::STATISTICS,
+            },
             value: u64::from(mask & !0x3F),
             byte: None,
-            rule: rule::STATISTICS,
         });
     }
     if s.reserved.get() != 0 {
         return Err(Error::Reserved {
-            scope: scope(),
-            field: Field::sub("statistics", "_reserved"),
-            offset: offset + 4,
+            at: Location {
+                scope: scope(),
+                field: Field::sub("statistics", "_reserved"),
+                offset: offset + 4,
+                rule: rule::STATISTICS,
+            },
             value: u64::from(s.reserved.get()),
             byte: None,
-            rule: rule::STATISTICS,
         });
     }
     reserved_zero(
@@ -53,22 +57,26 @@ pub(crate) fn statistics_value_violation(s: &raw::Statistics, offset: u64, name:
     // A NaN is not >= 0.0; -0.0 is (it compares equal to 0.0).
     if mask & statistics_mask::VALUE_STATS_VALID != 0 && (stddev < 0.0 || stddev.is_nan()) {
         return Some(Error::InvalidNumber {
-            scope: Scope::tensor(name),
-            field: Field::sub("statistics", "value_stddev"),
-            offset: offset + 56,
+            at: Location {
+                scope: Scope::tensor(name),
+                field: Field::sub("statistics", "value_stddev"),
+                offset: offset + 56,
+                rule: rule::STATISTICS_FIELDS,
+            },
             value: Number::float(stddev),
             expected: "a standard deviation >= 0.0 (not NaN)",
-            rule: rule::STATISTICS_FIELDS,
         });
     }
     if mask & statistics_mask::NM_SPARSITY_VALID != 0 && s.nm_n > s.nm_m {
         return Some(Error::Invalid {
-            scope: Scope::tensor(name),
-            field: Field::sub("statistics", "nm_n"),
-            offset: offset + 64,
+            at: Location {
+                scope: Scope::tensor(name),
+                field: Field::sub("statistics", "nm_n"),
+                offset: offset + 64,
+                rule: rule::STATISTICS_FIELDS,
+            },
             value: u64::from(s.nm_n),
             expected: "at most nm_m (the next byte)",
-            rule: rule::STATISTICS_FIELDS,
         });
     }
     None

@@ -4,7 +4,7 @@
 
 use super::{CONTAINER_VERSION_MAJOR, FILE_MAGIC, HEADER_LEN, TRAILER_MAGIC};
 use crate::cursor::to_u64;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::raw;
 
 pub use hurray_format::container::file_flags;
@@ -13,12 +13,14 @@ pub use hurray_format::container::file_flags;
 /// (fewer than 8 bytes in a shorter file).
 pub(super) fn bad_file_magic(found: &[u8]) -> Error {
     Error::BadMagic {
-        scope: Scope::File,
-        field: Field::new("magic"),
-        offset: 0,
+        at: Location {
+            scope: Scope::File,
+            field: Field::new("magic"),
+            offset: 0,
+            rule: rule::FILE_HEADER,
+        },
         expected: "HRRYFILE",
         found: found.escape_ascii().to_string(),
-        rule: rule::FILE_HEADER,
     }
 }
 
@@ -28,46 +30,54 @@ pub(super) fn check_header(h: &raw::FileHeader) -> Result<()> {
     }
     if h.container_version_major != CONTAINER_VERSION_MAJOR {
         return Err(Error::UnsupportedVersion {
-            scope: Scope::File,
-            field: Field::new("container_version_major"),
-            offset: 8,
+            at: Location {
+                scope: Scope::File,
+                field: Field::new("container_version_major"),
+                offset: 8,
+                rule: rule::FILE_HEADER,
+            },
             found: h.container_version_major,
             supported: CONTAINER_VERSION_MAJOR,
-            rule: rule::FILE_HEADER,
         });
     }
     reserved_zero(&h.reserved, Field::new("_reserved"), 10, rule::FILE_HEADER, Scope::File)?;
     let flags = h.file_flags.get();
     if flags & !file_flags::KNOWN != 0 {
         return Err(Error::Reserved {
-            scope: Scope::File,
-            field: Field::new("file_flags"),
-            offset: 12,
+            at: Location {
+                scope: Scope::File,
+                field: Field::new("file_flags"),
+                offset: 12,
+                rule: rule::FILE_FLAGS,
+            },
             value: u64::from(flags & !file_flags::KNOWN),
             byte: None,
-            rule: rule::FILE_FLAGS,
         });
     }
     let dba = h.data_buffer_alignment.get();
     if !dba.is_power_of_two() || !(4096..=2 * 1024 * 1024).contains(&dba) {
         return Err(Error::Invalid {
-            scope: Scope::File,
-            field: Field::new("data_buffer_alignment"),
-            offset: 16,
+            at: Location {
+                scope: Scope::File,
+                field: Field::new("data_buffer_alignment"),
+                offset: 16,
+                rule: rule::FILE_HEADER,
+            },
             value: u64::from(dba),
             expected: "a power of two in [4096, 2097152]",
-            rule: rule::FILE_HEADER,
         });
     }
     let first = h.first_descriptor_offset.get();
     if first < HEADER_LEN || !first.is_multiple_of(8) {
         return Err(Error::Invalid {
-            scope: Scope::File,
-            field: Field::new("first_descriptor_offset"),
-            offset: 20,
+            at: Location {
+                scope: Scope::File,
+                field: Field::new("first_descriptor_offset"),
+                offset: 20,
+                rule: rule::FILE_HEADER,
+            },
             value: first,
             expected: "a multiple of 8, at least 64",
-            rule: rule::FILE_HEADER,
         });
     }
     reserved_zero(
@@ -83,12 +93,14 @@ pub(super) fn check_trailer(h: &raw::FileHeader, t: &raw::Trailer, offset: u64) 
     // The magic is checked before any other trailer field is trusted.
     if &t.trailer_magic != TRAILER_MAGIC {
         return Err(Error::BadMagic {
-            scope: Scope::File,
-            field: Field::new("trailer_magic"),
-            offset: offset + 36,
+            at: Location {
+                scope: Scope::File,
+                field: Field::new("trailer_magic"),
+                offset: offset + 36,
+                rule: rule::TRAILER,
+            },
             expected: "HRRY as the file's last 4 bytes (a file cut short, or with bytes appended, ends otherwise)",
             found: t.trailer_magic.escape_ascii().to_string(),
-            rule: rule::TRAILER,
         });
     }
     reserved_zero(
@@ -101,33 +113,39 @@ pub(super) fn check_trailer(h: &raw::FileHeader, t: &raw::Trailer, offset: u64) 
     let flags = h.file_flags.get();
     if flags & file_flags::HAS_INDEX_CRC32C == 0 && t.index_crc32c.get() != 0 {
         return Err(Error::Invalid {
-            scope: Scope::File,
-            field: Field::new("index_crc32c"),
-            offset: offset + 28,
+            at: Location {
+                scope: Scope::File,
+                field: Field::new("index_crc32c"),
+                offset: offset + 28,
+                rule: rule::FILE_FLAGS,
+            },
             value: u64::from(t.index_crc32c.get()),
             expected: "0 when HAS_INDEX_CRC32C is clear",
-            rule: rule::FILE_FLAGS,
         });
     }
     if t.index_length.get() < 8 {
         return Err(Error::Invalid {
-            scope: Scope::File,
-            field: Field::new("index_length"),
-            offset: offset + 8,
+            at: Location {
+                scope: Scope::File,
+                field: Field::new("index_length"),
+                offset: offset + 8,
+                rule: rule::INDEX,
+            },
             value: t.index_length.get(),
             expected: "at least 8 (room for index_entry_count)",
-            rule: rule::INDEX,
         });
     }
     let kv_present = t.kv_offset.get() != 0 || t.kv_length.get() != 0;
     if flags & file_flags::HAS_KV_METADATA != 0 && !kv_present {
         return Err(Error::Invalid {
-            scope: Scope::File,
-            field: Field::new("kv_offset"),
-            offset: offset + 16,
+            at: Location {
+                scope: Scope::File,
+                field: Field::new("kv_offset"),
+                offset: offset + 16,
+                rule: rule::KV_FLAG,
+            },
             value: 0,
             expected: "a KV section when HAS_KV_METADATA is set",
-            rule: rule::KV_FLAG,
         });
     }
     Ok(())
@@ -139,12 +157,14 @@ pub(crate) fn reserved_zero(bytes: &[u8], field: Field, offset: u64, rule: &'sta
     match bytes.iter().position(|&b| b != 0) {
         None => Ok(()),
         Some(i) => Err(Error::Reserved {
-            scope,
-            field,
-            offset,
+            at: Location {
+                scope,
+                field,
+                offset,
+                rule,
+            },
             value: u64::from(bytes.get(i).copied().unwrap_or(0)),
             byte: Some(to_u64(i)),
-            rule,
         }),
     }
 }
@@ -168,46 +188,54 @@ pub(super) fn section<'a>(
     let inside = end.is_some_and(|end| start >= HEADER_LEN && end <= limit);
     if !inside {
         return Err(Error::SectionRange {
-            field,
-            offset: field_offset,
+            at: Location {
+                scope: Scope::File,
+                field,
+                offset: field_offset,
+                rule: if name == "index" {
+                    rule::TRAILER
+                } else {
+                    rule::KV_SECTION
+                },
+            },
             section: name,
             start,
             length,
             lower: HEADER_LEN,
             upper: limit,
-            rule: if name == "index" {
-                rule::TRAILER
-            } else {
-                rule::KV_SECTION
-            },
         });
     }
     if !start.is_multiple_of(8) {
         return Err(Error::Invalid {
-            scope: Scope::File,
-            field,
-            offset: field_offset,
+            at: Location {
+                scope: Scope::File,
+                field,
+                offset: field_offset,
+                rule: if name == "index" {
+                    rule::INDEX_SECTION
+                } else {
+                    rule::KV_SECTION
+                },
+            },
             value: start,
             expected: "a multiple of 8",
-            rule: if name == "index" {
-                rule::INDEX_SECTION
-            } else {
-                rule::KV_SECTION
-            },
         });
     }
     let range = usize::try_from(start)
         .ok()
         .zip(end.and_then(|e| usize::try_from(e).ok()));
     range.and_then(|(s, e)| data.get(s..e)).ok_or(Error::SectionRange {
-        field,
-        offset: field_offset,
+        at: Location {
+            scope: Scope::File,
+            field,
+            offset: field_offset,
+            rule: rule::TRAILER,
+        },
         section: name,
         start,
         length,
         lower: HEADER_LEN,
         upper: limit,
-        rule: rule::TRAILER,
     })
 }
 

@@ -4,7 +4,7 @@
 
 use super::MIN_INDEX_ENTRY;
 use crate::cursor::{to_u64, Cursor};
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::raw;
 
 /// One entry of the footer index: a tensor's name and where its descriptor
@@ -170,13 +170,15 @@ pub(super) fn parse_index(bytes: &[u8], base: u64, reject_trailing: bool) -> Res
     let max = to_u64(c.remaining()) / MIN_INDEX_ENTRY;
     if count > max {
         return Err(Error::CountTooLarge {
-            scope: Scope::File,
-            field: Field::new("index_entry_count"),
-            offset: base,
+            at: Location {
+                scope: Scope::File,
+                field: Field::new("index_entry_count"),
+                offset: base,
+                rule: rule::INDEX,
+            },
             count,
             max,
             section: "index",
-            rule: rule::INDEX,
         });
     }
     let mut entries = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
@@ -185,32 +187,38 @@ pub(super) fn parse_index(bytes: &[u8], base: u64, reject_trailing: bool) -> Res
         let name_length = c.u16(Field::member("index_entry", i, "name_length"))?;
         if name_length == 0 {
             return Err(Error::Invalid {
-                scope: Scope::File,
-                field: Field::member("index_entry", i, "name_length"),
-                offset,
+                at: Location {
+                    scope: Scope::File,
+                    field: Field::member("index_entry", i, "name_length"),
+                    offset,
+                    rule: rule::INDEX,
+                },
                 value: 0,
                 expected: "at least 1",
-                rule: rule::INDEX,
             });
         }
         let name_offset = c.offset();
         let name_bytes = c.take(u64::from(name_length), Field::member("index_entry", i, "name"))?;
         let name = std::str::from_utf8(name_bytes).map_err(|_| Error::InvalidUtf8 {
-            scope: Scope::File,
-            field: Field::member("index_entry", i, "name"),
-            offset: name_offset,
-            rule: rule::INDEX,
+            at: Location {
+                scope: Scope::File,
+                field: Field::member("index_entry", i, "name"),
+                offset: name_offset,
+                rule: rule::INDEX,
+            },
         })?;
         let tail_offset = c.offset();
         let tail = c.read::<raw::IndexEntryTail>(Field::member("index_entry", i, "descriptor_offset"))?;
         if tail.flags.get() != 0 {
             return Err(Error::Reserved {
-                scope: Scope::tensor(name),
-                field: Field::member("index_entry", i, "flags"),
-                offset: tail_offset + 28,
+                at: Location {
+                    scope: Scope::tensor(name),
+                    field: Field::member("index_entry", i, "flags"),
+                    offset: tail_offset + 28,
+                    rule: rule::INDEX,
+                },
                 value: u64::from(tail.flags.get()),
                 byte: None,
-                rule: rule::INDEX,
             });
         }
         entries.push(IndexEntry {
@@ -222,11 +230,13 @@ pub(super) fn parse_index(bytes: &[u8], base: u64, reject_trailing: bool) -> Res
     }
     if reject_trailing && c.remaining() != 0 {
         return Err(Error::TrailingBytes {
-            scope: Scope::File,
-            section: "index",
-            offset: c.offset(),
+            at: Location {
+                scope: Scope::File,
+                field: Field::new("index"),
+                offset: c.offset(),
+                rule: rule::INDEX,
+            },
             count: to_u64(c.remaining()),
-            rule: rule::INDEX,
         });
     }
     Ok(entries)
@@ -248,10 +258,15 @@ pub(super) fn sort_by_name(entries: &[IndexEntry<'_>]) -> Result<Vec<usize>> {
         };
         if a.name == b.name {
             return Err(Error::DuplicateName {
+                at: Location {
+                    scope: Scope::File,
+                    field: Field::member("index_entry", to_u64(b.position), "name"),
+                    offset: b.offset.saturating_add(2),
+                    rule: rule::UNIQUE_NAMES,
+                },
                 name: b.name.into(),
                 first: to_u64(a.position),
                 second: to_u64(b.position),
-                offset: b.offset.saturating_add(2),
             });
         }
     }
@@ -266,10 +281,14 @@ pub(super) fn check_sorted(entries: &[IndexEntry<'_>]) -> Result<()> {
         };
         if a.name.as_bytes() >= b.name.as_bytes() {
             return Err(Error::IndexNotSorted {
-                entry: to_u64(b.position),
+                at: Location {
+                    scope: Scope::File,
+                    field: Field::member("index_entry", to_u64(b.position), "name"),
+                    offset: b.offset.saturating_add(2),
+                    rule: rule::FILE_FLAGS,
+                },
                 name: b.name.into(),
                 previous: a.name.into(),
-                offset: b.offset.saturating_add(2),
             });
         }
     }

@@ -7,7 +7,7 @@ use super::container::{bad_file_magic, check_header, check_trailer, file_flags, 
 use super::index::{check_sorted, parse_index, sort_by_name};
 use super::{HurrayFile, IndexEntry, Options, CONTAINER_VERSION_MINOR, FILE_MAGIC, HEADER_LEN, TRAILER_LEN};
 use crate::cursor::to_u64;
-use crate::error::{Error, Field, Result};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::kv;
 use crate::raw;
 
@@ -72,7 +72,12 @@ impl<'data> HurrayFile<'data> {
             let stored = trailer.index_crc32c.get();
             if computed != stored {
                 return Err(Error::IndexCrcMismatch {
-                    offset: trailer_offset + 28,
+                    at: Location {
+                        scope: Scope::File,
+                        field: Field::new("index_crc32c"),
+                        offset: trailer_offset + 28,
+                        rule: rule::INDEX_CRC,
+                    },
                     stored,
                     computed,
                 });

@@ -6,7 +6,7 @@
 
 use super::{EntryField, HurrayFile, IndexEntry, TRAILER_LEN};
 use crate::cursor::{align_up, to_u64};
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 
 impl<'data> HurrayFile<'data> {
     /// Checks every region's placement, from the index alone: descriptors
@@ -19,15 +19,17 @@ impl<'data> HurrayFile<'data> {
         if lower > upper && !self.entries.is_empty() {
             // No descriptor can fit: blame the header, not the first entry.
             return Err(Error::Layout {
-                scope: Scope::File,
-                field: Field::new("first_descriptor_offset"),
-                offset: 20,
+                at: Location {
+                    scope: Scope::File,
+                    field: Field::new("first_descriptor_offset"),
+                    offset: 20,
+                    rule: rule::TENSOR_REGION,
+                },
                 found: lower,
                 expected: format!(
                     "at most {upper}, where the tensor region ends (the KV section or, without one, the index starts)"
                 )
                 .into(),
-                rule: rule::TENSOR_REGION,
             });
         }
         let dba = self.data_buffer_alignment();
@@ -37,26 +39,30 @@ impl<'data> HurrayFile<'data> {
             let d_end = d.checked_add(e.descriptor_length());
             if d % 8 != 0 {
                 return Err(Error::Invalid {
-                    scope: scope(),
-                    field: Field::member("index_entry", to_u64(e.position), "descriptor_offset"),
-                    offset: e.field_offset(EntryField::DescriptorOffset),
+                    at: Location {
+                        scope: scope(),
+                        field: Field::member("index_entry", to_u64(e.position), "descriptor_offset"),
+                        offset: e.field_offset(EntryField::DescriptorOffset),
+                        rule: rule::DESCRIPTOR_PLACEMENT,
+                    },
                     value: d,
                     expected: "a multiple of 8",
-                    rule: rule::DESCRIPTOR_PLACEMENT,
                 });
             }
             match d_end {
                 Some(end) if d >= lower && end <= upper => {}
                 _ => {
                     return Err(Error::OutOfRange {
-                        scope: scope(),
-                        field: Field::member("index_entry", to_u64(e.position), "descriptor_offset"),
-                        offset: e.field_offset(EntryField::DescriptorOffset),
+                        at: Location {
+                            scope: scope(),
+                            field: Field::member("index_entry", to_u64(e.position), "descriptor_offset"),
+                            offset: e.field_offset(EntryField::DescriptorOffset),
+                            rule: rule::TENSOR_REGION,
+                        },
                         start: d,
                         end: u128::from(d) + u128::from(e.descriptor_length()),
                         lower,
                         upper,
-                        rule: rule::TENSOR_REGION,
                     })
                 }
             }
@@ -73,46 +79,55 @@ impl<'data> HurrayFile<'data> {
             };
             if data_start > upper || data_start < lower {
                 return Err(Error::OutOfRange {
-                    scope: scope(),
-                    field: Field::member("index_entry", to_u64(e.position), "data_offset"),
-                    offset: e.field_offset(EntryField::DataOffset),
+                    at: Location {
+                        scope: scope(),
+                        field: Field::member("index_entry", to_u64(e.position), "data_offset"),
+                        offset: e.field_offset(EntryField::DataOffset),
+                        rule: rule::TENSOR_REGION,
+                    },
                     start: data_start,
                     end: u128::from(data_start) + u128::from(e.data_length()),
                     lower,
                     upper,
-                    rule: rule::TENSOR_REGION,
                 });
             }
             if data_end.is_none_or(|end| end > upper) {
                 return Err(Error::OutOfRange {
-                    scope: scope(),
-                    field: Field::member("index_entry", to_u64(e.position), "data_length"),
-                    offset: e.field_offset(EntryField::DataLength),
+                    at: Location {
+                        scope: scope(),
+                        field: Field::member("index_entry", to_u64(e.position), "data_length"),
+                        offset: e.field_offset(EntryField::DataLength),
+                        rule: rule::TENSOR_REGION,
+                    },
                     start: data_start,
                     end: u128::from(data_start) + u128::from(e.data_length()),
                     lower,
                     upper,
-                    rule: rule::TENSOR_REGION,
                 });
             }
             if d_end > data_start {
                 return Err(Error::Layout {
-                    scope: scope(),
-                    field: Field::member("index_entry", to_u64(e.position), "descriptor_length"),
-                    offset: e.field_offset(EntryField::DescriptorLength),
+                    at: Location {
+                        scope: scope(),
+                        field: Field::member("index_entry", to_u64(e.position), "descriptor_length"),
+                        offset: e.field_offset(EntryField::DescriptorLength),
+                        rule: rule::DATA_PLACEMENT,
+                    },
                     found: e.descriptor_length(),
                     expected: format!(
                         "the descriptor to end by data_offset {data_start} (descriptor_offset {d} + descriptor_length <= data_offset)"
                     )
                     .into(),
-                    rule: rule::DATA_PLACEMENT,
                 });
             }
             if e.data_length() > 0 && data_start % dba != 0 {
                 return Err(Error::DataOffsetMisaligned {
-                    tensor: e.name.into(),
-                    position: to_u64(e.position),
-                    offset: e.field_offset(EntryField::DataOffset),
+                    at: Location {
+                        scope: Scope::tensor(e.name),
+                        field: Field::member("index_entry", to_u64(e.position), "data_offset"),
+                        offset: e.field_offset(EntryField::DataOffset),
+                        rule: rule::DATA_PLACEMENT,
+                    },
                     data_offset: data_start,
                     alignment: dba,
                 });
@@ -140,15 +155,17 @@ impl<'data> HurrayFile<'data> {
             let start = e.descriptor_offset();
             if let Some(end) = previous_end.filter(|&end| start < end) {
                 return Err(Error::Layout {
-                    scope: Scope::tensor(e.name),
-                    field: Field::member("index_entry", to_u64(e.position), "descriptor_offset"),
-                    offset: e.field_offset(EntryField::DescriptorOffset),
+                    at: Location {
+                        scope: Scope::tensor(e.name),
+                        field: Field::member("index_entry", to_u64(e.position), "descriptor_offset"),
+                        offset: e.field_offset(EntryField::DescriptorOffset),
+                        rule: rule::LAYOUT_ORDER,
+                    },
                     found: start,
                     expected: format!(
                         "at least {end}, where the previous tensor's region ends (regions never overlap, in either mode)"
                     )
                     .into(),
-                    rule: rule::LAYOUT_ORDER,
                 });
             }
             previous_end = Some(e.region_end().max(start));
@@ -169,15 +186,17 @@ impl<'data> HurrayFile<'data> {
             return Ok(());
         }
         Err(Error::Layout {
-            scope: Scope::tensor(e.name),
-            field: Field::member("index_entry", to_u64(e.position), "data_offset"),
-            offset: e.field_offset(EntryField::DataOffset),
+            at: Location {
+                scope: Scope::tensor(e.name),
+                field: Field::member("index_entry", to_u64(e.position), "data_offset"),
+                offset: e.field_offset(EntryField::DataOffset),
+                rule: rule::DATA_PLACEMENT,
+            },
             found: data_start,
             expected: format!(
                 "{aligned}, the first data_buffer_alignment ({dba}) boundary after the descriptor's end {d_end}"
             )
             .into(),
-            rule: rule::DATA_PLACEMENT,
         })
     }
 
@@ -208,12 +227,14 @@ impl<'data> HurrayFile<'data> {
                 ),
             };
             Err(Error::Layout {
-                scope,
-                field,
-                offset,
+                at: Location {
+                    scope,
+                    field,
+                    offset,
+                    rule: rule::LAYOUT_ORDER,
+                },
                 found: start,
                 expected: expected.into(),
-                rule: rule::LAYOUT_ORDER,
             })
         };
         let mut previous_end: Option<u64> = None;
@@ -251,12 +272,14 @@ impl<'data> HurrayFile<'data> {
         let index_end = index_start.saturating_add(self.trailer.index_length.get());
         if index_end != trailer_offset {
             return Err(Error::Layout {
-                scope: Scope::File,
-                field: Field::new("index_length"),
-                offset: trailer_offset + 8,
+                at: Location {
+                    scope: Scope::File,
+                    field: Field::new("index_length"),
+                    offset: trailer_offset + 8,
+                    rule: rule::LAYOUT_ORDER,
+                },
                 found: self.trailer.index_length.get(),
                 expected: format!("the index to end where the trailer starts, at {trailer_offset}").into(),
-                rule: rule::LAYOUT_ORDER,
             });
         }
         Ok(())

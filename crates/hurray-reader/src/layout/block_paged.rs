@@ -6,7 +6,7 @@
 use crate::buffer::BufferRole;
 use crate::descriptor::Descriptor;
 use crate::element_type::ElementType;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::file::reserved_zero;
 use crate::layout::plan::{overflow, storage, Plan};
 use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
@@ -41,12 +41,14 @@ fn plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>>
     let scope = || Scope::tensor(d.name);
     let o = d.offsets().layout_fields;
     let invalid = |field: &'static str, at: u64, value: u64, expected: &'static str| Error::Invalid {
-        scope: scope(),
-        field: Field::new(field),
-        offset: o + at,
+        at: Location {
+            scope: scope(),
+            field: Field::new(field),
+            offset: o + at,
+            rule: rule::BLOCK_PAGED,
+        },
         value,
         expected,
-        rule: rule::BLOCK_PAGED,
     };
     if f.page_size.get() == 0 {
         return Err(invalid("page_size", 0, 0, "at least 1"));
@@ -67,7 +69,7 @@ fn plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>>
     }
     reserved_zero(&f.reserved, Field::new("_reserved"), o + 26, rule::BLOCK_PAGED, scope())?;
     let shape = d.static_shape()?;
-    let size_rule = "layouts/block-paged.md § Storage Invariants (4)";
+    let size_rule = rule::BLOCK_PAGED_INV4;
     let over = |what| overflow(d, Field::new("num_pages"), o + 4, what, size_rule);
     let pool_len = [
         f.num_pages.get(),
@@ -97,20 +99,17 @@ fn plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>>
             Some(index_type),
             pages,
             table_bytes,
-            BLOCK_TABLE,
+            rule::BLOCK_PAGED_BUFFERS,
         ),
         Plan::new(
             BufferRole::SeqPtr,
             Some(index_type),
             seq_len,
             seq_len * width,
-            "layouts/block-paged.md § Buffer Table",
+            rule::BLOCK_PAGED_BUFFERS,
         ),
     ])
 }
-
-/// `layouts/block-paged.md` § Buffer Table.
-const BLOCK_TABLE: &str = "layouts/block-paged.md § Buffer Table";
 
 /// The block table's element type and width in bytes.
 fn block_table_index(f: &raw::BlockPagedFields) -> (ElementType, u64) {
@@ -145,11 +144,23 @@ pub(crate) fn block_table_plan(
         return Ok(None);
     };
     let at = seq_ptr.offset.saturating_add(last.saturating_mul(width));
-    let bytes = pages
-        .checked_mul(width)
-        .ok_or_else(|| overflow(d, Field::at("seq_ptr", last), at, "block_table byte size", BLOCK_TABLE))?;
+    let bytes = pages.checked_mul(width).ok_or_else(|| {
+        overflow(
+            d,
+            Field::at("seq_ptr", last),
+            at,
+            "block_table byte size",
+            rule::BLOCK_PAGED_BUFFERS,
+        )
+    })?;
     Ok(Some((
         1,
-        Plan::new(BufferRole::BlockTable, Some(index_type), pages, bytes, BLOCK_TABLE),
+        Plan::new(
+            BufferRole::BlockTable,
+            Some(index_type),
+            pages,
+            bytes,
+            rule::BLOCK_PAGED_BUFFERS,
+        ),
     )))
 }

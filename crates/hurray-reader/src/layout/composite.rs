@@ -3,7 +3,7 @@
 use crate::cursor::to_u64;
 use crate::descriptor::flags;
 use crate::element_type::ElementType;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::file::reserved_zero;
 use crate::layout::plan::count;
 use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
@@ -43,12 +43,14 @@ pub(crate) fn check_head(head: &Tensor<'_>, f: &raw::CompositeFields) -> Result<
     let o = d.offsets().layout_fields;
     let scope = || Scope::tensor(head.name());
     let invalid = |field: &'static str, at: u64, value: u64, expected: &'static str| Error::Invalid {
-        scope: scope(),
-        field: Field::new(field),
-        offset: o + at,
+        at: Location {
+            scope: scope(),
+            field: Field::new(field),
+            offset: o + at,
+            rule: rule::COMPOSITE_HEAD,
+        },
         value,
         expected,
-        rule: rule::COMPOSITE_HEAD,
     };
     let rule_tag = f.composition_rule;
     if !matches!(rule_tag, PARTITION | OVERLAY | GROUP) {
@@ -89,22 +91,26 @@ pub(crate) fn check_head(head: &Tensor<'_>, f: &raw::CompositeFields) -> Result<
     }
     if rule_tag == OVERLAY && f.member_count.get() == 0 {
         return Err(Error::Invalid {
-            scope: scope(),
-            field: Field::new("member_count"),
-            offset: o + 4,
+            at: Location {
+                scope: scope(),
+                field: Field::new("member_count"),
+                offset: o + 4,
+                rule: rule::COMPOSITE_VALIDATION,
+            },
             value: 0,
             expected: "at least 1 for an overlay (it needs a base)",
-            rule: rule::COMPOSITE_VALIDATION,
         });
     }
     if head.has_flag(flags::HAS_COMPOSITE_MEMBER) {
         return Err(Error::Invalid {
-            scope: scope(),
-            field: Field::new("flags"),
-            offset: flags_field(head).1,
+            at: Location {
+                scope: scope(),
+                field: Field::new("flags"),
+                offset: flags_field(head).1,
+                rule: rule::COMPOSITE_HEAD,
+            },
             value: u64::from(d.flags()),
             expected: "no HAS_COMPOSITE_MEMBER on a head",
-            rule: rule::COMPOSITE_HEAD,
         });
     }
     Ok(())
@@ -139,10 +145,13 @@ pub(crate) fn check_members(head: &Tensor<'_>, f: &raw::CompositeFields, members
 
 fn member_error(head: &Tensor<'_>, member: &Tensor<'_>, (field, offset): (Field, u64), what: &'static str) -> Error {
     Error::Composite {
-        tensor: head.name().into(),
+        at: Location {
+            scope: Scope::tensor(head.name()),
+            field,
+            offset,
+            rule: rule::COMPOSITE_VALIDATION,
+        },
         member: member.name().into(),
-        field,
-        offset,
         what,
     }
 }

@@ -6,7 +6,7 @@ use crate::buffer::BufferRole;
 use crate::cursor::to_u64;
 use crate::descriptor::{Descriptor, MAX_RANK};
 use crate::element_type::Element;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::file::reserved_zero;
 use crate::kernels::coo::{Coordinates, MAX_DIMS};
 use crate::layout::fields::{Layout, LayoutFields};
@@ -115,12 +115,14 @@ impl<'data> CooStructure<'data> {
     fn error(&self, position: u64, what: &'static str, rule: &'static str) -> Error {
         let element = position.saturating_mul(to_u64(self.rank()));
         Error::CooOrder {
-            tensor: self.tensor.into(),
+            at: Location {
+                scope: Scope::tensor(self.tensor),
+                field: Field::at("indices", element),
+                offset: self.indices_offset.saturating_add(element.saturating_mul(8)),
+                rule,
+            },
             position,
-            element,
-            offset: self.indices_offset.saturating_add(element.saturating_mul(8)),
             what,
-            rule,
         }
     }
 
@@ -204,14 +206,15 @@ impl<'data> CooStructure<'data> {
             let bound = self.shape.get(dim).copied().unwrap_or(0);
             if v >= bound {
                 return Err(Error::IndexOutOfBounds {
-                    tensor: self.tensor.into(),
-                    array: "indices",
-                    position: to_u64(k),
-                    offset: self.indices_offset.saturating_add(to_u64(k).saturating_mul(8)),
+                    at: Location {
+                        scope: Scope::tensor(self.tensor),
+                        field: Field::at("indices", to_u64(k)),
+                        offset: self.indices_offset.saturating_add(to_u64(k).saturating_mul(8)),
+                        rule: rule::COO_VALIDITY,
+                    },
                     value: v,
                     bound,
                     bound_name: Field::at("shape", to_u64(dim)),
-                    rule: rule::COO_VALIDITY,
                 });
             }
         }
@@ -467,12 +470,14 @@ fn plans(d: &Descriptor<'_>, _: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
     let scope = || Scope::tensor(d.name);
     if f.is_sorted > 1 {
         return Err(Error::Invalid {
-            scope: scope(),
-            field: Field::new("is_sorted"),
-            offset: fields_offset + 8,
+            at: Location {
+                scope: scope(),
+                field: Field::new("is_sorted"),
+                offset: fields_offset + 8,
+                rule: rule::COO_FIELDS,
+            },
             value: u64::from(f.is_sorted),
             expected: "0x00 or 0x01",
-            rule: rule::COO_FIELDS,
         });
     }
     reserved_zero(
@@ -583,12 +588,14 @@ mod tests {
     #[test]
     fn unscanned_lookups_report_damage_instead_of_answering() {
         let duplicate = |position: u64| Error::CooOrder {
-            tensor: "T".into(),
+            at: Location {
+                scope: Scope::Tensor("T".into()),
+                field: Field::at("indices", position * 2),
+                offset: 4096 + position * 16,
+                rule: rule::COO_VALIDITY,
+            },
             position,
-            element: position * 2,
-            offset: 4096 + position * 16,
             what: "duplicate coordinates",
-            rule: rule::COO_VALIDITY,
         };
         // Unsorted (2,1) (0,0) (2,1): the duplicate is found at entry 2.
         let c = coo(&[3, 4], &[2, 1, 0, 0, 2, 1], false);
@@ -606,14 +613,15 @@ mod tests {
         // fails, and a prefix stopping before it does not.
         let c = coo(&[3, 4], &[0, 0, 1, 1, 2, 4], false);
         let out_of_bounds = Error::IndexOutOfBounds {
-            tensor: "T".into(),
-            array: "indices",
-            position: 5,
-            offset: 4096 + 40,
+            at: Location {
+                scope: Scope::Tensor("T".into()),
+                field: Field::at("indices", 5),
+                offset: 4096 + 40,
+                rule: rule::COO_VALIDITY,
+            },
             value: 4,
             bound: 4,
             bound_name: Field::at("shape", 1),
-            rule: rule::COO_VALIDITY,
         };
         assert_eq!(c.position(&[0, 0]), Err(out_of_bounds.clone()));
         assert_eq!(c.validate_prefix(2), Ok(()));
@@ -639,7 +647,10 @@ mod tests {
             matches!(
                 e,
                 Some(Error::IndexOutOfBounds {
-                    position: 3,
+                    at: Location {
+                        field: Field { index: Some(3), .. },
+                        ..
+                    },
                     value: 7,
                     ..
                 })
@@ -677,12 +688,14 @@ mod tests {
         assert_eq!(
             e,
             Error::CooOrder {
-                tensor: "T".into(),
+                at: Location {
+                    scope: Scope::Tensor("T".into()),
+                    field: Field::at("indices", 2),
+                    offset: 4096 + 16,
+                    rule: rule::COO_VALIDITY,
+                },
                 position: 1,
-                element: 2,
-                offset: 4096 + 16,
                 what: "entries are not in strictly increasing lexicographic order although is_sorted = 1",
-                rule: rule::COO_VALIDITY,
             }
         );
         assert_eq!(
@@ -697,7 +710,10 @@ mod tests {
         assert!(matches!(
             e,
             Error::IndexOutOfBounds {
-                position: 5,
+                at: Location {
+                    field: Field { index: Some(5), .. },
+                    ..
+                },
                 value: 4,
                 bound: 4,
                 ..
@@ -714,9 +730,12 @@ mod tests {
         assert!(matches!(
             e,
             Error::CooOrder {
+                at: Location {
+                    field: Field { index: Some(3), .. },
+                    offset: 4120,
+                    ..
+                },
                 position: 1,
-                element: 3,
-                offset: 4120,
                 ..
             }
         ));
@@ -726,8 +745,11 @@ mod tests {
         assert!(matches!(
             e,
             Error::CooOrder {
+                at: Location {
+                    field: Field { index: Some(4), .. },
+                    ..
+                },
                 position: 2,
-                element: 4,
                 what: "duplicate coordinates",
                 ..
             }

@@ -7,7 +7,7 @@ use crate::buffer::BufferRole;
 use crate::cursor::to_u64;
 use crate::descriptor::{Descriptor, MAX_RANK};
 use crate::element_type::Element;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::file::reserved_zero;
 use crate::layout::fields::{Layout, LayoutFields};
 use crate::layout::plan::{u64_plan, values_plan, Plan};
@@ -127,14 +127,15 @@ impl<'data> CsfStructure<'data> {
         if let (0, Some(top)) = (self.nnz, self.levels.first()) {
             if let Some(&n0) = top.pos.get(1).filter(|&&n| n != 0) {
                 return Err(crate::error::Error::PtrLast {
-                    tensor: self.tensor.into(),
-                    array: POS[0],
-                    position: 1,
-                    offset: top.pos_offset.saturating_add(8),
+                    at: Location {
+                        scope: Scope::tensor(self.tensor),
+                        field: Field::at(POS[0], 1),
+                        offset: top.pos_offset.saturating_add(8),
+                        rule: rule::CSF_INVARIANTS,
+                    },
                     value: n0,
                     expected_name: "nnz",
                     expected: 0,
-                    rule: rule::CSF_INVARIANTS,
                 });
             }
         }
@@ -441,7 +442,7 @@ fn plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>>
         scope(),
     )?;
     d.static_shape()?;
-    let size_rule = "layouts/csf.md § Buffer Size";
+    let size_rule = rule::CSF_SIZE;
     let mut plans = vec![values_plan(d, *nnz, size_rule)?];
     let mut parents: u64 = 1; // n_{-1}: the virtual root
     for level in 0..rank {
@@ -493,12 +494,14 @@ fn check_permutation(d: &Descriptor<'_>, mode_order: &[U32], offset: u64) -> Res
             Some(s) if !*s => *s = true,
             _ => {
                 return Err(Error::Invalid {
-                    scope: Scope::tensor(d.name),
-                    field: Field::at("mode_order", to_u64(i)),
-                    offset: offset + 4 * to_u64(i),
+                    at: Location {
+                        scope: Scope::tensor(d.name),
+                        field: Field::at("mode_order", to_u64(i)),
+                        offset: offset + 4 * to_u64(i),
+                        rule: rule::CSF_MODE_ORDER,
+                    },
                     value: u64::from(v),
                     expected: "a permutation of 0..rank-1",
-                    rule: rule::CSF_MODE_ORDER,
                 })
             }
         }

@@ -4,7 +4,7 @@
 use zerocopy::little_endian::{I64, U32, U64};
 
 use crate::cursor::Cursor;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::file::reserved_zero;
 use crate::raw;
 
@@ -184,12 +184,14 @@ pub(crate) fn parse<'data>(
             loop {
                 if levels.len() >= MAX_TILED_DEPTH {
                     return Err(Error::Invalid {
-                        scope: scope(),
-                        field: Field::new("inner_layout"),
-                        offset: nested_at,
+                        at: Location {
+                            scope: scope(),
+                            field: Field::new("inner_layout"),
+                            offset: nested_at,
+                            rule: rule::TILED,
+                        },
                         value: 4,
                         expected: "at most 8 nested tiled levels",
-                        rule: rule::TILED,
                     });
                 }
                 let level_offset = c.offset();
@@ -198,23 +200,27 @@ pub(crate) fn parse<'data>(
                 let orders = c.read_struct::<raw::TiledOrders>(Field::new("outer_layout"), None)?;
                 if !matches!(orders.outer_layout, 1..=3) {
                     return Err(Error::Invalid {
-                        scope: scope(),
-                        field: Field::new("outer_layout"),
-                        offset: orders_offset,
+                        at: Location {
+                            scope: scope(),
+                            field: Field::new("outer_layout"),
+                            offset: orders_offset,
+                            rule: rule::TILED,
+                        },
                         value: u64::from(orders.outer_layout),
                         expected: "0x01, 0x02 or 0x03",
-                        rule: rule::TILED,
                     });
                 }
                 nested_at = orders_offset + 1;
                 if !matches!(orders.inner_layout, 1..=4) {
                     return Err(Error::Invalid {
-                        scope: scope(),
-                        field: Field::new("inner_layout"),
-                        offset: nested_at,
+                        at: Location {
+                            scope: scope(),
+                            field: Field::new("inner_layout"),
+                            offset: nested_at,
+                            rule: rule::TILED,
+                        },
                         value: u64::from(orders.inner_layout),
                         expected: "0x01, 0x02, 0x03 or 0x04",
-                        rule: rule::TILED,
                     });
                 }
                 reserved_zero(

@@ -4,7 +4,7 @@
 
 use crate::cursor::to_u64;
 use crate::descriptor::Descriptor;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::layout::fields::LayoutFields;
 use crate::layout::plan::{overflow, Plan};
 use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
@@ -43,22 +43,26 @@ pub(crate) fn hilbert_elements(d: &Descriptor<'_>, shape: &[u64], h: &raw::Hilbe
     let rank = h.hilbert_rank.get();
     if order == 0 {
         return Err(Error::Invalid {
-            scope: scope(),
-            field: Field::new("hilbert_order"),
-            offset: o,
+            at: Location {
+                scope: scope(),
+                field: Field::new("hilbert_order"),
+                offset: o,
+                rule: rule::HILBERT,
+            },
             value: 0,
             expected: "greater than 0",
-            rule: rule::HILBERT,
         });
     }
     if rank != d.rank() || rank < 2 {
         return Err(Error::Invalid {
-            scope: scope(),
-            field: Field::new("hilbert_rank"),
-            offset: o + 4,
+            at: Location {
+                scope: scope(),
+                field: Field::new("hilbert_rank"),
+                offset: o + 4,
+                rule: rule::HILBERT,
+            },
             value: u64::from(rank),
             expected: "equal to rank, at least 2",
-            rule: rule::HILBERT,
         });
     }
     let total_bits = order.checked_mul(rank).filter(|&b| b < 64);
@@ -74,12 +78,14 @@ pub(crate) fn hilbert_elements(d: &Descriptor<'_>, shape: &[u64], h: &raw::Hilbe
     let side = 1u64 << order;
     if let Some(k) = shape.iter().position(|&n| n != side) {
         return Err(Error::Invalid {
-            scope: scope(),
-            field: Field::at("shape", to_u64(k)),
-            offset: d.shape_offset(k),
+            at: Location {
+                scope: scope(),
+                field: Field::at("shape", to_u64(k)),
+                offset: d.shape_offset(k),
+                rule: rule::HILBERT,
+            },
             value: shape.get(k).copied().unwrap_or(0),
             expected: "2^hilbert_order in every dimension",
-            rule: rule::HILBERT,
         });
     }
     Ok(1u64 << total_bits)

@@ -6,7 +6,7 @@ use zerocopy::little_endian::U32;
 
 use crate::cursor::to_u64;
 use crate::descriptor::Descriptor;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::layout::fields::LayoutFields;
 use crate::layout::plan::{count, overflow, Plan};
 use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
@@ -37,12 +37,14 @@ fn plans(d: &Descriptor<'_>, _: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
 pub(crate) fn morton_elements(d: &Descriptor<'_>, shape: &[u64], bits: &[U32]) -> Result<u64> {
     let o = d.offsets().layout_fields;
     let invalid = |k: usize, value: u64, expected: &'static str| Error::Invalid {
-        scope: Scope::tensor(d.name),
-        field: Field::at("morton_bits", to_u64(k)),
-        offset: o + 4 * to_u64(k),
+        at: Location {
+            scope: Scope::tensor(d.name),
+            field: Field::at("morton_bits", to_u64(k)),
+            offset: o + 4 * to_u64(k),
+            rule: rule::MORTON,
+        },
         value,
         expected,
-        rule: rule::MORTON,
     };
     let mut total: u32 = 0;
     for (k, (&n, b)) in shape.iter().zip(bits).enumerate() {
@@ -61,7 +63,7 @@ pub(crate) fn morton_elements(d: &Descriptor<'_>, shape: &[u64], bits: &[U32]) -
             Field::new("morton_bits"),
             o,
             "2^sum(morton_bits)",
-            "layouts/morton.md § Buffer Size",
+            rule::MORTON_SIZE,
         ));
     }
     // With unequal bits the round-robin interleaving (§ Morton Index
@@ -79,12 +81,14 @@ pub(crate) fn morton_elements(d: &Descriptor<'_>, shape: &[u64], bits: &[U32]) -
             let position = u64::from(top).saturating_mul(rank).saturating_add(to_u64(k));
             if position >= u64::from(total) {
                 return Err(Error::Invalid {
-                    scope: Scope::tensor(d.name),
-                    field: Field::at("morton_bits", to_u64(k)),
-                    offset: o + 4 * to_u64(k),
+                    at: Location {
+                        scope: Scope::tensor(d.name),
+                        field: Field::at("morton_bits", to_u64(k)),
+                        offset: o + 4 * to_u64(k),
+                        rule: rule::MORTON_SIZE,
+                    },
                     value: bits.get(k).map_or(0, |b| u64::from(b.get())),
                     expected: "bits whose interleaved codes stay below 2^sum(morton_bits) (bit b of dimension k lands at b x rank + k)",
-                    rule: "layouts/morton.md § Buffer Size",
                 });
             }
         }

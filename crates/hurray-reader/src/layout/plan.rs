@@ -6,7 +6,7 @@
 use crate::buffer::BufferRole;
 use crate::descriptor::Descriptor;
 use crate::element_type::ElementType;
-use crate::error::{rule, Error, Field, Result};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::layout::LayoutFields;
 
 /// What the layout expects one buffer to be.
@@ -55,11 +55,13 @@ impl Plan {
 
 pub(crate) fn overflow(d: &Descriptor<'_>, field: Field, offset: u64, what: &'static str, rule: &'static str) -> Error {
     Error::Overflow {
-        tensor: d.name.into(),
-        field,
-        offset,
+        at: Location {
+            scope: Scope::tensor(d.name),
+            field,
+            offset,
+            rule,
+        },
         what,
-        rule,
     }
 }
 
@@ -100,12 +102,15 @@ pub(crate) fn nnz_disagreement(d: &Descriptor<'_>, sizes: [u64; 2]) -> Option<Er
     let held = values / width;
     let agree = values % width == 0 && indices % index_width == 0 && indices / index_width == held;
     (agree && held != nnz).then(|| Error::NnzMismatch {
-        tensor: d.name.into(),
-        offset: d.offsets().layout_fields,
+        at: Location {
+            scope: Scope::tensor(d.name),
+            field: Field::new("nnz"),
+            offset: d.offsets().layout_fields,
+            rule,
+        },
         nnz,
         held,
         buffers,
-        rule,
     })
 }
 

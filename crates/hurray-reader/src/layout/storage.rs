@@ -7,7 +7,7 @@
 use crate::buffer::BufferRole;
 use crate::descriptor::Descriptor;
 use crate::element_type::ElementType;
-use crate::error::{rule, Error, Field, Result};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::layout::plan::{count, storage, Plan};
 
 /// Where element `[0, ..., 0]` of a dense tensor lies in buffer 0
@@ -107,11 +107,13 @@ impl DenseShape<'_> {
 /// The buffer size of a dense tensor overflows `u64`.
 fn shape_overflow(d: &Descriptor<'_>, what: &'static str) -> Error {
     Error::Overflow {
-        tensor: d.name.into(),
-        field: Field::new("shape"),
-        offset: d.offsets.shape,
+        at: Location {
+            scope: Scope::tensor(d.name),
+            field: Field::new("shape"),
+            offset: d.offsets.shape,
+            rule: rule::DENSE_SIZE,
+        },
         what,
-        rule: rule::DENSE_SIZE,
     }
 }
 
@@ -135,11 +137,13 @@ pub(crate) fn dense_plan(d: &Descriptor<'_>, layout: impl FnOnce(&DenseShape<'_>
     let block_padded = padded.as_ref().is_some_and(|p| *p != shape);
     let shape = padded.as_deref().unwrap_or(&shape);
     let origin = element_origin(t, d.byte_offset).ok_or_else(|| Error::Overflow {
-        tensor: d.name.into(),
-        field: Field::new("byte_offset"),
-        offset: d.offsets.byte_offset,
+        at: Location {
+            scope: Scope::tensor(d.name),
+            field: Field::new("byte_offset"),
+            offset: d.offsets.byte_offset,
+            rule: rule::BYTE_OFFSET,
+        },
         what: "byte_offset in elements",
-        rule: rule::BYTE_OFFSET,
     })?;
     let stored = layout(&DenseShape {
         element_type: t,

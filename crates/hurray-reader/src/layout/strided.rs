@@ -6,7 +6,7 @@ use zerocopy::little_endian::I64;
 
 use crate::descriptor::Descriptor;
 use crate::element_type::ElementType;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::layout::fields::LayoutFields;
 use crate::layout::plan::{count, overflow, Plan};
 use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
@@ -97,12 +97,14 @@ pub(crate) fn strided_bytes(
     let base = i128::from(byte_offset);
     if base + lowest_byte < 0 {
         return Err(Error::Invalid {
-            scope: Scope::tensor(d.name),
-            field: Field::new("byte_offset"),
-            offset: d.offsets().byte_offset,
+            at: Location {
+                scope: Scope::tensor(d.name),
+                field: Field::new("byte_offset"),
+                offset: d.offsets().byte_offset,
+                rule: rule::STRIDED,
+            },
             value: byte_offset,
             expected: "large enough that every element lies at or after byte 0",
-            rule: rule::STRIDED,
         });
     }
     let bytes = base

@@ -6,7 +6,7 @@ use zerocopy::little_endian::I64;
 
 use crate::cursor::to_u64;
 use crate::descriptor::{Descriptor, DYNAMIC};
-use crate::error::{rule, Error, Field, Number, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Number, Result, Scope};
 use crate::layout::fields::{LayoutFields, TiledLevel};
 use crate::layout::plan::{count, overflow, Plan};
 use crate::layout::spec::{BufferCount, LayoutSpec, RankRule};
@@ -52,12 +52,14 @@ pub(crate) fn tiled_elements(
         let size = level.tile_shape.get(k).map_or(0, |v| v.get());
         if size == 0 || size == DYNAMIC {
             return Err(Error::Invalid {
-                scope: Scope::tensor(d.name),
-                field: Field::at("tile_shape", to_u64(k)),
-                offset: level.offset + 8 * to_u64(k),
+                at: Location {
+                    scope: Scope::tensor(d.name),
+                    field: Field::at("tile_shape", to_u64(k)),
+                    offset: level.offset + 8 * to_u64(k),
+                    rule: rule::TILED,
+                },
                 value: size,
                 expected: "greater than 0",
-                rule: rule::TILED,
             });
         }
         tiles.push(n.div_ceil(size));
@@ -76,12 +78,14 @@ pub(crate) fn tiled_elements(
             let rank = to_u64(tile.len());
             let outer = if level.outer_strides.is_some() { 8 * rank } else { 0 };
             return Err(Error::Invalid {
-                scope: Scope::tensor(d.name),
-                field: Field::new("inner_strides"),
-                offset: level.offset.saturating_add(8 * rank + 4 + outer),
+                at: Location {
+                    scope: Scope::tensor(d.name),
+                    field: Field::new("inner_strides"),
+                    offset: level.offset.saturating_add(8 * rank + 4 + outer),
+                    rule: rule::TILED_DESCRIPTION,
+                },
                 value: u64::try_from(if min < 0 { min } else { max }).unwrap_or(0),
                 expected: "in-tile strides whose offsets stay within the tile (0 to tile elements - 1)",
-                rule: "layouts/tiled.md § Description",
             });
         }
     }
@@ -133,15 +137,17 @@ fn check_tiles_before(
             .find(|(_, s)| s.get() < 0)
             .map_or((0, 0), |(k, s)| (to_u64(k), s.get()));
         return Err(Error::InvalidNumber {
-            scope: Scope::tensor(d.name),
-            field: Field::at("outer_strides", k),
-            offset: level
+            at: Location {
+                scope: Scope::tensor(d.name),
+                field: Field::at("outer_strides", k),
+                offset: level
                 .offset
                 .saturating_add(8 * rank + 4)
                 .saturating_add(8 * k),
+                rule: rule::TILED_DESCRIPTION,
+            },
             value: Number::Int(stride),
             expected: "a non-negative tile-grid stride below the top tiling level (a slot before the tile's first belongs to the previous tile)",
-            rule: "layouts/tiled.md § Description",
         });
     }
     let before = min.unsigned_abs().checked_mul(u128::from(tile_elements));
@@ -153,12 +159,14 @@ fn check_tiles_before(
         return Ok(());
     }
     Err(Error::Invalid {
-        scope: Scope::tensor(d.name),
-        field: Field::new("byte_offset"),
-        offset: d.offsets().byte_offset,
+        at: Location {
+            scope: Scope::tensor(d.name),
+            field: Field::new("byte_offset"),
+            offset: d.offsets().byte_offset,
+            rule: rule::BYTE_OFFSET,
+        },
         value: d.byte_offset(),
         expected: "large enough that the tiles negative outer_strides reach lie at or after byte 0",
-        rule: rule::BYTE_OFFSET,
     })
 }
 

@@ -3,7 +3,7 @@
 //! scheme keeps in buffers, as its fixed fields give them.
 
 use crate::element_type::ElementType;
-use crate::error::{Error, Field, Result, Scope};
+use crate::error::{Error, Field, Location, Result, Scope};
 
 /// Sentinel `zero_point_buffer_index`: no zero-point buffer.
 pub(super) const NO_BUFFER: u32 = hurray_format::quant::NO_ZERO_POINT_BUFFER;
@@ -62,12 +62,14 @@ impl Context<'_> {
         rule: &'static str,
     ) -> Error {
         Error::Invalid {
-            scope: self.scope(),
-            field: Field::sub("quantization", field),
-            offset: self.offset + at,
+            at: Location {
+                scope: self.scope(),
+                field: Field::sub("quantization", field),
+                offset: self.offset + at,
+                rule,
+            },
             value,
             expected,
-            rule,
         }
     }
 
@@ -77,12 +79,14 @@ impl Context<'_> {
             return Ok(());
         }
         Err(Error::Invalid {
-            scope: self.scope(),
-            field: Field::new("type_tag"),
-            offset: self.type_tag_offset,
+            at: Location {
+                scope: self.scope(),
+                field: Field::new("type_tag"),
+                offset: self.type_tag_offset,
+                rule,
+            },
             value: u64::from(self.storage.tag()),
             expected: "a storage type the quantization scheme accepts",
-            rule,
         })
     }
 
@@ -96,12 +100,14 @@ impl Context<'_> {
     pub(super) fn check_symmetric(&self, zero_index: u32, at: u64, rule: &'static str) -> Result<()> {
         if self.symmetric() && zero_index != NO_BUFFER {
             return Err(Error::Invalid {
-                scope: self.scope(),
-                field: Field::sub("quantization", "zero_point_buffer_index"),
-                offset: self.offset + at,
+                at: Location {
+                    scope: self.scope(),
+                    field: Field::sub("quantization", "zero_point_buffer_index"),
+                    offset: self.offset + at,
+                    rule,
+                },
                 value: u64::from(zero_index),
                 expected: "0xFFFFFFFF when SYMMETRIC is set",
-                rule,
             });
         }
         Ok(())

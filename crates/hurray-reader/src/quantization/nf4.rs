@@ -5,13 +5,8 @@
 use super::context::Context;
 use super::context::Parameters;
 use crate::element_type::ElementType;
-use crate::error::Result;
+use crate::error::{rule, Result};
 use crate::raw;
-
-/// The scheme's § Validity Constraints.
-pub(super) const RULE: &str = "quantization/nf4.md § Validity Constraints";
-/// Where the scheme sizes its parameter buffer.
-pub(super) const REFERENCED_BUFFERS: &str = "quantization/nf4.md § Referenced Buffer";
 
 /// The 16 NF4 levels, as § Lookup Table writes them (decimal expansions of
 /// `float32` values, so more digits than an `f32` needs; each parses to
@@ -39,10 +34,10 @@ pub(super) const LEVELS: [f32; 16] = [
 /// Checks the storage type and the block size; returns the parameter
 /// buffer to plan.
 pub(super) fn check(f: &raw::BlockScaled, cx: &Context<'_>) -> Result<Parameters> {
-    cx.storage_in(&[ElementType::Uint4], "quantization/nf4.md § Valid Storage Types")?;
+    cx.storage_in(&[ElementType::Uint4], rule::NF4_STORAGE)?;
     let bs = f.block_size.get();
     if !bs.is_power_of_two() || bs < 8 {
-        return Err(cx.invalid("block_size", 8, u64::from(bs), "a power of two, at least 8", RULE));
+        return Err(cx.invalid("block_size", 8, u64::from(bs), "a power of two, at least 8", rule::NF4));
     }
     Ok(Parameters {
         axis: f.axis.get(),
@@ -50,8 +45,8 @@ pub(super) fn check(f: &raw::BlockScaled, cx: &Context<'_>) -> Result<Parameters
         scale_index: f.scale_buffer_index.get(),
         zero_index: None,
         scale_type: ElementType::Float32,
-        rule: RULE,
-        referenced_buffers: REFERENCED_BUFFERS,
+        rule: rule::NF4,
+        referenced_buffers: rule::NF4_BUFFERS,
         index_offsets: (12, 12),
     })
 }

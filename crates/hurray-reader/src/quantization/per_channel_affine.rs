@@ -6,14 +6,9 @@ use super::context::Parameters;
 use super::context::{Context, INTEGER_STORAGE};
 use crate::cursor::Cursor;
 use crate::element_type::ElementType;
-use crate::error::{Field, Result, Scope};
+use crate::error::{rule, Field, Result, Scope};
 use crate::file::reserved_zero;
 use crate::raw;
-
-/// The scheme's § Validity Constraints.
-pub(super) const RULE: &str = "quantization/per-channel-affine.md § Validity Constraints";
-/// Where the scheme sizes its parameter buffers.
-pub(super) const REFERENCED_BUFFERS: &str = "quantization/per-channel-affine.md § Referenced Buffers";
 
 /// Reads the scheme's fixed fields (after the 4-byte header; `offset` is
 /// the payload's).
@@ -23,7 +18,7 @@ pub(super) fn parse<'data>(q: &mut Cursor<'data>, offset: u64, scope: Scope) -> 
         &f.reserved,
         Field::sub("quantization", "_reserved"),
         offset + 17,
-        RULE,
+        rule::PER_CHANNEL_AFFINE,
         scope,
     )?;
     Ok(f)
@@ -32,29 +27,26 @@ pub(super) fn parse<'data>(q: &mut Cursor<'data>, offset: u64, scope: Scope) -> 
 /// Checks the storage and scale types and the SYMMETRIC rule; returns the
 /// parameter buffers to plan.
 pub(super) fn check(f: &raw::PerChannelAffine, cx: &Context<'_>) -> Result<Parameters> {
-    cx.storage_in(
-        &INTEGER_STORAGE,
-        "quantization/per-channel-affine.md § Valid Storage Types",
-    )?;
+    cx.storage_in(&INTEGER_STORAGE, rule::PER_CHANNEL_AFFINE_STORAGE)?;
     if f.scale_type_tag != 0x03 {
         return Err(cx.invalid(
             "scale_type_tag",
             16,
             u64::from(f.scale_type_tag),
             "0x03 (float32)",
-            RULE,
+            rule::PER_CHANNEL_AFFINE,
         ));
     }
     let zero_index = f.zero_point_buffer_index.get();
-    cx.check_symmetric(zero_index, 12, RULE)?;
+    cx.check_symmetric(zero_index, 12, rule::PER_CHANNEL_AFFINE)?;
     Ok(Parameters {
         axis: f.axis.get(),
         block_size: None,
         scale_index: f.scale_buffer_index.get(),
         zero_index: (!cx.symmetric()).then_some(zero_index),
         scale_type: ElementType::Float32,
-        rule: RULE,
-        referenced_buffers: REFERENCED_BUFFERS,
+        rule: rule::PER_CHANNEL_AFFINE,
+        referenced_buffers: rule::PER_CHANNEL_AFFINE_BUFFERS,
         index_offsets: (8, 12),
     })
 }

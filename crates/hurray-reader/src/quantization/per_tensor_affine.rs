@@ -4,12 +4,9 @@
 
 use super::context::{integer_range, Context, INTEGER_STORAGE};
 use crate::cursor::Cursor;
-use crate::error::{Error, Field, Number, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Number, Result, Scope};
 use crate::file::reserved_zero;
 use crate::raw;
-
-/// The scheme's § Validity Constraints.
-pub(super) const RULE: &str = "quantization/per-tensor-affine.md § Validity Constraints";
 
 /// Reads the scheme's fixed fields (after the 4-byte header; `offset` is
 /// the payload's).
@@ -19,7 +16,7 @@ pub(super) fn parse<'data>(q: &mut Cursor<'data>, offset: u64, scope: Scope) -> 
         &f.reserved,
         Field::sub("quantization", "_reserved"),
         offset + 12,
-        RULE,
+        rule::PER_TENSOR_AFFINE,
         scope,
     )?;
     Ok(f)
@@ -27,31 +24,32 @@ pub(super) fn parse<'data>(q: &mut Cursor<'data>, offset: u64, scope: Scope) -> 
 
 /// Checks the storage type, the scale and the zero point.
 pub(super) fn check(f: &raw::PerTensorAffine, cx: &Context<'_>) -> Result<()> {
-    cx.storage_in(
-        &INTEGER_STORAGE,
-        "quantization/per-tensor-affine.md § Valid Storage Types",
-    )?;
+    cx.storage_in(&INTEGER_STORAGE, rule::PER_TENSOR_AFFINE_STORAGE)?;
     let scale = f.scale.get();
     if !scale.is_finite() || scale == 0.0 {
         return Err(Error::InvalidNumber {
-            scope: cx.scope(),
-            field: Field::sub("quantization", "scale"),
-            offset: cx.offset + 4,
+            at: Location {
+                scope: cx.scope(),
+                field: Field::sub("quantization", "scale"),
+                offset: cx.offset + 4,
+                rule: rule::PER_TENSOR_AFFINE,
+            },
             value: Number::float(f64::from(scale)),
             expected: "a finite, non-zero float32",
-            rule: RULE,
         });
     }
     let zp = i64::from(f.zero_point.get());
     if let Some((lo, hi)) = integer_range(cx.storage) {
         if zp < lo || zp > hi {
             return Err(Error::InvalidNumber {
-                scope: cx.scope(),
-                field: Field::sub("quantization", "zero_point"),
-                offset: cx.offset + 8,
+                at: Location {
+                    scope: cx.scope(),
+                    field: Field::sub("quantization", "zero_point"),
+                    offset: cx.offset + 8,
+                    rule: rule::PER_TENSOR_AFFINE,
+                },
                 value: Number::Int(zp),
                 expected: "a zero point within the storage type's range",
-                rule: RULE,
             });
         }
     }

@@ -9,7 +9,7 @@ use super::{mxfp, nf4, per_block_affine, per_channel_affine, per_tensor_affine};
 use crate::buffer::BufferRole;
 use crate::descriptor::{Descriptor, DYNAMIC};
 use crate::element_type::ElementType;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::layout::fields::{Layout, LayoutFields};
 use crate::layout::plan::Plan;
 use crate::raw;
@@ -22,12 +22,14 @@ pub(crate) fn plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result
     };
     if d.layout() == Layout::Composite {
         return Err(Error::Invalid {
-            scope: Scope::tensor(d.name),
-            field: Field::new("flags"),
-            offset: d.offsets().descriptor + 10,
+            at: Location {
+                scope: Scope::tensor(d.name),
+                field: Field::new("flags"),
+                offset: d.offsets().descriptor + 10,
+                rule: rule::COMPOSITE_HEAD_DESCRIPTOR,
+            },
             value: u64::from(d.flags()),
             expected: "no HAS_QUANTIZATION on a composite head",
-            rule: "layouts/composite.md § Head Descriptor",
         });
     }
     let Some(storage) = d.element_type() else {
@@ -93,27 +95,34 @@ impl Parameters {
         let axis_usize = usize::try_from(self.axis).unwrap_or(usize::MAX);
         let Some(&extent) = shape.get(axis_usize) else {
             return Err(Error::Invalid {
-                scope: scope(),
-                field: Field::sub("quantization", "axis"),
-                offset: o + 4,
+                at: Location {
+                    scope: scope(),
+                    field: Field::sub("quantization", "axis"),
+                    offset: o + 4,
+                    rule: self.rule,
+                },
                 value: u64::from(self.axis),
                 expected: "less than rank",
-                rule: self.rule,
             });
         };
         if extent == DYNAMIC {
             return Err(Error::DynamicDimension {
-                tensor: d.name.into(),
-                field: Field::at("shape", u64::from(self.axis)),
-                offset: d.shape_offset(axis_usize),
+                at: Location {
+                    scope: Scope::tensor(d.name),
+                    field: Field::at("shape", u64::from(self.axis)),
+                    offset: d.shape_offset(axis_usize),
+                    rule: rule::DYNAMIC_DIMENSION,
+                },
             });
         }
         let over = || Error::Overflow {
-            tensor: d.name.into(),
-            field: Field::new("shape"),
-            offset: d.offsets().shape,
+            at: Location {
+                scope: Scope::tensor(d.name),
+                field: Field::new("shape"),
+                offset: d.offsets().shape,
+                rule: self.rule,
+            },
             what: "number of quantization blocks",
-            rule: self.rule,
         };
         let entries = match self.block_size {
             // Per-channel along the paged axis would give each token, not
@@ -121,35 +130,41 @@ impl Parameters {
             // Compatibility › Per-scheme composition: axes 1 and 2 only).
             None if self.axis == 0 && d.layout() == Layout::BlockPaged => {
                 return Err(Error::Invalid {
-                    scope: scope(),
-                    field: Field::sub("quantization", "axis"),
-                    offset: o + 4,
+                    at: Location {
+                        scope: scope(),
+                        field: Field::sub("quantization", "axis"),
+                        offset: o + 4,
+                        rule: rule::BLOCK_PAGED_QUANT,
+                    },
                     value: 0,
                     expected: "1 (num_heads) or 2 (head_dim): per-channel quantization of a block-paged tensor never runs along the paged axis 0",
-                    rule: "layouts/block-paged.md § Quantization Compatibility › Per-scheme composition",
                 });
             }
             None => extent,
             Some(bs) => {
                 let bs = u64::from(bs);
-                if self.rule == super::mxfp::RULE && (extent == 0 || extent % bs != 0) {
+                if self.rule == rule::MXFP && (extent == 0 || extent % bs != 0) {
                     return Err(Error::Invalid {
-                        scope: scope(),
-                        field: Field::at("shape", u64::from(self.axis)),
-                        offset: d.shape_offset(axis_usize),
+                        at: Location {
+                            scope: scope(),
+                            field: Field::at("shape", u64::from(self.axis)),
+                            offset: d.shape_offset(axis_usize),
+                            rule: self.rule,
+                        },
                         value: extent,
                         expected: "a positive multiple of block_size (no partial MXFP blocks)",
-                        rule: self.rule,
                     });
                 }
                 if extent > 0 && bs > extent {
                     return Err(Error::Invalid {
-                        scope: scope(),
-                        field: Field::sub("quantization", "block_size"),
-                        offset: o + 8,
+                        at: Location {
+                            scope: scope(),
+                            field: Field::sub("quantization", "block_size"),
+                            offset: o + 8,
+                            rule: self.rule,
+                        },
                         value: bs,
                         expected: "at most shape[axis]",
-                        rule: self.rule,
                     });
                 }
                 if let LayoutFields::BlockPaged(bp) = d.layout_fields() {
@@ -163,12 +178,14 @@ impl Parameters {
                     };
                     if let Some((field, at, value, expected)) = wrong {
                         return Err(Error::Invalid {
-                            scope: scope(),
-                            field: Field::sub("quantization", field),
-                            offset: o + at,
+                            at: Location {
+                                scope: scope(),
+                                field: Field::sub("quantization", field),
+                                offset: o + at,
+                                rule: rule::BLOCK_PAGED_QUANT,
+                            },
                             value,
                             expected,
-                            rule: "layouts/block-paged.md § Quantization Compatibility › Per-scheme composition",
                         });
                     }
                     bp.num_pages.get().checked_mul(bs).ok_or_else(over)?
@@ -190,9 +207,7 @@ impl Parameters {
         // Block-paged tensors size their per-block parameters by page slots,
         // not by the scheme's formula (layouts/block-paged.md § Quantization Compatibility › Scale-buffer size).
         let sizes_rule = match d.layout_fields() {
-            LayoutFields::BlockPaged(_) if self.block_size.is_some() => {
-                "layouts/block-paged.md § Quantization Compatibility › Scale-buffer size"
-            }
+            LayoutFields::BlockPaged(_) if self.block_size.is_some() => rule::BLOCK_PAGED_SCALES,
             _ => self.referenced_buffers,
         };
         let shared = self.zero_index == Some(self.scale_index);
@@ -201,12 +216,14 @@ impl Parameters {
             let i = usize::try_from(index).unwrap_or(usize::MAX);
             if i < base || i >= base.saturating_add(needed) {
                 return Err(Error::Invalid {
-                    scope: scope(),
-                    field: Field::sub("quantization", field),
-                    offset: o + at,
+                    at: Location {
+                        scope: scope(),
+                        field: Field::sub("quantization", field),
+                        offset: o + at,
+                        rule: rule::QUANT_PLACEMENT,
+                    },
                     value: u64::from(index),
                     expected: "a parameter buffer right after the layout's own buffers, never a data buffer",
-                    rule: rule::QUANT_PLACEMENT,
                 });
             }
             Ok(i - base)

@@ -4,7 +4,7 @@
 
 use super::{per_block_affine, per_channel_affine, per_tensor_affine};
 use crate::cursor::Cursor;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::raw;
 
 /// A quantization scheme with its fixed fields (`quantization.md`).
@@ -98,12 +98,14 @@ fn parse_scheme<'data>(
         };
         if strict || why == "invalid" {
             return Err(Error::UnknownTag {
-                scope: scope(),
-                field: Field::sub("quantization", "scheme_tag"),
-                offset,
+                at: Location {
+                    scope: scope(),
+                    field: Field::sub("quantization", "scheme_tag"),
+                    offset,
+                    rule: rule::SCHEME_TAGS,
+                },
                 value: tag,
                 why,
-                rule: "quantization.md § Scheme Tag Space",
             });
         }
         return Ok(Quantization {
@@ -115,12 +117,14 @@ fn parse_scheme<'data>(
     }
     if header.scheme_version != 1 {
         return Err(Error::UnsupportedVersion {
-            scope: scope(),
-            field: Field::sub("quantization", "scheme_version"),
-            offset: offset + 1,
+            at: Location {
+                scope: scope(),
+                field: Field::sub("quantization", "scheme_version"),
+                offset: offset + 1,
+                rule: rule::QUANT,
+            },
             found: header.scheme_version,
             supported: 1,
-            rule: rule::QUANT,
         });
     }
     // Only the SYMMETRIC bit of per-channel and per-block schemes is defined.
@@ -128,12 +132,14 @@ fn parse_scheme<'data>(
     let qflags = header.flags.get();
     if qflags & !allowed_flags != 0 {
         return Err(Error::Reserved {
-            scope: scope(),
-            field: Field::sub("quantization", "flags"),
-            offset: offset + 2,
+            at: Location {
+                scope: scope(),
+                field: Field::sub("quantization", "flags"),
+                offset: offset + 2,
+                rule: rule::QUANT,
+            },
             value: u64::from(qflags & !allowed_flags),
             byte: None,
-            rule: rule::QUANT,
         });
     }
     // Trailing padding after the scheme's fields is allowed

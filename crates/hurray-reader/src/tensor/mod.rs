@@ -13,7 +13,7 @@ use crate::buffer_protocol::{PageAlignmentShortfall, PAGE_ALIGNMENT};
 use crate::cursor::to_u64;
 use crate::descriptor::{self, Descriptor, DYNAMIC};
 use crate::element_type::ElementType;
-use crate::error::{rule, Error, Field, Result};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::file::{IndexEntry, Options};
 use crate::layout::fields::Layout;
 use crate::layout::plan::count;
@@ -327,17 +327,22 @@ pub(crate) fn element_count(d: &Descriptor<'_>) -> Result<u64> {
     let shape: Vec<u64> = d.shape().collect();
     if let Some(i) = shape.iter().position(|&n| n == DYNAMIC) {
         return Err(Error::DynamicDimension {
-            tensor: d.name.into(),
-            field: Field::at("shape", to_u64(i)),
-            offset: d.shape_offset(i),
+            at: Location {
+                scope: Scope::tensor(d.name),
+                field: Field::at("shape", to_u64(i)),
+                offset: d.shape_offset(i),
+                rule: rule::DYNAMIC_DIMENSION,
+            },
         });
     }
     count(&shape).ok_or_else(|| Error::Overflow {
-        tensor: d.name.into(),
-        field: Field::new("shape"),
-        offset: d.offsets.shape,
+        at: Location {
+            scope: Scope::tensor(d.name),
+            field: Field::new("shape"),
+            offset: d.offsets.shape,
+            rule: rule::ELEMENT_COUNT,
+        },
         what: "element count (product of shape)",
-        rule: rule::ELEMENT_COUNT,
     })
 }
 

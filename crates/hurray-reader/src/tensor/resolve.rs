@@ -8,7 +8,7 @@ use crate::buffer::Buffer;
 use crate::buffer_protocol::check_handles;
 use crate::cursor::{align_up, to_u64};
 use crate::descriptor::{self, Descriptor, QuantScheme};
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::file::{EntryField, HurrayFile, IndexEntry};
 use crate::layout::fields::{Layout, LayoutFields};
 use crate::layout::plan::{Placed, Plan};
@@ -67,14 +67,16 @@ impl<'data> HurrayFile<'data> {
         let name = entry.name();
         let bytes = descriptor::descriptor_bytes(self.data(), entry.descriptor_offset(), entry.descriptor_length())
             .ok_or_else(|| Error::OutOfRange {
-                scope: Scope::tensor(name),
-                field: Field::member("index_entry", to_u64(entry.position()), "descriptor_offset"),
-                offset: entry.field_offset(EntryField::DescriptorOffset),
+                at: Location {
+                    scope: Scope::tensor(name),
+                    field: Field::member("index_entry", to_u64(entry.position()), "descriptor_offset"),
+                    offset: entry.field_offset(EntryField::DescriptorOffset),
+                    rule: rule::TENSOR_REGION,
+                },
                 start: entry.descriptor_offset(),
                 end: u128::from(entry.descriptor_offset()) + u128::from(entry.descriptor_length()),
                 lower: 0,
                 upper: to_u64(self.data().len()),
-                rule: rule::TENSOR_REGION,
             })?;
         descriptor::parse::parse(entry, bytes, self.options())
     }
@@ -168,13 +170,15 @@ impl<'data> HurrayFile<'data> {
         let head_offset = head.descriptor.offsets.layout_fields;
         if depth >= MAX_COMPOSITE_DEPTH {
             return Err(Error::Invalid {
-                scope: Scope::tensor(name),
-                field: Field::new("layout_tag"),
-                offset: head.descriptor.offsets.descriptor + 15,
+                at: Location {
+                    scope: Scope::tensor(name),
+                    field: Field::new("layout_tag"),
+                    offset: head.descriptor.offsets.descriptor + 15,
+                    rule: rule::COMPOSITE_BINDING,
+                },
                 value: u64::from(head.descriptor.layout.tag()),
                 expected:
                     "a layout other than composite (0x0B) here: heads nest at most 8 deep, this one would be the 9th",
-                rule: rule::COMPOSITE_BINDING,
             });
         }
         crate::layout::composite::check_head(head, fields)?;
@@ -186,8 +190,12 @@ impl<'data> HurrayFile<'data> {
         for _ in 0..member_count {
             let Some(entry) = following.get(cursor).and_then(|&i| self.entries().get(i)).copied() else {
                 return Err(Error::TornComposite {
-                    tensor: name.into(),
-                    offset: head_offset + 4,
+                    at: Location {
+                        scope: Scope::tensor(name),
+                        field: Field::new("member_count"),
+                        offset: head_offset + 4,
+                        rule: rule::TORN_COMPOSITE,
+                    },
                     member_count,
                     found: to_u64(members.len()),
                 });
@@ -195,8 +203,12 @@ impl<'data> HurrayFile<'data> {
             let member = self.resolve(entry, depth.saturating_add(1)).map_err(|e| match e {
                 // A torn nested composite tears this one too.
                 Error::TornComposite { .. } => Error::TornComposite {
-                    tensor: name.into(),
-                    offset: head_offset + 4,
+                    at: Location {
+                        scope: Scope::tensor(name),
+                        field: Field::new("member_count"),
+                        offset: head_offset + 4,
+                        rule: rule::TORN_COMPOSITE,
+                    },
                     member_count,
                     found: to_u64(members.len()),
                 },
@@ -228,9 +240,12 @@ fn place_buffers<'data>(
     let data_end = entry.data_end();
     if !handles.is_empty() && !data_start.is_multiple_of(dba) {
         return Err(Error::DataOffsetMisaligned {
-            tensor: d.name.into(),
-            position: to_u64(entry.position()),
-            offset: entry.field_offset(EntryField::DataOffset),
+            at: Location {
+                scope: Scope::tensor(d.name),
+                field: Field::member("index_entry", to_u64(entry.position()), "data_offset"),
+                offset: entry.field_offset(EntryField::DataOffset),
+                rule: rule::DATA_PLACEMENT,
+            },
             data_offset: data_start,
             alignment: dba,
         });
@@ -254,22 +269,27 @@ fn place_buffers<'data>(
         });
         let Some(bytes) = bytes else {
             return Err(Error::OutOfRange {
-                scope: scope(),
-                field: Field::member("buffer", to_u64(i), "byte_size"),
-                offset: d.handle_offset(i, 0),
+                at: Location {
+                    scope: scope(),
+                    field: Field::member("buffer", to_u64(i), "byte_size"),
+                    offset: d.handle_offset(i, 0),
+                    rule: rule::DATA_REGION,
+                },
                 start: at,
                 end: u128::from(at) + u128::from(size),
                 lower: data_start,
                 upper: data_end,
-                rule: rule::DATA_REGION,
             });
         };
         let alignment = u64::from(h.alignment.get());
         if size > 0 && !at.is_multiple_of(alignment) {
             return Err(Error::AlignmentNotDelivered {
-                tensor: d.name.into(),
-                buffer: u8::try_from(i).unwrap_or(u8::MAX),
-                offset: d.handle_offset(i, 8),
+                at: Location {
+                    scope: Scope::tensor(d.name),
+                    field: Field::member("buffer", u64::from(u8::try_from(i).unwrap_or(u8::MAX)), "alignment"),
+                    offset: d.handle_offset(i, 8),
+                    rule: rule::ALIGNMENT_DELIVERED,
+                },
                 alignment,
                 file_offset: at,
             });
@@ -301,9 +321,12 @@ struct Spans {
 fn check_data_length(name: &str, entry: &IndexEntry<'_>, spans: Spans) -> Result<()> {
     if entry.data_length() != spans.all && entry.data_length() != spans.nonempty {
         return Err(Error::DataLengthMismatch {
-            tensor: name.into(),
-            position: to_u64(entry.position()),
-            offset: entry.field_offset(EntryField::DataLength),
+            at: Location {
+                scope: Scope::tensor(name),
+                field: Field::member("index_entry", to_u64(entry.position()), "data_length"),
+                offset: entry.field_offset(EntryField::DataLength),
+                rule: rule::DATA_LENGTH,
+            },
             index_value: entry.data_length(),
             expected: spans.all,
         });

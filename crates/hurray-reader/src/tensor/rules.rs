@@ -6,7 +6,7 @@
 use crate::cursor::to_u64;
 use crate::descriptor::{Descriptor, DYNAMIC};
 use crate::element_type::ElementType;
-use crate::error::{rule, Error, Field, Result, Scope};
+use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::file::Options;
 use crate::layout::plan::{nnz_disagreement, Placed, Plan};
 use crate::layout::spec::LayoutSpec;
@@ -28,16 +28,18 @@ pub(super) fn plan_buffers(d: &Descriptor<'_>, options: Options, handles: &[raw:
     if to_u64(handles.len()) != expected {
         let base = (spec.buffers.count)(d.rank()).unwrap_or(0);
         return Err(Error::Invalid {
-            scope: Scope::tensor(d.name),
-            field: Field::new("buffer_count"),
-            offset: d.offsets.buffer_count,
+            at: Location {
+                scope: Scope::tensor(d.name),
+                field: Field::new("buffer_count"),
+                offset: d.offsets.buffer_count,
+                rule: spec.buffers.rule,
+            },
             value: to_u64(handles.len()),
             expected: if expected == base {
                 spec.buffers.expected
             } else {
                 "the layout's buffers plus the quantization scheme's parameter buffers"
             },
-            rule: spec.buffers.rule,
         });
     }
     for (i, plan) in plans.iter().enumerate() {
@@ -76,14 +78,16 @@ fn check_size(
         }
     }
     Err(Error::BufferSize {
-        tensor: d.name.into(),
-        buffer: u8::try_from(i).unwrap_or(u8::MAX),
+        at: Location {
+            scope: Scope::tensor(d.name),
+            field: Field::member("buffer", u64::from(u8::try_from(i).unwrap_or(u8::MAX)), "byte_size"),
+            offset: d.handle_offset(i, 0),
+            rule: plan.rule,
+        },
         role: plan.role.as_str(),
-        offset: d.handle_offset(i, 0),
         byte_size: size,
         expected: plan.bytes,
         exact,
-        rule: plan.rule,
     })
 }
 
@@ -113,12 +117,15 @@ fn check_rank(d: &Descriptor<'_>, spec: &LayoutSpec) -> Result<()> {
         return Ok(());
     }
     Err(Error::RankNotAllowed {
-        tensor: d.name.into(),
-        offset: d.offsets.descriptor + 16,
+        at: Location {
+            scope: Scope::tensor(d.name),
+            field: Field::new("rank"),
+            offset: d.offsets.descriptor + 16,
+            rule: spec.rank.rule,
+        },
         rank,
         layout: d.layout.as_str(),
         expected: spec.rank.expected,
-        rule: spec.rank.rule,
     })
 }
 
@@ -134,16 +141,18 @@ fn check_byte_offset(d: &Descriptor<'_>, options: Options, handles: &[raw::Buffe
     };
     if d.byte_offset > limit {
         return Err(Error::Invalid {
-            scope: Scope::tensor(d.name),
-            field: Field::new("byte_offset"),
-            offset: d.offsets.byte_offset,
+            at: Location {
+                scope: Scope::tensor(d.name),
+                field: Field::new("byte_offset"),
+                offset: d.offsets.byte_offset,
+                rule: rule::BYTE_OFFSET,
+            },
             value: d.byte_offset,
             expected: if must_be_zero {
                 "0 for sparse, block-paged and composite layouts"
             } else {
                 "at most the byte size of buffer 0"
             },
-            rule: rule::BYTE_OFFSET,
         });
     }
     // Every element of a dense tensor lies `byte_offset` plus a multiple
@@ -155,12 +164,14 @@ fn check_byte_offset(d: &Descriptor<'_>, options: Options, handles: &[raw::Buffe
         return Ok(());
     }
     Err(Error::Invalid {
-        scope: Scope::tensor(d.name),
-        field: Field::new("byte_offset"),
-        offset: d.offsets.byte_offset,
+        at: Location {
+            scope: Scope::tensor(d.name),
+            field: Field::new("byte_offset"),
+            offset: d.offsets.byte_offset,
+            rule: rule::TYPE_ALIGNMENT,
+        },
         value: d.byte_offset,
         expected: "a multiple of the element type's alignment",
-        rule: rule::TYPE_ALIGNMENT,
     })
 }
 
@@ -173,12 +184,14 @@ pub(super) fn check_shard(d: &Descriptor<'_>) -> Result<()> {
     let scope = || Scope::tensor(d.name);
     if let Some(rule) = table::spec(d.layout).and_then(|spec| spec.no_shard) {
         return Err(Error::Invalid {
-            scope: scope(),
-            field: Field::new("flags"),
-            offset: d.offsets.descriptor + 10,
+            at: Location {
+                scope: scope(),
+                field: Field::new("flags"),
+                offset: d.offsets.descriptor + 10,
+                rule,
+            },
             value: u64::from(d.flags()),
             expected: "no HAS_SHARD for CSF and block-paged tensors",
-            rule,
         });
     }
     let shape: Vec<u64> = d.shape().collect();
@@ -189,19 +202,24 @@ pub(super) fn check_shard(d: &Descriptor<'_>) -> Result<()> {
         let start_offset = parent_offset.saturating_add(to_u64(shape.len()) * 8);
         if parent == DYNAMIC || *n == DYNAMIC {
             return Err(Error::DynamicDimension {
-                tensor: d.name.into(),
-                field: Field::at("parent_shape", to_u64(k)),
-                offset: parent_offset,
+                at: Location {
+                    scope: Scope::tensor(d.name),
+                    field: Field::at("parent_shape", to_u64(k)),
+                    offset: parent_offset,
+                    rule: rule::DYNAMIC_DIMENSION,
+                },
             });
         }
         if start.checked_add(*n).is_none_or(|end| end > parent) {
             return Err(Error::Invalid {
-                scope: scope(),
-                field: Field::at("shard_offset", to_u64(k)),
-                offset: start_offset,
+                at: Location {
+                    scope: scope(),
+                    field: Field::at("shard_offset", to_u64(k)),
+                    offset: start_offset,
+                    rule: rule::SHARD,
+                },
                 value: start,
                 expected: "shard_offset[k] + shape[k] <= parent_shape[k]",
-                rule: rule::SHARD,
             });
         }
     }
@@ -221,10 +239,13 @@ pub(super) fn check_statistics(d: &Descriptor<'_>, options: Options) -> Result<(
         return Ok(());
     }
     Err(Error::StatisticsNnzMismatch {
-        tensor: d.name.into(),
-        offset: d.offsets.statistics + 8,
+        at: Location {
+            scope: Scope::tensor(d.name),
+            field: Field::sub("statistics", "nnz"),
+            offset: d.offsets.statistics + 8,
+            rule,
+        },
         statistics_nnz,
         nnz,
-        rule,
     })
 }

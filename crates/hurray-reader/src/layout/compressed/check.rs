@@ -5,7 +5,7 @@
 
 use super::Compressed;
 use crate::cursor::to_u64;
-use crate::error::{Error, Field, Result};
+use crate::error::{Error, Field, Location, Result, Scope};
 use crate::kernels::slice_ok;
 
 impl<'data> Compressed<'data> {
@@ -107,24 +107,27 @@ impl<'data> Compressed<'data> {
     /// `ptr[0]` is not 0 (invariant 1).
     pub(super) fn ptr_first(&self) -> Error {
         Error::PtrFirst {
-            tensor: self.tensor.into(),
-            array: self.names.ptr,
-            offset: self.ptr_offset,
+            at: Location {
+                scope: Scope::tensor(self.tensor),
+                field: Field::at(self.names.ptr, 0),
+                offset: self.ptr_offset,
+                rule: self.names.inv1,
+            },
             value: self.ptr_entry(0),
-            rule: self.names.inv1,
         }
     }
 
     /// `ptr[position]` is below the entry before it (invariant 2).
     pub(super) fn ptr_decreasing(&self, position: u64) -> Error {
         Error::PtrDecreasing {
-            tensor: self.tensor.into(),
-            array: self.names.ptr,
-            position: self.file_slice(position),
-            offset: self.ptr_at(position),
+            at: Location {
+                scope: Scope::tensor(self.tensor),
+                field: Field::at(self.names.ptr, self.file_slice(position)),
+                offset: self.ptr_at(position),
+                rule: self.names.inv2,
+            },
             value: self.ptr_entry(position),
             previous: self.ptr_entry(position.saturating_sub(1)),
-            rule: self.names.inv2,
         }
     }
 
@@ -137,14 +140,15 @@ impl<'data> Compressed<'data> {
         let last = self.ptr.last().copied().unwrap_or(0);
         if last != self.nnz {
             return Err(Error::PtrLast {
-                tensor: self.tensor.into(),
-                array: self.names.ptr,
-                position: self.outer_len,
-                offset: self.ptr_at(self.outer_len),
+                at: Location {
+                    scope: Scope::tensor(self.tensor),
+                    field: Field::at(self.names.ptr, self.outer_len),
+                    offset: self.ptr_at(self.outer_len),
+                    rule: self.names.inv1,
+                },
                 value: last,
                 expected_name: "nnz",
                 expected: self.nnz,
-                rule: self.names.inv1,
             });
         }
         Ok(())
@@ -156,17 +160,18 @@ impl<'data> Compressed<'data> {
         let value = self.ptr_entry(position);
         let next = position.saturating_add(1);
         Error::PtrTooLarge {
-            tensor: self.tensor.into(),
-            array: self.names.ptr,
-            position: self.file_slice(position),
-            offset: self.ptr_at(position),
+            at: Location {
+                scope: Scope::tensor(self.tensor),
+                field: Field::at(self.names.ptr, self.file_slice(position)),
+                offset: self.ptr_at(position),
+                rule: self.names.inv2,
+            },
             value,
             nnz: self.nnz,
             last: self.file_slice(self.outer_len),
             next: (next <= self.outer_len)
                 .then(|| self.ptr_entry(next))
                 .filter(|&next| next < value),
-            rule: self.names.inv2,
         }
     }
 
@@ -179,49 +184,52 @@ impl<'data> Compressed<'data> {
             if let Some(p) = previous {
                 if v <= p {
                     return Error::NotIncreasing {
-                        tensor: self.tensor.into(),
-                        array: self.names.idx,
+                        at: Location {
+                            scope: Scope::tensor(self.tensor),
+                            field: Field::at(self.names.idx, position),
+                            offset: self.idx_at(position),
+                            rule: self.names.inv3,
+                        },
                         slice: self.names.outer,
                         slice_index: self.file_slice(j),
-                        position,
-                        offset: self.idx_at(position),
                         value: v,
                         previous: p,
-                        rule: self.names.inv3,
                     };
                 }
             }
             if v >= self.inner_len {
                 return Error::IndexOutOfBounds {
-                    tensor: self.tensor.into(),
-                    array: self.names.idx,
-                    position,
-                    offset: self.idx_at(position),
+                    at: Location {
+                        scope: Scope::tensor(self.tensor),
+                        field: Field::at(self.names.idx, position),
+                        offset: self.idx_at(position),
+                        rule: self.names.inv4,
+                    },
                     value: v,
                     bound: self.inner_len,
                     bound_name: Field::new(self.names.bound),
-                    rule: self.names.inv4,
                 };
             }
             previous = Some(v);
         }
         // Unreachable when slice_ok failed; keep a truthful fallback.
         Error::NotIncreasing {
-            tensor: self.tensor.into(),
-            array: self.names.idx,
+            at: Location {
+                scope: Scope::tensor(self.tensor),
+                field: Field::at(self.names.idx, to_u64(start)),
+                offset: self.idx_at(to_u64(start)),
+                rule: self.names.inv3,
+            },
             slice: self.names.outer,
             slice_index: self.file_slice(j),
-            position: to_u64(start),
-            offset: self.idx_at(to_u64(start)),
             value: 0,
             previous: 0,
-            rule: self.names.inv3,
         }
     }
 }
 #[cfg(test)]
 mod tests {
-    use crate::error::Error;
+    use crate::error::{Error, Field, Location, Scope};
     use crate::kernels::scan::tests::{arrays, damaged, damages, long_matrix, reference, DAMAGE_AT};
     use crate::kernels::threads::tests::refusing;
     use crate::layout::compressed::tests::csc;
@@ -265,11 +273,11 @@ mod tests {
             let at = at.min(idx.len() - 1);
             for (what, d) in &damages(&ptr, &idx, nrows, at) {
                 let e = csc(&ptr, d, nrows).validate_parallel(7).unwrap_err();
-                let position = match e {
-                    Error::NotIncreasing { position, .. } | Error::IndexOutOfBounds { position, .. } => position,
-                    other => panic!("{what} at {at}: {other:?}"),
-                };
-                assert_eq!(position, at as u64, "{what}");
+                assert!(
+                    matches!(e, Error::NotIncreasing { .. } | Error::IndexOutOfBounds { .. }),
+                    "{what} at {at}: {e:?}"
+                );
+                assert_eq!(e.field().and_then(|f| f.index), Some(at as u64), "{what}");
             }
         }
     }
@@ -283,14 +291,18 @@ mod tests {
             let mut idx = valid.clone();
             idx[bad] = idx[bad - 1]; // a repeated row at position `bad`
             let e = csc(&ptr, &idx, 300).validate_parallel(7).unwrap_err();
-            assert!(matches!(e, Error::NotIncreasing { slice_index: 1, position, .. } if position == bad as u64));
+            assert!(matches!(e, Error::NotIncreasing { slice_index: 1, .. }), "{e}");
+            assert_eq!(e.field().and_then(|f| f.index), Some(bad as u64));
         }
         let mut idx = valid.clone();
         idx[99] = 300; // out of bounds, last position
         assert!(matches!(
             csc(&ptr, &idx, 300).validate_parallel(2),
             Err(Error::IndexOutOfBounds {
-                position: 99,
+                at: Location {
+                    field: Field { index: Some(99), .. },
+                    ..
+                },
                 value: 300,
                 bound: 300,
                 ..
@@ -304,23 +316,27 @@ mod tests {
         assert_eq!(
             e,
             Error::NotIncreasing {
-                tensor: "A".into(),
-                array: "row_indices",
+                at: Location {
+                    scope: Scope::Tensor("A".into()),
+                    field: Field::at("row_indices", 1),
+                    offset: 2008,
+                    rule: crate::error::rule::CSC_INV3,
+                },
                 slice: "column",
                 slice_index: 0,
-                position: 1,
-                offset: 2008,
                 value: 0,
                 previous: 2,
-                rule: crate::error::rule::CSC_INV3,
             }
         );
         let e = csc(&[0, 2, 1, 3], &[0, 1, 2], 3).validate().unwrap_err();
         assert!(matches!(
             e,
             Error::PtrDecreasing {
-                position: 2,
-                offset: 1016,
+                at: Location {
+                    field: Field { index: Some(2), .. },
+                    offset: 1016,
+                    ..
+                },
                 value: 1,
                 previous: 2,
                 ..
