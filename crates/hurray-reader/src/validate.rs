@@ -9,6 +9,7 @@ use crate::element_type::ElementType;
 use crate::error::{rule, Error, Field, Location, Number, Result, Scope};
 use crate::file::HurrayFile;
 use crate::layout::{Layout, LayoutFields};
+use crate::quantization::context::integer_range;
 use crate::tensor::Tensor;
 use crate::value::Value;
 
@@ -301,7 +302,7 @@ impl<'data> Tensor<'data> {
         // and quantization.md state no range; per-tensor keeps its one zero
         // point in the descriptor, checked at open).
         let range = match q.scheme {
-            QuantScheme::PerChannelAffine(_) => self.element_type().and_then(zero_point_range),
+            QuantScheme::PerChannelAffine(_) => self.element_type().and_then(integer_range),
             _ => None,
         };
         // The two arrays, whether in buffers of their own or sharing one
@@ -363,23 +364,6 @@ fn as_u64(v: Value) -> Option<u64> {
         Value::UInt(n) => Some(n),
         _ => None,
     }
-}
-
-fn zero_point_range(t: ElementType) -> Option<(i64, i64)> {
-    use ElementType::*;
-    Some(match t {
-        Int8 => (-128, 127),
-        Uint8 => (0, 255),
-        Int16 => (-32768, 32767),
-        Uint16 => (0, 65535),
-        Int32 => (i64::from(i32::MIN), i64::from(i32::MAX)),
-        Uint32 => (0, i64::from(u32::MAX)),
-        Int4 => (-8, 7),
-        Uint4 => (0, 15),
-        Int2 => (-2, 1),
-        Uint2 => (0, 3),
-        _ => return None,
-    })
 }
 
 impl<'data> HurrayFile<'data> {

@@ -15,7 +15,7 @@ pub(super) const INTEGER_STORAGE: [ElementType; 10] = {
 };
 
 /// Range of an integer storage type's values, for zero points.
-pub(super) fn integer_range(t: ElementType) -> Option<(i64, i64)> {
+pub(crate) fn integer_range(t: ElementType) -> Option<(i64, i64)> {
     use ElementType::*;
     Some(match t {
         Int8 => (-128, 127),

@@ -8,7 +8,7 @@
 //!   buffers (scales, zero points) it adds to the buffer table;
 //! - `dequant`: an element's real value, by the scheme's formula.
 
-mod context;
+pub(crate) mod context;
 mod dequant;
 mod mxfp;
 mod nf4;
