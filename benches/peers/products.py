@@ -30,6 +30,11 @@ Routines (every output preallocated, as ours are: a fresh ``np.zeros`` of
 Which code path MKL took: one A·x and one Aᵀ·x per shape and thread count
 in a child process with ``MKL_VERBOSE=1``; its lines go to the JSON.
 
+Each call's CPU time (every thread's: ``process_time`` here, the Rust
+process's own clock there) is kept beside its wall time: on a machine
+shared with other work, it shows the work a routine does whatever the
+waiting.
+
 Prints one table row per shape (medians in ms and the ratios the issue's
 targets name) and writes everything to ``--out``.
 """
@@ -145,8 +150,10 @@ class Ours:
             raise RuntimeError(f"hurray-products: {reply}")
         return reply
 
-    def run(self, name: str) -> float:
-        return float(self.ask(f"run {name} 1").split()[1])
+    def run(self, name: str) -> tuple[float, float]:
+        """Wall and CPU seconds (every thread's) of one call."""
+        reply = self.ask(f"run {name} 1").split()
+        return float(reply[1]), float(reply[2])
 
     def close(self):
         self.proc.stdin.write("quit\n")
@@ -179,14 +186,17 @@ def measure(shape: str, path: str, ours_bin: str, runs: int) -> dict:
         else:
             fns[n]()
     times = {n: [] for n in names}
+    cpu = {n: [] for n in names}
     for _ in range(runs):
         for n in names:
             if n in OURS or n in BOUNDS:
-                times[n].append(ours.run(n))
+                wall, used = ours.run(n)
             else:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 fns[n]()
-                times[n].append(time.perf_counter() - t0)
+                wall, used = time.perf_counter() - t0, time.process_time() - c0
+            times[n].append(wall)
+            cpu[n].append(used)
     check = json.loads(ours.ask("check"))
     ours.close()
     for n in ["scipy_ax", "scipy_atx"]:
@@ -202,7 +212,10 @@ def measure(shape: str, path: str, ours_bin: str, runs: int) -> dict:
         "path": path,
         "runs": runs,
         "median_s": med,
+        "median_cpu_s": {n: statistics.median(v) for n, v in cpu.items()},
         "times_s": times,
+        "cpu_s": cpu,
+        "load": os.getloadavg(),
         "check": check,
         "peer_sums": got,
         "mkl_verbose": mkl_verbose(path),
@@ -242,6 +255,8 @@ def main() -> None:
                               "mkl_ax1", "mkl_ax2", "mkl_atx1", "mkl_atx2")]
         print(f"{shape:>9} " + " ".join(f"{v:9.2f}" for v in row) + " "
               + " ".join(f"{v:9.2f}" for v in r["ratios"].values()), flush=True)
+        c = {k: round(v * 1e3, 1) for k, v in r["median_cpu_s"].items() if not k.startswith("bound")}
+        print(f"{'':>9} cpu ms {c} load {r['load']}", flush=True)
         b = {k: round(v, 2) for k, v in m.items() if k.startswith("bound")}
         print(f"{'':>9} bounds ms {b} check {r['check']} peers {r['peer_sums']}", flush=True)
         print(f"{'':>9} mkl: {mkl_paths(r['mkl_verbose'])}", flush=True)

@@ -14,7 +14,9 @@
 //! answers one line per command read from standard input:
 //!
 //! - `run NAME REPS`: calls routine `NAME` `REPS` times in a row; prints
-//!   `ok SECONDS` (the total, `Instant`);
+//!   `ok SECONDS CPU` (the total, `Instant`, and the CPU time of every
+//!   thread of the process meanwhile: on a busy machine, the work done
+//!   whatever the waiting);
 //! - `check`: prints one JSON line: `sum(y)` of each product (in `f64`,
 //!   for the cross-check with the peers) and whether the two-thread
 //!   products equal the one-thread ones bit for bit;
@@ -221,7 +223,7 @@ fn serve<T: Real>(path: &std::path::Path) -> Result<(), Box<dyn std::error::Erro
         let reply = match words.as_slice() {
             ["run", name, reps] => {
                 let reps: usize = reps.parse()?;
-                let start = Instant::now();
+                let (start, cpu) = (Instant::now(), cpu_seconds());
                 let mut result = Ok(0.0);
                 for _ in 0..reps.max(1) {
                     result = bench.run(name);
@@ -230,8 +232,9 @@ fn serve<T: Real>(path: &std::path::Path) -> Result<(), Box<dyn std::error::Erro
                     }
                 }
                 let elapsed = start.elapsed().as_secs_f64();
+                let cpu = cpu_seconds() - cpu;
                 match result {
-                    Ok(_) => format!("ok {elapsed:.9}"),
+                    Ok(_) => format!("ok {elapsed:.9} {cpu:.9}"),
                     Err(e) => format!("error {e}"),
                 }
             }
@@ -246,6 +249,12 @@ fn serve<T: Real>(path: &std::path::Path) -> Result<(), Box<dyn std::error::Erro
         out.flush()?;
     }
     Ok(())
+}
+
+/// The CPU time of this process so far (every thread's, in seconds).
+fn cpu_seconds() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 /// Times the reader's products on request (see the module's description).
