@@ -12,7 +12,9 @@ use crate::cursor::{to_u64, to_usize};
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 mod blocking;
+mod dots;
 mod float;
+mod split;
 pub(crate) use blocking::Blocking;
 pub use float::Float;
 
@@ -58,16 +60,27 @@ impl<'a> Arrays<'a> {
     }
 
     /// [`scatter`](Self::scatter) on up to `threads` threads, and no more
-    /// than [`std::thread::available_parallelism`]: every thread reads
-    /// every element, so threads beyond the cores only multiply that
-    /// reading. One thread when `y` fits in the cache (at most
-    /// [`CACHED_BYTES`]), where the product is bound by the
-    /// CPU and a split by rows would only add work. Runs
-    /// [`scatter_threads`](Self::scatter_threads), which takes one thread
-    /// as [`scatter`](Self::scatter).
+    /// than [`std::thread::available_parallelism`]. One thread for fewer
+    /// than [`SPLIT_MIN_NNZ`] elements (starting a thread costs more than
+    /// it saves). Where `y` is scattered into directly (within
+    /// [`Blocking::DIRECT_MAX_Y_BYTES`]) the columns are cut between the
+    /// threads, each scattering into a `y` of its own, added at the end
+    /// ([`scatter_columns`](Self::scatter_columns): the work divides by
+    /// the threads; the rounding of a row whose elements fall to more
+    /// than one thread may differ from one thread's, see `split.rs`).
+    /// Where `y` is larger (or the private vectors cannot be allocated)
+    /// the rows are cut, each thread running the scatter over the whole
+    /// matrix for its own ([`scatter_threads`](Self::scatter_threads):
+    /// equal to [`scatter`](Self::scatter) bit for bit).
     pub(crate) fn scatter_parallel<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
-        let threads = if cached(y) { 1 } else { threads.min(cores()) };
-        self.scatter_threads(values, x, y, threads);
+        let threads = threads.clamp(1, MAX_THREADS).min(cores());
+        if threads == 1 || self.stored() < SPLIT_MIN_NNZ {
+            return self.scatter(values, x, y);
+        }
+        let small = std::mem::size_of_val(y) <= Blocking::DIRECT_MAX_Y_BYTES;
+        if !(small && self.scatter_columns(values, x, y, threads)) {
+            self.scatter_threads(values, x, y, threads);
+        }
     }
 
     /// [`scatter`](Self::scatter) on `threads` threads (`std::thread::scope`,
@@ -153,7 +166,7 @@ impl<'a> Arrays<'a> {
     /// of slice `i` with `x`, summed in storage order. Same preconditions as
     /// [`scatter`](Self::scatter); an index past `x` reads 0.
     pub(crate) fn dots<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
-        dot_slices(self.ptr, self.idx, values, x, y);
+        dots::dot_slices(self.ptr, self.idx, values, x, y, !cached(x));
     }
 
     /// [`dots`](Self::dots) on `threads` threads (`std::thread::scope`,
@@ -177,54 +190,21 @@ impl<'a> Arrays<'a> {
                     .clamp(from, from.saturating_add(rest.len()));
                 let (part, tail) = rest.split_at_mut(to.saturating_sub(from));
                 let ptr = self.ptr.get(from..=to).unwrap_or_default();
-                spawn_or_run(scope, move || dot_slices(ptr, self.idx, values, x, part));
+                spawn_or_run(scope, move || {
+                    dots::dot_slices(ptr, self.idx, values, x, part, !cached(x))
+                });
                 (rest, from) = (tail, to);
             }
-            dot_slices(self.ptr.get(from..).unwrap_or_default(), self.idx, values, x, rest);
+            dots::dot_slices(
+                self.ptr.get(from..).unwrap_or_default(),
+                self.idx,
+                values,
+                x,
+                rest,
+                !cached(x),
+            );
         });
     }
-}
-
-/// `y[i]` = the dot product of slice `i` with `x`, over the slices of the
-/// pointer window `ptr` (`ptr.len() - 1` slices, positions absolute in
-/// `idx` and `values`), summed in storage order; an index past `x` reads 0.
-/// Slices that [`pairs`] does not yield (data never validated) leave 0.
-/// Prefetches when `x` is larger than [`CACHED_BYTES`].
-fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[T], y: &mut [T]) {
-    if !cached(x) {
-        dot_slices_with::<T, true>(ptr, idx, values, x, y);
-    } else {
-        dot_slices_with::<T, false>(ptr, idx, values, x, y);
-    }
-}
-
-/// [`dot_slices`]; with `PREFETCH`, the `x` entry of the index
-/// [`prefetch::DISTANCE`] elements on is requested while each element is
-/// read.
-#[inline(never)] // its own registers, as `scatter_direct_with`
-fn dot_slices_with<T: Float, const PREFETCH: bool>(ptr: &[u64], idx: &[u64], values: &[T], x: &[T], y: &mut [T]) {
-    let mut written = 0usize;
-    let first = to_usize(ptr.first().copied().unwrap_or(0));
-    let mut ahead = idx.get(first.saturating_add(prefetch::DISTANCE)..).unwrap_or_default();
-    for ((cols, vals), yi) in pairs(ptr, idx, values).zip(y.iter_mut()) {
-        *yi = cols
-            .iter()
-            .zip(vals)
-            .enumerate()
-            .fold(T::default(), |acc, (k, (&c, &v))| {
-                if PREFETCH {
-                    if let Some(later) = ahead.get(k).and_then(|&a| x.get(to_usize(a))) {
-                        prefetch::prefetch(later);
-                    }
-                }
-                acc + v * x.get(to_usize(c)).copied().unwrap_or_default()
-            });
-        if PREFETCH {
-            ahead = ahead.get(cols.len()..).unwrap_or_default();
-        }
-        written = written.wrapping_add(1);
-    }
-    y.get_mut(written..).unwrap_or_default().fill(T::default());
 }
 
 /// A vector up to this size (bytes) stays in an L2 cache of 2 MiB (the
@@ -234,6 +214,10 @@ fn dot_slices_with<T: Float, const PREFETCH: bool>(ptr: &[u64], idx: &[u64], val
 /// with the hint, 0.7–0.86x with 80 KB and 2 MB vectors, 1.1–1.4x from 4
 /// MB), and `CscView::mul_vec_parallel` runs them on one thread.
 pub(crate) const CACHED_BYTES: usize = 2 << 20;
+
+/// Below this many stored elements the products run on one thread: the
+/// product takes about as long as starting a thread (tens of µs).
+pub(crate) const SPLIT_MIN_NNZ: u64 = 1 << 16;
 
 /// Whether `v`, the vector a product's random accesses go to, is within
 /// [`CACHED_BYTES`]: then the product neither prefetches ([`prefetch`])

@@ -137,8 +137,106 @@ proptest::prop_compose! {
     }
 }
 
+/// `case` with each column's rows sorted and repeats dropped (the
+/// invariant the split scatter relies on), its values cut with them.
+fn sorted(case: &Case) -> (Vec<u64>, Vec<u64>, Vec<f64>) {
+    let (mut ptr, mut idx, mut values) = (vec![0u64], Vec::new(), Vec::new());
+    for w in case.ptr.windows(2) {
+        let (a, b) = (w[0] as usize, w[1] as usize);
+        let mut column: Vec<(u64, f64)> = case.idx[a..b]
+            .iter()
+            .copied()
+            .zip(case.values[a..b].iter().copied())
+            .collect();
+        column.sort_by_key(|&(r, _)| r);
+        column.dedup_by_key(|&mut (r, _)| r);
+        for (r, v) in column {
+            idx.push(r);
+            values.push(v);
+        }
+        ptr.push(idx.len() as u64);
+    }
+    (ptr, idx, values)
+}
+
+/// The column split on 1 to 5 threads into a `y` full of garbage, bit for
+/// bit against its definition: the one-thread scatter of each thread's
+/// columns (`column_cuts`) into a zeroed `y`, added in thread order.
+fn split_equals_parts<T: Float + std::fmt::Debug>(
+    c: &Arrays<'_>,
+    values: &[T],
+    x: &[T],
+    nrows: usize,
+    bits: impl Fn(T) -> u64,
+    garbage: T,
+) -> Result<(), String> {
+    for threads in 1..=5 {
+        let cuts = c.column_cuts(threads);
+        let mut expected = vec![T::default(); nrows];
+        for w in cuts.windows(2) {
+            let part = Arrays {
+                ptr: &c.ptr[w[0]..=w[1]],
+                ..*c
+            };
+            let mut p = vec![garbage; nrows];
+            part.scatter_direct(values, &x[w[0]..], &mut p, 0);
+            for (e, q) in expected.iter_mut().zip(p) {
+                *e = *e + q;
+            }
+        }
+        let mut split = vec![garbage; nrows];
+        if !c.scatter_columns(values, x, &mut split, threads) {
+            return Err("refused".into());
+        }
+        if split.iter().map(|&v| bits(v)).ne(expected.iter().map(|&v| bits(v))) {
+            return Err(format!("{threads} threads: {split:?} for {expected:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// Where a row's elements fall to two threads the column split rounds
+/// per part: `1 + 1e8 - 1e8` in `f32` is `(0 + 1 + 1e8) - 1e8 = 0` on one
+/// thread (`1e8 + 1` rounds to `1e8`), `1 + (1e8 - 1e8) = 1` on two (the
+/// cut falls after the first column, which holds two of the four
+/// elements); row 1, whose one element is in one part, is the same.
+#[test]
+fn split_scatter_rounds_per_part() {
+    let (ptr, idx) = ([0u64, 2, 3, 4], [0u64, 1, 0, 0]);
+    let c = csc(&ptr, &idx, 2);
+    let values = [1f32, 0.5, 1e8, -1e8];
+    let x = [1f32, 1.0, 1.0];
+    let mut one = [f32::NAN; 2];
+    c.scatter(&values, &x, &mut one);
+    assert_eq!(one, [0.0, 0.5]);
+    assert_eq!(c.column_cuts(2), [0, 1, 3]);
+    let mut two = [f32::NAN; 2];
+    assert!(c.scatter_columns(&values, &x, &mut two, 2));
+    assert_eq!(two, [1.0, 0.5]);
+    // Refused threads: the same parts, run on the calling thread.
+    let mut refused = [f32::NAN; 2];
+    assert!(refusing(|| c.scatter_columns(&values, &x, &mut refused, 2)));
+    assert_eq!(refused, two);
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
+
+    /// The column split equals its definition (each thread's columns
+    /// scattered alone, the parts added in order) bit for bit, in `f64`
+    /// and `f32`: empty parts, one column holding most elements, rows past
+    /// `nrows` (skipped), many magnitudes.
+    #[test]
+    fn split_scatter_equals_its_parts(case in cases()) {
+        let (ptr, idx, values) = sorted(&case);
+        let c = csc(&ptr, &idx, case.nrows as u64);
+        let r = split_equals_parts(&c, &values, &case.x, case.nrows, f64::to_bits, f64::NAN);
+        proptest::prop_assert!(r.is_ok(), "f64: {:?}", r);
+        let values: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+        let x: Vec<f32> = case.x.iter().map(|&v| v as f32).collect();
+        let r = split_equals_parts(&c, &values, &x, case.nrows, |v: f32| u64::from(v.to_bits()), f32::NAN);
+        proptest::prop_assert!(r.is_ok(), "f32: {:?}", r);
+    }
     /// Propagation blocking gives the direct scatter's result bit for
     /// bit, for any block size and bin length, on the matrices of
     /// [`cases`]; bins that fill up many times.
