@@ -41,7 +41,7 @@
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use hurray_benches::data::TENSOR;
@@ -72,10 +72,10 @@ struct Bench<'a, T: Real> {
     y2: HugeVec<T>,
     z: HugeVec<T>,
     z2: HugeVec<T>,
-    /// The scatter bound's target: one `u64` per row (the width of
-    /// `f64`; `f32` rows take half the cache lines, so it bounds `f32`
-    /// from below only loosely, said in the JSON).
-    stores: Vec<AtomicU64>,
+    /// The scatter bound's target: one slot of `T`'s width per row (the
+    /// bits of `f32` values in `u32`s, of `f64` in `u64`s), so that it
+    /// covers the cache lines `y` does.
+    stores: Stores,
 }
 
 impl<T: Real> Bench<'_, T> {
@@ -112,7 +112,10 @@ impl<T: Real> Bench<'_, T> {
             }
             "bound_scatter1" | "bound_scatter2" => {
                 let threads = if name == "bound_scatter1" { 1 } else { 2 };
-                scatter_stores(idx, values, &self.stores, threads);
+                match &self.stores {
+                    Stores::Narrow(s) => scatter_stores(idx, values, s, threads, |v| v.to_f64() as f32, f32::to_bits),
+                    Stores::Wide(s) => scatter_stores(idx, values, s, threads, |v| v.to_f64(), f64::to_bits),
+                }
                 0.0
             }
             "bound_gather1" | "bound_gather2" => {
@@ -146,9 +149,44 @@ fn words(bytes: &[u8]) -> &[u64] {
     <[u64] as zerocopy::FromBytes>::ref_from_bytes(whole).unwrap_or_default()
 }
 
+/// One slot a row for [`scatter_stores`], of the values' width.
+enum Stores {
+    Narrow(Vec<AtomicU32>),
+    Wide(Vec<AtomicU64>),
+}
+
+/// An atomic slot [`scatter_stores`] can store bits into.
+trait Slot: Sync {
+    /// The slot's bits.
+    type Bits: Copy + Send;
+    /// A relaxed store (a plain `mov` on x86-64).
+    fn put(&self, bits: Self::Bits);
+}
+
+impl Slot for AtomicU32 {
+    type Bits = u32;
+    fn put(&self, bits: u32) {
+        self.store(bits, Ordering::Relaxed);
+    }
+}
+
+impl Slot for AtomicU64 {
+    type Bits = u64;
+    fn put(&self, bits: u64) {
+        self.store(bits, Ordering::Relaxed);
+    }
+}
+
 /// `stores[idx[k]] = bits of values[k]` for every `k`, the positions cut
 /// into `threads` equal parts.
-fn scatter_stores<T: Real>(idx: &[u64], values: &[T], stores: &[AtomicU64], threads: usize) {
+fn scatter_stores<T: Real, V: Copy, S: Slot>(
+    idx: &[u64],
+    values: &[T],
+    stores: &[S],
+    threads: usize,
+    to: impl Fn(T) -> V + Copy + Send,
+    bits: impl Fn(V) -> S::Bits + Copy + Send,
+) {
     let part = |t: usize| idx.len() * t / threads;
     std::thread::scope(|scope| {
         for t in 0..threads {
@@ -157,7 +195,7 @@ fn scatter_stores<T: Real>(idx: &[u64], values: &[T], stores: &[AtomicU64], thre
             scope.spawn(move || {
                 for (&r, &v) in rows.iter().zip(vals) {
                     if let Some(slot) = stores.get(usize::try_from(r).unwrap_or(usize::MAX)) {
-                        slot.store(v.to_f64().to_bits(), Ordering::Relaxed);
+                        slot.put(bits(to(v)));
                     }
                 }
             });
@@ -204,7 +242,11 @@ fn serve<T: Real>(path: &std::path::Path) -> Result<(), Box<dyn std::error::Erro
         y2: HugeVec::zeroed(rows),
         z: HugeVec::zeroed(cols),
         z2: HugeVec::zeroed(cols),
-        stores: (0..rows).map(|_| AtomicU64::new(0)).collect(),
+        stores: if std::mem::size_of::<T>() == 4 {
+            Stores::Narrow((0..rows).map(|_| AtomicU32::new(0)).collect())
+        } else {
+            Stores::Wide((0..rows).map(|_| AtomicU64::new(0)).collect())
+        },
         a,
     };
     let mut out = std::io::stdout().lock();
@@ -213,7 +255,7 @@ fn serve<T: Real>(path: &std::path::Path) -> Result<(), Box<dyn std::error::Erro
         "shape": [nrows, ncols],
         "nnz": bench.a.nnz(),
         "values": std::any::type_name::<T>(),
-        "bound_scatter_width_bytes": 8,
+        "bound_scatter_width_bytes": std::mem::size_of::<T>(),
     });
     writeln!(out, "{hello}")?;
     out.flush()?;
