@@ -150,6 +150,10 @@ pub struct MatrixSpec {
     pub values: Values,
     /// Number of stored elements.
     pub nnz: u64,
+    /// The bound of the inner indices (`nrows` of a CSC), when set
+    /// ([`with_inner`](Self::with_inner)); otherwise the matrix is square
+    /// (`onecol`: `4 × nnz` rows).
+    pub inner: Option<u64>,
 }
 
 /// Sizes of a generated matrix.
@@ -171,13 +175,28 @@ impl MatrixSpec {
             format,
             values,
             nnz,
+            inner: None,
         }
     }
 
-    /// `csc-random10-f32-nnz100000000`.
+    /// The same matrix with `inner` as the bound of its inner indices
+    /// (`nrows` of a CSC: the length of `y = A·x`), raised where needed to
+    /// the longest slice (every slice draws its indices from strata of at
+    /// least one index). The outer count stays what `nnz` and the pattern
+    /// make it, so the matrix is no longer square.
+    pub fn with_inner(self, inner: u64) -> Self {
+        MatrixSpec {
+            inner: Some(inner),
+            ..self
+        }
+    }
+
+    /// `csc-random10-f32-nnz100000000` (`-rows131072` after it when
+    /// [`inner`](Self::inner) is set).
     pub fn id(&self) -> String {
+        let rows = self.inner.map(|r| format!("-rows{r}")).unwrap_or_default();
         format!(
-            "{}-{}-{}-nnz{}",
+            "{}-{}-{}-nnz{}{rows}",
             self.format.name(),
             self.pattern.name(),
             self.values.name(),
@@ -200,9 +219,11 @@ impl MatrixSpec {
             outer += 1;
         }
         let outer = outer.max(1);
-        let inner = match self.pattern {
-            Pattern::OneColumn => nnz.saturating_mul(4).max(1),
-            _ => outer.max(self.pattern.max_count(nnz)).max(1),
+        let longest = self.pattern.max_count(nnz).max(1);
+        let inner = match (self.inner, self.pattern) {
+            (Some(inner), _) => inner.max(longest),
+            (None, Pattern::OneColumn) => nnz.saturating_mul(4).max(1),
+            (None, _) => outer.max(longest),
         };
         Dims { outer, inner, nnz }
     }
@@ -458,11 +479,16 @@ mod tests {
             Pattern::OneColumn,
         ] {
             for nnz in [1, 7, 100, 1000, 4097] {
-                let spec = MatrixSpec::new(pattern, Format::Csc, Values::F32, nnz);
-                let (dims, idx, ptr) = arrays(spec);
-                let values: Vec<f32> = (0..nnz).map(|p| value_at(p) as f32).collect();
-                hurray_writer::Csc::new(dims.inner, dims.outer, values.as_slice(), &idx, &ptr)
-                    .unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+                let square = MatrixSpec::new(pattern, Format::Csc, Values::F32, nnz);
+                for spec in [square, square.with_inner(3), square.with_inner(5000)] {
+                    let (dims, idx, ptr) = arrays(spec);
+                    if let Some(inner) = spec.inner {
+                        assert_eq!(dims.inner, inner.max(pattern.max_count(nnz)), "{spec:?}");
+                    }
+                    let values: Vec<f32> = (0..nnz).map(|p| value_at(p) as f32).collect();
+                    hurray_writer::Csc::new(dims.inner, dims.outer, values.as_slice(), &idx, &ptr)
+                        .unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+                }
             }
         }
     }

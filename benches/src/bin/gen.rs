@@ -5,7 +5,7 @@
 //! ```text
 //! cargo run --release -p hurray-benches --bin gen -- \
 //!     [--format csc|csr|coo] [--pattern random10|short2|onecol] [--values f32|f64] \
-//!     [--nnz 100000000] [--dir DIR]
+//!     [--nnz 100000000] [--rows N] [--dir DIR]
 //! ```
 //! Defaults: the `random10` CSC with `float32` values and 100 M non-zeros,
 //! in the cache folder (`$HURRAY_BENCH_DIR`, else
@@ -37,6 +37,10 @@ struct Args {
     /// Number of stored entries.
     #[arg(long, default_value_t = 100_000_000)]
     nnz: u64,
+    /// Bound of the inner indices (`nrows` of a CSC, the length of
+    /// `y = A·x`) [default: a square matrix; `onecol`: 4 × nnz rows].
+    #[arg(long)]
+    rows: Option<u64>,
     /// Folder for the file [default: $HURRAY_BENCH_DIR, else
     /// $XDG_CACHE_HOME/hurray-bench, else ~/.cache/hurray-bench].
     #[arg(long)]
@@ -45,7 +49,10 @@ struct Args {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let spec = MatrixSpec::new(args.pattern, args.format, args.values, args.nnz);
+    let mut spec = MatrixSpec::new(args.pattern, args.format, args.values, args.nnz);
+    if let Some(rows) = args.rows {
+        spec = spec.with_inner(rows);
+    }
     let dir = args.dir.unwrap_or_else(hurray_benches::cache_dir);
     std::fs::create_dir_all(&dir)?;
     let path = spec.ensure(&dir)?;

@@ -344,8 +344,10 @@ fn blocked_and_direct_agree(nrows: usize) {
         .unwrap();
     let bits = |v: &[f64]| v.iter().map(|a| a.to_bits()).collect::<Vec<u64>>();
     assert!(bits(&y) == bits(&expected), "f64: blocked and direct differ");
-    // On threads, each range of rows planned on its own: the same bits.
-    for threads in [2, 3] {
+    // On threads, above 16 MiB of y each range of rows planned on its
+    // own: the same bits. (Up to 16 MiB the columns are cut, and the
+    // rounding follows the cut: `parallel_scatter_by_columns_adds_the_parts_in_order`.)
+    for threads in [2, 3].into_iter().filter(|_| nrows * 8 > 16 << 20) {
         let mut y = vec![f64::NAN; nrows];
         let a = file.tensor("f64").unwrap().csc::<f64>().unwrap();
         a.mul_vec_parallel(&x, &mut y, threads).unwrap();
@@ -362,8 +364,8 @@ fn blocked_and_direct_agree(nrows: usize) {
         .unwrap();
     let bits = |v: &[f32]| v.iter().map(|a| a.to_bits()).collect::<Vec<u32>>();
     assert!(bits(&y) == bits(&expected), "f32: blocked and direct differ");
-    // On threads, each range of rows planned on its own: the same bits.
-    for threads in [2, 3] {
+    // The same for f32, above 16 MiB of y.
+    for threads in [2, 3].into_iter().filter(|_| nrows * 4 > 16 << 20) {
         let mut y = vec![f32::NAN; nrows];
         let a = file.tensor("f32").unwrap().csc::<f32>().unwrap();
         a.mul_vec_parallel(&x32, &mut y, threads).unwrap();
@@ -498,13 +500,12 @@ fn parallel_dot_products_equal_one_thread_bit_for_bit() {
     );
 }
 
-/// `CscView::mul_vec_parallel` cuts the rows into equal ranges, one per
-/// thread (up to the cores there are), each thread adding the elements of
-/// its rows (above 2 MiB of `y`: 300 000 rows of f64; below, one thread):
-/// whatever the thread count and however the elements fall (empty
-/// columns, one column holding most elements, every element in one row,
-/// no rows, no elements), every `y[i]` equals `mul_vec`'s bit for bit, and
-/// all of `y` is overwritten. Values span 2^±20, so a change in the order
+/// `CscView::mul_vec_parallel` on fewer than 2^16 elements (every shape
+/// here) runs `mul_vec`, and above 16 MiB of `y` cuts the rows
+/// (`blocked_scatter_through_the_view`): whatever the thread count and
+/// however the elements fall (empty columns, one column holding most
+/// elements, every element in one row, no rows, no elements), every `y[i]`
+/// equals `mul_vec`'s bit for bit, and all of `y` is overwritten. Values span 2^±20, so a change in the order
 /// of the additions would show in the rounding. (More threads than cores:
 /// the library's proptest of `scatter_threads`.)
 #[test]
@@ -592,4 +593,73 @@ fn parallel_scatter_equals_one_thread_bit_for_bit() {
         "{e:?}"
     );
     assert_eq!(y, [7.0; 4]);
+}
+
+/// `CscView::mul_vec_parallel` with up to 16 MiB of `y` and 2^16 elements
+/// or more cuts the columns at `t/threads` of the elements and adds the
+/// threads' parts in order, as its documentation says: computed here from
+/// that description (each part a `mul_vec` of its columns), bit for bit;
+/// and, with values of many magnitudes, some rows differ from `mul_vec`'s
+/// in the last bits, the others equal.
+#[test]
+fn parallel_scatter_by_columns_adds_the_parts_in_order() {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut h = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        h ^= h << 13;
+        h ^= h >> 7;
+        h ^= h << 17;
+        h
+    };
+    let (nrows, ncols) = (3000usize, 7000usize);
+    let (mut ptr, mut idx, mut val) = (vec![0u64], Vec::new(), Vec::new());
+    for _ in 0..ncols {
+        let mut rows: Vec<u64> = (0..next() % 40).map(|_| next() % nrows as u64).collect();
+        rows.sort_unstable();
+        rows.dedup();
+        idx.extend(&rows);
+        val.extend(rows.iter().map(|_| spread(next())));
+        ptr.push(idx.len() as u64);
+    }
+    assert!(idx.len() >= 1 << 16);
+    let x: Vec<f64> = (0..ncols).map(|_| spread(next())).collect();
+    let mut w = FileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+    w.write_csc("A", &Csc::new(nrows as u64, ncols as u64, &val, &idx, &ptr).unwrap())
+        .unwrap();
+    let bytes = AlignedBytes::from_slice(&w.finish().unwrap());
+    let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+    let a = file.tensor("A").unwrap().csc::<f64>().unwrap();
+    let mut one = vec![f64::NAN; nrows];
+    a.mul_vec(&x, &mut one).unwrap();
+    let bits = |v: &[f64]| v.iter().map(|a| a.to_bits()).collect::<Vec<u64>>();
+    for threads in [2, 3] {
+        let used = threads.min(cores);
+        let nnz = idx.len();
+        let cut = |t: usize| {
+            ptr.partition_point(|&p| (p as usize) < nnz / used * t + nnz % used * t / used)
+                .min(ncols)
+        };
+        let mut expected = vec![0f64; nrows];
+        for t in 0..used {
+            let (from, to) = (cut(t), if t + 1 == used { ncols } else { cut(t + 1) });
+            let mut part = vec![0f64; nrows];
+            for j in from..to {
+                for k in ptr[j] as usize..ptr[j + 1] as usize {
+                    part[idx[k] as usize] += val[k] * x[j];
+                }
+            }
+            for (e, p) in expected.iter_mut().zip(&part) {
+                *e += p;
+            }
+        }
+        let mut y = vec![f64::NAN; nrows];
+        a.mul_vec_parallel(&x, &mut y, threads).unwrap();
+        assert!(bits(&y) == bits(&expected), "{threads} threads");
+        if used > 1 {
+            let differ = bits(&y).iter().zip(bits(&one)).filter(|(a, b)| *a != b).count();
+            assert!(differ > 0 && differ < nrows, "{differ} of {nrows} rows differ");
+        } else {
+            assert!(bits(&y) == bits(&one));
+        }
+    }
 }

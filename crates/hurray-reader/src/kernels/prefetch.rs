@@ -24,8 +24,12 @@ pub(crate) const STREAM_AHEAD: usize = 2048;
 
 /// How many stored elements ahead the products prefetch. Measured on the
 /// AMD host of `docs/perf-log/run-g.md`, with 16, 32, 48, 64, 128 and
-/// 256: 32 to 64 were best, within noise of each other.
-pub(crate) const DISTANCE: usize = 32;
+/// 256: 32 to 64 were best, within noise of each other. On the Zen 4
+/// host of `docs/perf-log/run-l.md`, with `y` or `x` in L3 (8 MiB), 64
+/// took 0.88–0.95x the CPU time of 32 (A·x and Aᵀ·x, 2 and 100
+/// non-zeros a column), 128 about as long as 64; with 128 MiB, the same
+/// as 32 within noise.
+pub(crate) const DISTANCE: usize = 64;
 
 /// Asks the CPU to bring the cache line holding `value` into its caches.
 /// Changes nothing the program can observe but timing; a no-op on targets

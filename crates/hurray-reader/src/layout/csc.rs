@@ -450,41 +450,41 @@ impl<T: Float> CscView<'_, T> {
     }
 
     /// [`mul_vec`](Self::mul_vec) on `threads` threads
-    /// (`std::thread::scope`; 0 counts as 1, and no more than `nrows`, 64,
-    /// or the cores that [`std::thread::available_parallelism`] reports,
-    /// since every thread reads the whole matrix): the rows
-    /// are cut into `threads` consecutive ranges of equal length and `y`
-    /// is split with them; each thread reads all of `col_ptr`,
-    /// `row_indices` and `values` and adds the elements whose rows fall in
-    /// its range, skipping the others. The calling thread takes the last
-    /// range, and any range whose thread the OS refuses to start. Every
-    /// `y[row]` receives the same products in the same order as from
-    /// `mul_vec`, so the result is the same bit for bit, whatever
-    /// `threads`.
+    /// (`std::thread::scope`; 0 counts as 1, and no more than 64 or the
+    /// cores that [`std::thread::available_parallelism`] reports). Below
+    /// 2^16 stored elements, `mul_vec` on the calling thread. Otherwise the
+    /// work is cut one of two ways, by the size of `y` (`nrows ×
+    /// size_of::<T>()`):
     ///
-    /// When `y` is at most 2 MiB (`nrows × size_of::<T>()`, about an L2
-    /// cache) the product is bound by the CPU rather than by cache misses,
-    /// and the split would only add work: this runs `mul_vec` on the
-    /// calling thread. Otherwise each thread plans its own range as
-    /// `mul_vec` plans a `y` of that length (plain scatter, prefetching or
-    /// not, or blocked), and
-    /// a thread whose range is blocked allocates its own bins and parts:
-    /// up to 32 MiB of bins plus parts of at most two bins' size (56 MiB
-    /// in all with the AVX-512 scatter), per thread, freed before
-    /// returning. That can happen where `mul_vec`
-    /// itself, planning the whole of `y`, allocates nothing (an `f64` `y`
-    /// of 5 M rows: 0 bytes on one thread, 48 MiB on two).
+    /// - **Up to 16 MiB: by columns.** The columns are cut into `threads`
+    ///   ranges of consecutive columns, range `t` starting at the first
+    ///   column whose `col_ptr` entry is at least `t/threads` of `nnz`.
+    ///   The calling thread scatters the first range into `y`, each other
+    ///   thread its range into a zeroed vector of `nrows` entries of its
+    ///   own (allocated per call, freed before returning), and the parts
+    ///   are added into `y` in range order: `y[i] = (y_0[i] + y_1[i]) +
+    ///   ..`. Each thread reads only its share of the matrix. **Rounding:**
+    ///   each part is summed as `mul_vec` sums it, but a row with elements
+    ///   in more than one range gets its sum in that grouping, which may
+    ///   differ from `mul_vec`'s in the last bits (with `f32`, `1 + 1e8 -
+    ///   1e8` in three columns cut after the first is 1, where `mul_vec`
+    ///   gives 0); a row whose elements all fall in one range gets
+    ///   `mul_vec`'s bits. The same `threads` on the same machine gives
+    ///   the same bits on every call.
+    /// - **Above 16 MiB: by rows**, where the partial vectors would cost
+    ///   more than the split saves. The rows are cut into `threads`
+    ///   consecutive ranges of equal length and `y` split with them; each
+    ///   thread reads all of `col_ptr`, `row_indices` and `values` and adds
+    ///   the elements of its rows, planned as `mul_vec` plans a `y` of that
+    ///   length (a thread whose range is blocked allocates its own bins:
+    ///   up to 56 MiB per thread, freed before returning). Every `y[row]`
+    ///   receives the same products in the same order as from `mul_vec`:
+    ///   the same bits, whatever `threads`.
     ///
-    /// Every thread streams the whole matrix: the reading grows with the
-    /// number of threads (`threads × nnz` elements), and the gain depends
-    /// on where `mul_vec`'s time goes. Measured on two threads against
-    /// `mul_vec` (`docs/perf-log/run-g.md`): 1.7x for 100 M non-zeros
-    /// in 10 M rows (`f32`), 1.6x with two non-zeros a column in 50 M
-    /// rows, 1.1–1.3x for 10 M non-zeros in 1 M or 5 M rows, and (run F)
-    /// 1.0x for a single column, where reading the matrix twice costs
-    /// about what the split saves. Equal ranges of rows balance the work
-    /// only when the non-zeros are spread evenly over the rows. On an
-    /// unvalidated view the invariants are verified first, on every call.
+    /// The calling thread takes a range too, and any range whose thread
+    /// the OS refuses to start. Measured on two threads against `mul_vec`:
+    /// `docs/performance.md`. On an unvalidated view the invariants are
+    /// verified first, on every call.
     ///
     /// ```
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -36,7 +36,7 @@ use std::arch::x86_64::{
     _mm512_sub_epi64,
 };
 
-use super::{cached_block, Blocking};
+use super::blocking::{cached_block, Blocking};
 use crate::cursor::{to_u64, to_usize};
 use crate::kernels::prefetch::{prefetch, STREAM_AHEAD};
 

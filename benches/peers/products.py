@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""The sparse products beside scipy and MKL on a suite of shapes (issue #34).
+
+    products.py --gen GEN --ours HURRAY_PRODUCTS --dir DIR [--runs R]
+                [--shapes a,b,..] [--out results.json]
+
+For each shape of ``SHAPES`` (``y`` within L2, within L3, far beyond it;
+about 2, 10 and 100 non-zeros a column; one long column; float32, and one
+float64), ``GEN`` writes the CSC file (cached by name in ``DIR``); the
+peers read the very same mapped bytes (``hurray_reader.open(p)["A"]
+.to_scipy(validate=False)``: int64 views of the file's indices, no copy),
+and ``HURRAY_PRODUCTS`` (the Rust bench binary) maps it in its own process
+and times the reader's kernels on request. Every routine runs once per
+round, in one order, R rounds (A B A B ..), so a slow stretch of the
+machine hits every library alike; the medians are compared.
+
+Routines (every output preallocated, as ours are: a fresh ``np.zeros`` of
+128 MB costs its page faults inside the timed call):
+
+  ours ax1 / ax2         CscView::mul_vec / mul_vec_parallel(.., 2)
+  ours atx1 / atx2       the same on A.transpose() (CSR dot products)
+  scipy ax / atx         scipy.sparse._sparsetools.csc_matvec / csr_matvec
+                         (what ``A @ x`` runs, less its np.zeros)
+  mkl ax1 / ax2          sparse_dot_mkl.dot_product_mkl(A, x, out=y) on 1 / 2
+                         threads (mkl_set_num_threads before each call)
+  mkl atx1 / atx2        the same on A.T (a CSR over the same arrays)
+  ours bound_*           what bounds ours on this machine, the same bytes
+                         with less work (see benches/src/bin/hurray-products.rs)
+
+Which code path MKL took: one A·x and one Aᵀ·x per shape and thread count
+in a child process with ``MKL_VERBOSE=1``; its lines go to the JSON.
+
+Each call's CPU time (every thread's: ``process_time`` here, the Rust
+process's own clock there) is kept beside its wall time: on a machine
+shared with other work, it shows the work a routine does whatever the
+waiting.
+
+Prints one table row per shape (medians in ms and the ratios the issue's
+targets name) and writes everything to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+# name: (pattern, values, nnz, rows). L2 is 1 MiB a core on the 2-core
+# host, L3 32 MiB: 2^17 f32 rows are 512 KiB of y, 2^21 are 8 MiB, 2^25
+# are 128 MiB.
+SHAPES = {
+    "l2-d2": ("short2", "f32", 32_000_000, 1 << 17),
+    "l2-d10": ("random10", "f32", 32_000_000, 1 << 17),
+    "l2-d100": ("random100", "f32", 32_000_000, 1 << 17),
+    "l3-d2": ("short2", "f32", 32_000_000, 1 << 21),
+    "l3-d10": ("random10", "f32", 32_000_000, 1 << 21),
+    "l3-d100": ("random100", "f32", 32_000_000, 1 << 21),
+    "far-d2": ("short2", "f32", 32_000_000, 1 << 25),
+    "far-d10": ("random10", "f32", 32_000_000, 1 << 25),
+    "far-d100": ("random100", "f32", 32_000_000, 1 << 25),
+    "onecol": ("onecol", "f32", 8_000_000, 1 << 25),
+    "l3-d10-f64": ("random10", "f64", 32_000_000, 1 << 21),
+}
+
+OURS = ["ax1", "ax2", "atx1", "atx2"]
+BOUNDS = ["bound_sum1", "bound_sum2", "bound_scatter1", "bound_scatter2", "bound_gather1", "bound_gather2"]
+PEERS = ["scipy_ax", "scipy_atx", "mkl_ax1", "mkl_ax2", "mkl_atx1", "mkl_atx2"]
+
+
+def generate(gen: str, directory: str, shape: str) -> str:
+    pattern, values, nnz, rows = SHAPES[shape]
+    out = subprocess.run(
+        [gen, "--format", "csc", "--pattern", pattern, "--values", values,
+         "--nnz", str(nnz), "--rows", str(rows), "--dir", directory],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    return json.loads(out)["path"]
+
+
+def x_vector(n: int, dtype):
+    import numpy as np
+
+    # data::x_at: (i mod 1024) / 1024 - 0.5, exact in f32.
+    return ((np.arange(n, dtype=np.float64) % 1024) / 1024 - 0.5).astype(dtype)
+
+
+def open_peers(path: str):
+    """The file's CSC as scipy sees it, zero-copy, and the peers' routines."""
+    import numpy as np
+    import scipy.sparse._sparsetools as st
+    import sparse_dot_mkl as sdm
+    import hurray_reader as hr
+
+    a = hr.open(path)["A"].to_scipy(validate=False)
+    assert not a.indices.flags["OWNDATA"], "the peers must read the mapping"
+    at = a.T  # csr_array over the same arrays
+    nrows, ncols = a.shape
+    x = x_vector(ncols, a.dtype)
+    xt = x_vector(nrows, a.dtype)
+    y = np.zeros(nrows, a.dtype)
+    z = np.zeros(ncols, a.dtype)
+    ym = np.zeros(nrows, a.dtype)
+    zm = np.zeros(ncols, a.dtype)
+
+    def scipy_ax():
+        y.fill(0)
+        st.csc_matvec(nrows, ncols, a.indptr, a.indices, a.data, x, y)
+
+    def scipy_atx():
+        z.fill(0)
+        st.csr_matvec(ncols, nrows, at.indptr, at.indices, at.data, xt, z)
+
+    def mkl(m, v, out, threads):
+        def run():
+            sdm.mkl_set_num_threads(threads)
+            sdm.dot_product_mkl(m, v, out=out, out_scalar=0.0)
+        return run
+
+    fns = {
+        "scipy_ax": scipy_ax,
+        "scipy_atx": scipy_atx,
+        "mkl_ax1": mkl(a, x, ym, 1),
+        "mkl_ax2": mkl(a, x, ym, 2),
+        "mkl_atx1": mkl(at, xt, zm, 1),
+        "mkl_atx2": mkl(at, xt, zm, 2),
+    }
+    sums = {"scipy_ax": lambda: float(y.astype(np.float64).sum()),
+            "scipy_atx": lambda: float(z.astype(np.float64).sum()),
+            "mkl_ax": lambda: float(ym.astype(np.float64).sum()),
+            "mkl_atx": lambda: float(zm.astype(np.float64).sum())}
+    return a, fns, sums
+
+
+class Ours:
+    """The Rust bench binary, serving one file on a pipe."""
+
+    def __init__(self, binary: str, path: str):
+        self.proc = subprocess.Popen([binary, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.hello = json.loads(self.proc.stdout.readline())
+
+    def ask(self, line: str) -> str:
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        reply = self.proc.stdout.readline().strip()
+        if reply.startswith("error"):
+            raise RuntimeError(f"hurray-products: {reply}")
+        return reply
+
+    def run(self, name: str) -> tuple[float, float]:
+        """Wall and CPU seconds (every thread's) of one call."""
+        reply = self.ask(f"run {name} 1").split()
+        return float(reply[1]), float(reply[2])
+
+    def close(self):
+        self.proc.stdin.write("quit\n")
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def mkl_verbose(path: str) -> list[str]:
+    """The MKL_VERBOSE lines of one A·x and one Aᵀ·x per thread count."""
+    code = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "import products as p\n"
+        "a, fns, _ = p.open_peers(%r)\n"
+        "for n in ['mkl_ax1', 'mkl_ax2', 'mkl_atx1', 'mkl_atx2']:\n"
+        "    print('CASE', n, flush=True); fns[n]()\n"
+    ) % (os.path.dirname(os.path.abspath(__file__)), path)
+    env = dict(os.environ, MKL_VERBOSE="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    return [line for line in out.splitlines() if line.startswith(("CASE", "MKL_VERBOSE"))]
+
+
+def measure(shape: str, path: str, ours_bin: str, runs: int) -> dict:
+    ours = Ours(ours_bin, path)
+    a, fns, sums = open_peers(path)
+    names = OURS + PEERS + BOUNDS
+    # One warm-up call of each (page cache, huge pages, MKL's first call).
+    for n in names:
+        if n in OURS or n in BOUNDS:
+            ours.run(n)
+        else:
+            fns[n]()
+    times = {n: [] for n in names}
+    cpu = {n: [] for n in names}
+    for _ in range(runs):
+        for n in names:
+            if n in OURS or n in BOUNDS:
+                wall, used = ours.run(n)
+            else:
+                t0, c0 = time.perf_counter(), time.process_time()
+                fns[n]()
+                wall, used = time.perf_counter() - t0, time.process_time() - c0
+            times[n].append(wall)
+            cpu[n].append(used)
+    check = json.loads(ours.ask("check"))
+    ours.close()
+    for n in ["scipy_ax", "scipy_atx"]:
+        fns[n]()
+    fns["mkl_ax1"]()
+    fns["mkl_atx1"]()
+    got = {k: f() for k, f in sums.items()}
+    med = {n: statistics.median(v) for n, v in times.items()}
+    return {
+        "shape": shape,
+        "spec": SHAPES[shape],
+        "dims": ours.hello,
+        "path": path,
+        "runs": runs,
+        "median_s": med,
+        "median_cpu_s": {n: statistics.median(v) for n, v in cpu.items()},
+        "times_s": times,
+        "cpu_s": cpu,
+        "load": os.getloadavg(),
+        "check": check,
+        "peer_sums": got,
+        "mkl_verbose": mkl_verbose(path),
+    }
+
+
+def ratios(r: dict) -> dict:
+    m = r["median_s"]
+    return {
+        "ax1_vs_best": min(m["scipy_ax"], m["mkl_ax1"]) / m["ax1"],
+        "atx1_vs_best": min(m["scipy_atx"], m["mkl_atx1"]) / m["atx1"],
+        "ax2_vs_mkl2": m["mkl_ax2"] / m["ax2"],
+        "atx2_vs_mkl2": m["mkl_atx2"] / m["atx2"],
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--gen", required=True)
+    p.add_argument("--ours", required=True)
+    p.add_argument("--dir", required=True)
+    p.add_argument("--runs", type=int, default=7)
+    p.add_argument("--shapes", default=",".join(SHAPES))
+    p.add_argument("--out")
+    args = p.parse_args()
+    results = []
+    cols = ("shape", "ax1", "ax2", "atx1", "atx2", "sp_ax", "sp_atx", "mkl_ax1", "mkl_ax2", "mkl_atx1", "mkl_atx2",
+            "Ax1/best", "Atx1/best", "Ax2/mkl2", "Atx2/mkl2")
+    print(" ".join(f"{c:>9}" for c in cols), flush=True)
+    for shape in args.shapes.split(","):
+        path = generate(args.gen, args.dir, shape)
+        r = measure(shape, path, args.ours, args.runs)
+        r["ratios"] = ratios(r)
+        results.append(r)
+        m = {k: v * 1e3 for k, v in r["median_s"].items()}
+        row = [m[k] for k in ("ax1", "ax2", "atx1", "atx2", "scipy_ax", "scipy_atx",
+                              "mkl_ax1", "mkl_ax2", "mkl_atx1", "mkl_atx2")]
+        print(f"{shape:>9} " + " ".join(f"{v:9.2f}" for v in row) + " "
+              + " ".join(f"{v:9.2f}" for v in r["ratios"].values()), flush=True)
+        c = {k: round(v * 1e3, 1) for k, v in r["median_cpu_s"].items() if not k.startswith("bound")}
+        print(f"{'':>9} cpu ms {c} load {r['load']}", flush=True)
+        b = {k: round(v, 2) for k, v in m.items() if k.startswith("bound")}
+        print(f"{'':>9} bounds ms {b} check {r['check']} peers {r['peer_sums']}", flush=True)
+        print(f"{'':>9} mkl: {mkl_paths(r['mkl_verbose'])}", flush=True)
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump({"host": host(), "results": results}, f, indent=1)
+
+
+def mkl_paths(lines: list[str]) -> str:
+    """MKL's build line (the code path it dispatched to) and each mv call."""
+    head = next((line.split(" for ", 1)[-1] for line in lines if "Product build" in line), "?")
+    calls = [line.split("() ", 1)[-1] for line in lines if line.startswith("MKL_VERBOSE END mkl_sparse_") and "_mv()" in line]
+    return f"{head}; mv calls: {calls}"
+
+
+def host() -> dict:
+    lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    return {"lscpu": lscpu, "uname": os.uname()._asdict() if hasattr(os.uname(), "_asdict") else list(os.uname())}
+
+
+if __name__ == "__main__":
+    main()

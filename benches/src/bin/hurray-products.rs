@@ -1,0 +1,324 @@
+//! The reader's sparse products on one CSC file, timed on request, for
+//! `benches/peers/products.py`, which times scipy and MKL in its own
+//! process and asks this one for ours in turn (A B A B …), so that a slow
+//! stretch of the machine hits every library alike.
+//!
+//! ```text
+//! cargo run --release -p hurray-benches --bin hurray-products -- FILE.hry
+//! ```
+//!
+//! Opens tensor `A` (float32 or float64 CSC, strict view: scanned once),
+//! settles the file in the page cache (`data::settle_page_cache`), puts `x`
+//! (`data::x_at`) and every `y` in huge pages as numpy does (`HugeVec`),
+//! prints one JSON line (`{"routines": [...], "shape": ..}`) and then
+//! answers one line per command read from standard input:
+//!
+//! - `run NAME REPS`: calls routine `NAME` `REPS` times in a row; prints
+//!   `ok SECONDS CPU` (the total, `Instant`, and the CPU time of every
+//!   thread of the process meanwhile: on a busy machine, the work done
+//!   whatever the waiting);
+//! - `check`: prints one JSON line: `sum(y)` of each product (in `f64`,
+//!   for the cross-check with the peers) and whether the two-thread
+//!   products equal the one-thread ones bit for bit;
+//! - `quit` (or the end of the input).
+//!
+//! The routines: `ax1` (`CscView::mul_vec`), `ax2`
+//! (`mul_vec_parallel(.., 2)`), `atx1` (`CsrView::mul_vec` on
+//! `A.transpose()`), `atx2` (its `mul_vec_parallel(.., 2)`), and what bounds
+//! them on this machine, the same bytes with less work:
+//! `bound_sum1` / `bound_sum2`, the matrix's bytes (`col_ptr`,
+//! `row_indices`, `values`) summed as `u64`s on one and two threads (the
+//! memory path: no product streams the matrix faster);
+//! `bound_scatter1` / `bound_scatter2`, `y[row] = value` for every stored
+//! element in storage order, split by position over the threads: the
+//! random stores of A·x with no column walk, no multiply, no read of `y`
+//! (relaxed atomic stores: plain `mov`s on x86-64);
+//! `bound_gather1` / `bound_gather2`, `sum x[row]` over every stored
+//! element (the reads of `x` that Aᵀ·x makes, and nothing else; prefetched
+//! like the library's loop when `x` is over 2 MiB).
+
+#![forbid(unsafe_code)]
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Instant;
+
+use hurray_benches::data::TENSOR;
+use hurray_benches::kernels::{gather_sum, sum_u64_prefetched_threads, x_vector, HugeVec, Real};
+use hurray_reader::{CscView, ElementType, MappedFile, Options};
+use zerocopy::IntoBytes;
+
+/// Every routine, in the order of the first line's list.
+const ROUTINES: [&str; 10] = [
+    "ax1",
+    "ax2",
+    "atx1",
+    "atx2",
+    "bound_sum1",
+    "bound_sum2",
+    "bound_scatter1",
+    "bound_scatter2",
+    "bound_gather1",
+    "bound_gather2",
+];
+
+/// The products' inputs and outputs.
+struct Bench<'a, T: Real> {
+    a: CscView<'a, T>,
+    x: HugeVec<T>,
+    xt: HugeVec<T>,
+    y: HugeVec<T>,
+    y2: HugeVec<T>,
+    z: HugeVec<T>,
+    z2: HugeVec<T>,
+    /// The scatter bound's target: one slot of `T`'s width per row (the
+    /// bits of `f32` values in `u32`s, of `f64` in `u64`s), so that it
+    /// covers the cache lines `y` does.
+    stores: Stores,
+}
+
+impl<T: Real> Bench<'_, T> {
+    fn run(&mut self, name: &str) -> Result<f64, String> {
+        let a = &self.a;
+        let at = a.transpose();
+        let ptr = a.col_ptr();
+        let idx = a.row_indices();
+        let values = a.values();
+        let sink = match name {
+            "ax1" => {
+                a.mul_vec(self.x.as_slice(), self.y.as_mut_slice())
+                    .map_err(|e| e.to_string())?;
+                self.y.as_slice().first().map_or(0.0, |v| v.to_f64())
+            }
+            "ax2" => {
+                a.mul_vec_parallel(self.x.as_slice(), self.y2.as_mut_slice(), 2)
+                    .map_err(|e| e.to_string())?;
+                self.y2.as_slice().first().map_or(0.0, |v| v.to_f64())
+            }
+            "atx1" => {
+                at.mul_vec(self.xt.as_slice(), self.z.as_mut_slice())
+                    .map_err(|e| e.to_string())?;
+                self.z.as_slice().first().map_or(0.0, |v| v.to_f64())
+            }
+            "atx2" => {
+                at.mul_vec_parallel(self.xt.as_slice(), self.z2.as_mut_slice(), 2)
+                    .map_err(|e| e.to_string())?;
+                self.z2.as_slice().first().map_or(0.0, |v| v.to_f64())
+            }
+            "bound_sum1" | "bound_sum2" => {
+                let threads = if name == "bound_sum1" { 1 } else { 2 };
+                sum_u64_prefetched_threads(&[ptr, idx, words(values.as_bytes())], threads) as f64
+            }
+            "bound_scatter1" | "bound_scatter2" => {
+                let threads = if name == "bound_scatter1" { 1 } else { 2 };
+                match &self.stores {
+                    Stores::Narrow(s) => scatter_stores(idx, values, s, threads, |v| v.to_f64() as f32, f32::to_bits),
+                    Stores::Wide(s) => scatter_stores(idx, values, s, threads, |v| v.to_f64(), f64::to_bits),
+                }
+                0.0
+            }
+            "bound_gather1" | "bound_gather2" => {
+                let threads = if name == "bound_gather1" { 1 } else { 2 };
+                gather(idx, self.xt.as_slice(), threads).to_f64()
+            }
+            other => return Err(format!("no routine {other}")),
+        };
+        Ok(std::hint::black_box(sink))
+    }
+
+    fn check(&mut self) -> Result<serde_json::Value, String> {
+        for name in ["ax1", "ax2", "atx1", "atx2"] {
+            self.run(name)?;
+        }
+        let sum = |v: &HugeVec<T>| v.as_slice().iter().map(|v| v.to_f64()).sum::<f64>();
+        let bits = |v: &HugeVec<T>| v.as_slice().iter().map(|v| v.to_f64().to_bits()).collect::<Vec<u64>>();
+        Ok(serde_json::json!({
+            "ax_sum_y": sum(&self.y),
+            "atx_sum_y": sum(&self.z),
+            "ax2_same_bits": bits(&self.y) == bits(&self.y2),
+            "atx2_same_bits": bits(&self.z) == bits(&self.z2),
+        }))
+    }
+}
+
+/// The whole `u64`s of `bytes`, in place (a tensor's buffers start on the
+/// file's data alignment, at least 4096 bytes); none if misaligned.
+fn words(bytes: &[u8]) -> &[u64] {
+    let whole = bytes.get(..bytes.len() / 8 * 8).unwrap_or_default();
+    <[u64] as zerocopy::FromBytes>::ref_from_bytes(whole).unwrap_or_default()
+}
+
+/// One slot a row for [`scatter_stores`], of the values' width.
+enum Stores {
+    Narrow(Vec<AtomicU32>),
+    Wide(Vec<AtomicU64>),
+}
+
+/// An atomic slot [`scatter_stores`] can store bits into.
+trait Slot: Sync {
+    /// The slot's bits.
+    type Bits: Copy + Send;
+    /// A relaxed store (a plain `mov` on x86-64).
+    fn put(&self, bits: Self::Bits);
+}
+
+impl Slot for AtomicU32 {
+    type Bits = u32;
+    fn put(&self, bits: u32) {
+        self.store(bits, Ordering::Relaxed);
+    }
+}
+
+impl Slot for AtomicU64 {
+    type Bits = u64;
+    fn put(&self, bits: u64) {
+        self.store(bits, Ordering::Relaxed);
+    }
+}
+
+/// `stores[idx[k]] = bits of values[k]` for every `k`, the positions cut
+/// into `threads` equal parts.
+fn scatter_stores<T: Real, V: Copy, S: Slot>(
+    idx: &[u64],
+    values: &[T],
+    stores: &[S],
+    threads: usize,
+    to: impl Fn(T) -> V + Copy + Send,
+    bits: impl Fn(V) -> S::Bits + Copy + Send,
+) {
+    let part = |t: usize| idx.len() * t / threads;
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let range = part(t)..part(t + 1);
+            let (rows, vals) = (&idx[range.clone()], &values[range]);
+            scope.spawn(move || {
+                for (&r, &v) in rows.iter().zip(vals) {
+                    if let Some(slot) = stores.get(usize::try_from(r).unwrap_or(usize::MAX)) {
+                        slot.put(bits(to(v)));
+                    }
+                }
+            });
+        }
+    });
+}
+
+/// `sum x[idx[k]]` over every `k`, the positions cut into `threads` parts;
+/// prefetched as the library's Aᵀ·x when `x` is over 2 MiB.
+fn gather<T: Real>(idx: &[u64], x: &[T], threads: usize) -> T {
+    let prefetch = std::mem::size_of_val(x) > 2 << 20;
+    let part = |t: usize| idx.len() * t / threads;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let rows = &idx[part(t)..part(t + 1)];
+                scope.spawn(move || {
+                    if prefetch {
+                        gather_sum::<T, true>(rows, x)
+                    } else {
+                        gather_sum::<T, false>(rows, x)
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("gather thread"))
+            .fold(T::default(), |a, b| a + b)
+    })
+}
+
+fn serve<T: Real>(path: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
+    let mapped = MappedFile::open(path, Options::default())?;
+    let file = mapped.file()?;
+    let a = file.tensor(TENSOR)?.csc::<T>()?;
+    let (nrows, ncols) = (a.nrows(), a.ncols());
+    let rows = usize::try_from(nrows)?;
+    let cols = usize::try_from(ncols)?;
+    let mut bench = Bench {
+        x: HugeVec::from_slice(&x_vector::<T>(ncols)),
+        xt: HugeVec::from_slice(&x_vector::<T>(nrows)),
+        y: HugeVec::zeroed(rows),
+        y2: HugeVec::zeroed(rows),
+        z: HugeVec::zeroed(cols),
+        z2: HugeVec::zeroed(cols),
+        stores: if std::mem::size_of::<T>() == 4 {
+            Stores::Narrow((0..rows).map(|_| AtomicU32::new(0)).collect())
+        } else {
+            Stores::Wide((0..rows).map(|_| AtomicU64::new(0)).collect())
+        },
+        a,
+    };
+    let mut out = std::io::stdout().lock();
+    let hello = serde_json::json!({
+        "routines": ROUTINES,
+        "shape": [nrows, ncols],
+        "nnz": bench.a.nnz(),
+        "values": std::any::type_name::<T>(),
+        "bound_scatter_width_bytes": std::mem::size_of::<T>(),
+    });
+    writeln!(out, "{hello}")?;
+    out.flush()?;
+    for line in std::io::stdin().lock().lines() {
+        let line = line?;
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let reply = match words.as_slice() {
+            ["run", name, reps] => {
+                let reps: usize = reps.parse()?;
+                let (start, cpu) = (Instant::now(), cpu_seconds());
+                let mut result = Ok(0.0);
+                for _ in 0..reps.max(1) {
+                    result = bench.run(name);
+                    if result.is_err() {
+                        break;
+                    }
+                }
+                let elapsed = start.elapsed().as_secs_f64();
+                let cpu = cpu_seconds() - cpu;
+                match result {
+                    Ok(_) => format!("ok {elapsed:.9} {cpu:.9}"),
+                    Err(e) => format!("error {e}"),
+                }
+            }
+            ["check"] => match bench.check() {
+                Ok(v) => v.to_string(),
+                Err(e) => format!("error {e}"),
+            },
+            ["quit"] => break,
+            _ => format!("error unknown command {line:?}"),
+        };
+        writeln!(out, "{reply}")?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// The CPU time of this process so far (every thread's, in seconds).
+fn cpu_seconds() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// Times the reader's products on request (see the module's description).
+#[derive(clap::Parser)]
+#[command(name = "hurray-products")]
+struct Args {
+    /// The file (tensor `A`, float32 or float64 CSC), e.g. written by `gen`.
+    file: PathBuf,
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let Args { file: path } = clap::Parser::parse();
+    hurray_benches::data::settle_page_cache(&path)?;
+    let element_type = {
+        let mapped = MappedFile::open(&path, Options::default())?;
+        let file = mapped.file()?;
+        let tensor = file.tensor(TENSOR)?;
+        tensor.element_type()
+    };
+    match element_type {
+        Some(ElementType::Float32) => serve::<f32>(&path),
+        Some(ElementType::Float64) => serve::<f64>(&path),
+        other => Err(format!("tensor A has element type {other:?}; want float32 or float64").into()),
+    }
+}

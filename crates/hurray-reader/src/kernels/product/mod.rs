@@ -1,0 +1,230 @@
+//! `y = M·x` over the compressed structure: the scatter (CSC read as
+//! such, `y[idx[k]] += v[k] · x[j]`), with propagation blocking when `y`
+//! is large (for `f32` on CPUs with AVX-512, the version of [`avx512`]),
+//! and the dot products (CSR read as such), each on one thread or
+//! several.
+
+use super::prefetch;
+use super::threads::{cores, share, spawn_or_run, MAX_THREADS};
+use super::{pairs, Arrays};
+use crate::cursor::{to_u64, to_usize};
+
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+mod blocking;
+mod dots;
+mod float;
+mod split;
+pub(crate) use blocking::Blocking;
+pub use float::Float;
+
+impl<'a> Arrays<'a> {
+    /// `y = M·x` for this structure read as CSC (`y[idx[k]] += v[k] · x[j]`
+    /// over slice `j`), `y` overwritten. When `y` is larger than
+    /// [`Blocking::DIRECT_MAX_Y_BYTES`] (see [`Blocking::plan`]) the
+    /// contributions go through
+    /// [`scatter_blocked`](Self::scatter_blocked) (for `f32` on a CPU with
+    /// AVX-512, through [`avx512::scatter`] where its plan applies),
+    /// otherwise (or when the scratch cannot be allocated) straight into
+    /// `y` ([`scatter_direct`](Self::scatter_direct)). All add the same
+    /// products to each `y[i]` in the same order: the results are equal
+    /// bit for bit. The caller has checked the lengths and the invariants;
+    /// an index past `y` is skipped, never a panic.
+    pub(crate) fn scatter<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
+        self.scatter_rows(values, x, y, 0);
+    }
+
+    /// [`scatter`](Self::scatter) into the rows `first..first + y.len()`
+    /// of `M·x` (`y[i - first]` for row `i`); the others are skipped. The
+    /// window must lie within `0..2^64` (`first + y.len()` does not
+    /// overflow; callers pass windows of `0..nrows`), or a row below
+    /// `first` could wrap into it.
+    fn scatter_rows<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
+        // The window's share of the elements, for the plan (rows evenly filled).
+        let stored = self.stored();
+        let nnz = u128::from(stored)
+            .saturating_mul(to_u64(y.len()).into())
+            .checked_div(self.bound.into())
+            .map_or(stored, |n| u64::try_from(n).unwrap_or(u64::MAX));
+        #[cfg(target_arch = "x86_64")]
+        if let (Some(values), Some(x), Some(y)) = (T::f32s(values), T::f32s(x), T::f32s_mut(y)) {
+            if avx512::scatter((self.ptr, self.idx, values), x, y, first, (nnz, None)) {
+                return;
+            }
+        }
+        let done = Blocking::plan(y.len(), nnz, std::mem::size_of::<T>())
+            .is_some_and(|blocking| self.scatter_blocked(values, x, y, first, blocking));
+        if !done {
+            self.scatter_direct(values, x, y, first);
+        }
+    }
+
+    /// [`scatter`](Self::scatter) on up to `threads` threads, and no more
+    /// than [`std::thread::available_parallelism`]. One thread for fewer
+    /// than [`SPLIT_MIN_NNZ`] elements (starting a thread costs more than
+    /// it saves). Where `y` is scattered into directly (within
+    /// [`Blocking::DIRECT_MAX_Y_BYTES`]) the columns are cut between the
+    /// threads, each scattering into a `y` of its own, added at the end
+    /// ([`scatter_columns`](Self::scatter_columns): the work divides by
+    /// the threads; the rounding of a row whose elements fall to more
+    /// than one thread may differ from one thread's, see `split.rs`).
+    /// Where `y` is larger (or the private vectors cannot be allocated)
+    /// the rows are cut, each thread running the scatter over the whole
+    /// matrix for its own ([`scatter_threads`](Self::scatter_threads):
+    /// equal to [`scatter`](Self::scatter) bit for bit).
+    pub(crate) fn scatter_parallel<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
+        let threads = threads.clamp(1, MAX_THREADS).min(cores());
+        if threads == 1 || self.stored() < SPLIT_MIN_NNZ {
+            return self.scatter(values, x, y);
+        }
+        let small = std::mem::size_of_val(y) <= Blocking::DIRECT_MAX_Y_BYTES;
+        if !(small && self.scatter_columns(values, x, y, threads)) {
+            self.scatter_threads(values, x, y, threads);
+        }
+    }
+
+    /// [`scatter`](Self::scatter) on `threads` threads (`std::thread::scope`,
+    /// clamped to `1..=`[`MAX_THREADS`] and to the rows of `y`): the rows
+    /// are cut into `threads` consecutive ranges of equal length, `y`
+    /// split with them, and each thread runs the scatter over the whole
+    /// structure, skipping the rows outside its range; the calling thread
+    /// takes the last range. Each `y[i]` receives the same products in the
+    /// same order as from `scatter`: equal bit for bit, whatever `threads`.
+    fn scatter_threads<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
+        let threads = threads.clamp(1, MAX_THREADS).min(y.len().max(1));
+        if threads == 1 {
+            return self.scatter(values, x, y);
+        }
+        let rows = y.len();
+        std::thread::scope(|scope| {
+            let (mut rest, mut from) = (y, 0usize);
+            for t in 1..threads {
+                let to = share(rows, t, threads).clamp(from, from.saturating_add(rest.len()));
+                let (part, tail) = rest.split_at_mut(to.saturating_sub(from));
+                let first = to_u64(from);
+                spawn_or_run(scope, move || self.scatter_rows(values, x, part, first));
+                (rest, from) = (tail, to);
+            }
+            self.scatter_rows(values, x, rest, to_u64(from));
+        });
+    }
+
+    /// Each outer slice's indices and values, in order, for the products:
+    /// [`pairs`] over the whole pointer array.
+    fn slices<'s, T>(&'s self, values: &'s [T]) -> impl Iterator<Item = (&'s [u64], &'s [T])> + 's {
+        pairs(self.ptr, self.idx, values)
+    }
+
+    /// The direct scatter into rows `first..first + y.len()`: one pass over
+    /// `ptr`, `idx` and `values`, `y[idx[k] - first] += v[k] · x[j]` at
+    /// random positions of `y`, prefetching when `y` is larger than
+    /// [`CACHED_BYTES`].
+    pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
+        if !cached(y) {
+            self.scatter_direct_with::<T, true>(values, x, y, first);
+        } else {
+            self.scatter_direct_with::<T, false>(values, x, y, first);
+        }
+    }
+
+    /// [`scatter_direct`](Self::scatter_direct); with `PREFETCH`, the `y`
+    /// entry of the row [`prefetch::DISTANCE`] elements on is requested
+    /// while each element is added.
+    // Its own registers: inlined beside its twin, the loop reloaded `y`
+    // from the stack.
+    #[inline(never)]
+    fn scatter_direct_with<T: Float, const PREFETCH: bool>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
+        y.fill(T::default());
+        let slot = |r: u64| usize::try_from(r.wrapping_sub(first)).unwrap_or(usize::MAX);
+        // A row outside the window requests the window's last entry: a
+        // branch on the window would be mispredicted for every other
+        // element on two threads.
+        let last = y.len().saturating_sub(1);
+        let start = to_usize(self.ptr.first().copied().unwrap_or(0));
+        let mut ahead = self
+            .idx
+            .get(start.saturating_add(prefetch::DISTANCE)..)
+            .unwrap_or_default();
+        for ((rows, vals), &xj) in self.slices(values).zip(x) {
+            for (k, (&r, &v)) in rows.iter().zip(vals).enumerate() {
+                if PREFETCH {
+                    if let Some(later) = ahead.get(k).and_then(|&a| y.get(slot(a).min(last))) {
+                        prefetch::prefetch(later);
+                    }
+                }
+                if let Some(yr) = y.get_mut(slot(r)) {
+                    *yr = *yr + v * xj;
+                }
+            }
+            if PREFETCH {
+                ahead = ahead.get(rows.len()..).unwrap_or_default();
+            }
+        }
+    }
+
+    /// `y = M·x` for this structure read as CSR: `y[i]` is the dot product
+    /// of slice `i` with `x`, summed in storage order. Same preconditions as
+    /// [`scatter`](Self::scatter); an index past `x` reads 0.
+    pub(crate) fn dots<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
+        dots::dot_slices(self.ptr, self.idx, values, x, y, !cached(x));
+    }
+
+    /// [`dots`](Self::dots) on `threads` threads (`std::thread::scope`,
+    /// clamped to `1..=`[`MAX_THREADS`] and to [`cores`]): the outer
+    /// slices are cut into `threads` consecutive ranges holding about
+    /// `nnz / threads` elements each, `y` split with them, and each thread
+    /// computes the dot products of its range; the calling thread takes
+    /// the last one. Every `y[i]` is computed as by `dots`: the same
+    /// result bit for bit.
+    pub(crate) fn dots_parallel<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
+        let threads = threads.clamp(1, MAX_THREADS).min(cores());
+        let nnz = to_usize(self.ptr.last().copied().unwrap_or(0));
+        std::thread::scope(|scope| {
+            let (mut rest, mut from) = (y, 0usize);
+            for t in 1..threads {
+                // The first slice starting at or after t/threads of the elements.
+                let target = to_u64(share(nnz, t, threads));
+                let to = self
+                    .ptr
+                    .partition_point(|&p| p < target)
+                    .clamp(from, from.saturating_add(rest.len()));
+                let (part, tail) = rest.split_at_mut(to.saturating_sub(from));
+                let ptr = self.ptr.get(from..=to).unwrap_or_default();
+                spawn_or_run(scope, move || {
+                    dots::dot_slices(ptr, self.idx, values, x, part, !cached(x))
+                });
+                (rest, from) = (tail, to);
+            }
+            dots::dot_slices(
+                self.ptr.get(from..).unwrap_or_default(),
+                self.idx,
+                values,
+                x,
+                rest,
+                !cached(x),
+            );
+        });
+    }
+}
+
+/// A vector up to this size (bytes) stays in an L2 cache of 2 MiB (the
+/// Intel host of `docs/perf-log/run-c.md`), or mostly in L2 and L3 (1 MiB of
+/// L2 on the AMD host). Products whose random accesses go to it are bound
+/// by the CPU: they do not prefetch (measured on the AMD host, § Run G:
+/// with the hint, 0.7–0.86x with 80 KB and 2 MB vectors, 1.1–1.4x from 4
+/// MB), and `CscView::mul_vec_parallel` runs them on one thread.
+pub(crate) const CACHED_BYTES: usize = 2 << 20;
+
+/// Below this many stored elements the products run on one thread: the
+/// product takes about as long as starting a thread (tens of µs).
+pub(crate) const SPLIT_MIN_NNZ: u64 = 1 << 16;
+
+/// Whether `v`, the vector a product's random accesses go to, is within
+/// [`CACHED_BYTES`]: then the product neither prefetches ([`prefetch`])
+/// nor splits `y` over threads.
+fn cached<T>(v: &[T]) -> bool {
+    std::mem::size_of_val(v) <= CACHED_BYTES
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,421 @@
+//! The products' unit tests: threads refused, the blocked scatter against
+//! the direct one, the plan.
+
+use super::*;
+use crate::kernels::scan::tests::arrays as csc;
+use crate::kernels::threads::tests::refusing;
+
+/// The products on threads the OS refuses: every part runs on the
+/// calling thread, and `y` is the one-thread result bit for bit.
+#[test]
+fn refused_threads_still_compute_every_part() {
+    let ptr: Vec<u64> = (0..=300).map(|j| j * 3).collect();
+    let idx: Vec<u64> = (0..900).map(|k| (k * 7) % 200).collect();
+    let c = csc(&ptr, &idx, 200);
+    let values: Vec<f64> = (0..900).map(|k| f64::from(k) * 0.25 - 7.0).collect();
+    let x: Vec<f64> = (0..300).map(|j| 1.0 + f64::from(j) / 3.0).collect();
+    let mut one = vec![0.0; 200];
+    c.scatter(&values, &x, &mut one);
+    // Row 7 holds k = 1, 201, 401, 601, 801 (7k = 7 mod 200), in columns k / 3.
+    assert_eq!(one[7], 32315.5);
+    let mut refused = vec![0.0; 200];
+    refusing(|| c.scatter_threads(&values, &x, &mut refused, 4));
+    assert_eq!(refused, one);
+
+    let xt: Vec<f64> = (0..200).map(|i| f64::from(i) - 50.0).collect();
+    let mut dots = vec![0.0; 300];
+    c.dots(&values, &xt, &mut dots);
+    let mut refused = vec![0.0; 300];
+    refusing(|| c.dots_parallel(&values, &xt, &mut refused, 4));
+    assert_eq!(refused, dots);
+    assert_eq!(dots[0], -7.0 * -50.0 + -6.75 * -43.0 + -6.5 * -36.0);
+}
+
+/// A value from random bits with a spread of magnitudes (exponents
+/// -20..20, both signs), so that adding in another order would change
+/// the rounding.
+pub(super) fn float_from(bits: u64) -> f64 {
+    let mantissa = 1.0 + (bits & 0xFFFF_FFFF) as f64 / 4_294_967_296.0;
+    let exponent = ((bits >> 32) % 41) as i32 - 20;
+    let sign = if bits >> 63 == 1 { -1.0 } else { 1.0 };
+    sign * mantissa * 2f64.powi(exponent)
+}
+
+/// Runs the blocked scatter with `blocking` and the direct one, both
+/// into a `y` full of garbage, and compares the bits; then both into
+/// windows of rows (`first > 0`, a `y` ending before `nrows`), which
+/// must hold those rows of the whole product, and `scatter_threads`
+/// on 2, 3 and 5 threads, which must equal `scatter`.
+fn blocked_equals_direct<T: Float + std::fmt::Debug>(
+    c: &Arrays<'_>,
+    values: &[T],
+    x: &[T],
+    nrows: usize,
+    blocking: Blocking,
+    bits: impl Fn(T) -> u64,
+    garbage: T,
+) -> Result<(), String> {
+    let mut direct = vec![garbage; nrows];
+    c.scatter_direct(values, x, &mut direct, 0);
+    let mut blocked = vec![garbage; nrows];
+    if !c.scatter_blocked(values, x, &mut blocked, 0, blocking) {
+        return Err(format!("{blocking:?} refused"));
+    }
+    let d: Vec<u64> = direct.iter().map(|&v| bits(v)).collect();
+    let b: Vec<u64> = blocked.iter().map(|&v| bits(v)).collect();
+    if d != b {
+        return Err(format!("{blocking:?}: direct {direct:?} blocked {blocked:?}"));
+    }
+    // And `scatter`, whichever path it takes, agrees too.
+    let mut chosen = vec![garbage; nrows];
+    c.scatter(values, x, &mut chosen);
+    if chosen.iter().map(|&v| bits(v)).collect::<Vec<u64>>() != d {
+        return Err("scatter differs from scatter_direct".into());
+    }
+    for (lo, hi) in [(nrows / 3, nrows * 2 / 3), (1.min(nrows), nrows), (0, nrows / 2)] {
+        let first = lo as u64;
+        let mut direct = vec![garbage; hi - lo];
+        c.scatter_direct(values, x, &mut direct, first);
+        let mut blocked = vec![garbage; hi - lo];
+        if !c.scatter_blocked(values, x, &mut blocked, first, blocking) {
+            return Err(format!("{blocking:?} refused rows {lo}..{hi}"));
+        }
+        for (what, y) in [("direct", &direct), ("blocked", &blocked)] {
+            if y.iter().map(|&v| bits(v)).ne(d[lo..hi].iter().copied()) {
+                return Err(format!("{blocking:?}: {what} rows {lo}..{hi}: {y:?}"));
+            }
+        }
+    }
+    for threads in [2, 3, 5] {
+        let mut parallel = vec![garbage; nrows];
+        c.scatter_threads(values, x, &mut parallel, threads);
+        if parallel.iter().map(|&v| bits(v)).ne(d.iter().copied()) {
+            return Err(format!("scatter_threads({threads}) differs: {parallel:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// A matrix for the scatters to agree on: `ptr`, `idx`, `values` and
+/// `x` of [`cases`], `nrows` rows.
+#[derive(Debug)]
+pub(super) struct Case {
+    pub(super) ptr: Vec<u64>,
+    pub(super) idx: Vec<u64>,
+    pub(super) values: Vec<f64>,
+    pub(super) x: Vec<f64>,
+    pub(super) nrows: usize,
+}
+
+proptest::prop_compose! {
+    /// Matrices with empty columns, nnz = 0, nrows = 1, repeated rows
+    /// in a column (many contributions to one row), rows past `nrows`
+    /// (which every scatter skips), unsorted rows (a hot row repeats:
+    /// the scatters must not care), values of many magnitudes.
+    pub(super) fn cases()(
+        lengths in proptest::collection::vec(
+            proptest::prop_oneof![3 => proptest::prelude::Just(0u64), 8 => 0u64..12, 1 => 0u64..200],
+            0..40,
+        ),
+        nrows in proptest::prop_oneof![1usize..4, 1usize..70, 500usize..700],
+        rows in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..64),
+        seeds in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..64),
+        past in 0u64..3,
+    ) -> Case {
+        let mut ptr = vec![0u64];
+        for l in &lengths {
+            let last = *ptr.last().unwrap();
+            ptr.push(last + l);
+        }
+        let nnz = *ptr.last().unwrap() as usize;
+        // Rows below nrows + past (past > 0: some out of range).
+        let bound = nrows as u64 + past;
+        let idx: Vec<u64> = (0..nnz).map(|k| rows[k % rows.len()].wrapping_add(k as u64) % bound).collect();
+        let values: Vec<f64> = (0..nnz).map(|k| float_from(seeds[k % seeds.len()].rotate_left(k as u32))).collect();
+        let x: Vec<f64> = (0..lengths.len()).map(|j| float_from(seeds[j % seeds.len()] ^ (j as u64) << 7)).collect();
+        Case { ptr, idx, values, x, nrows }
+    }
+}
+
+/// `case` with each column's rows sorted and repeats dropped (the
+/// invariant the split scatter relies on), its values cut with them.
+fn sorted(case: &Case) -> (Vec<u64>, Vec<u64>, Vec<f64>) {
+    let (mut ptr, mut idx, mut values) = (vec![0u64], Vec::new(), Vec::new());
+    for w in case.ptr.windows(2) {
+        let (a, b) = (w[0] as usize, w[1] as usize);
+        let mut column: Vec<(u64, f64)> = case.idx[a..b]
+            .iter()
+            .copied()
+            .zip(case.values[a..b].iter().copied())
+            .collect();
+        column.sort_by_key(|&(r, _)| r);
+        column.dedup_by_key(|&mut (r, _)| r);
+        for (r, v) in column {
+            idx.push(r);
+            values.push(v);
+        }
+        ptr.push(idx.len() as u64);
+    }
+    (ptr, idx, values)
+}
+
+/// The column split on 1 to 5 threads into a `y` full of garbage, bit for
+/// bit against its definition: the one-thread scatter of each thread's
+/// columns (`column_cuts`) into a zeroed `y`, added in thread order.
+fn split_equals_parts<T: Float + std::fmt::Debug>(
+    c: &Arrays<'_>,
+    values: &[T],
+    x: &[T],
+    nrows: usize,
+    bits: impl Fn(T) -> u64,
+    garbage: T,
+) -> Result<(), String> {
+    for threads in 1..=5 {
+        let cuts = c.column_cuts(threads);
+        let mut expected = vec![T::default(); nrows];
+        for w in cuts.windows(2) {
+            let part = Arrays {
+                ptr: &c.ptr[w[0]..=w[1]],
+                ..*c
+            };
+            let mut p = vec![garbage; nrows];
+            part.scatter_direct(values, &x[w[0]..], &mut p, 0);
+            for (e, q) in expected.iter_mut().zip(p) {
+                *e = *e + q;
+            }
+        }
+        let mut split = vec![garbage; nrows];
+        if !c.scatter_columns(values, x, &mut split, threads) {
+            return Err("refused".into());
+        }
+        if split.iter().map(|&v| bits(v)).ne(expected.iter().map(|&v| bits(v))) {
+            return Err(format!("{threads} threads: {split:?} for {expected:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// Where a row's elements fall to two threads the column split rounds
+/// per part: `1 + 1e8 - 1e8` in `f32` is `(0 + 1 + 1e8) - 1e8 = 0` on one
+/// thread (`1e8 + 1` rounds to `1e8`), `1 + (1e8 - 1e8) = 1` on two (the
+/// cut falls after the first column, which holds two of the four
+/// elements); row 1, whose one element is in one part, is the same.
+#[test]
+fn split_scatter_rounds_per_part() {
+    let (ptr, idx) = ([0u64, 2, 3, 4], [0u64, 1, 0, 0]);
+    let c = csc(&ptr, &idx, 2);
+    let values = [1f32, 0.5, 1e8, -1e8];
+    let x = [1f32, 1.0, 1.0];
+    let mut one = [f32::NAN; 2];
+    c.scatter(&values, &x, &mut one);
+    assert_eq!(one, [0.0, 0.5]);
+    assert_eq!(c.column_cuts(2), [0, 1, 3]);
+    let mut two = [f32::NAN; 2];
+    assert!(c.scatter_columns(&values, &x, &mut two, 2));
+    assert_eq!(two, [1.0, 0.5]);
+    // Refused threads: the same parts, run on the calling thread.
+    let mut refused = [f32::NAN; 2];
+    assert!(refusing(|| c.scatter_columns(&values, &x, &mut refused, 2)));
+    assert_eq!(refused, two);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
+
+    /// The column split equals its definition (each thread's columns
+    /// scattered alone, the parts added in order) bit for bit, in `f64`
+    /// and `f32`: empty parts, one column holding most elements, rows past
+    /// `nrows` (skipped), many magnitudes.
+    #[test]
+    fn split_scatter_equals_its_parts(case in cases()) {
+        let (ptr, idx, values) = sorted(&case);
+        let c = csc(&ptr, &idx, case.nrows as u64);
+        let r = split_equals_parts(&c, &values, &case.x, case.nrows, f64::to_bits, f64::NAN);
+        proptest::prop_assert!(r.is_ok(), "f64: {:?}", r);
+        let values: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+        let x: Vec<f32> = case.x.iter().map(|&v| v as f32).collect();
+        let r = split_equals_parts(&c, &values, &x, case.nrows, |v: f32| u64::from(v.to_bits()), f32::NAN);
+        proptest::prop_assert!(r.is_ok(), "f32: {:?}", r);
+    }
+    /// Propagation blocking gives the direct scatter's result bit for
+    /// bit, for any block size and bin length, on the matrices of
+    /// [`cases`]; bins that fill up many times.
+    #[test]
+    fn blocked_scatter_equals_direct(
+        case in cases(),
+        block_shift in 0u32..8,
+        group in proptest::prop_oneof![proptest::prelude::Just(0u32), 1u32..4],
+        bin_shift in proptest::prop_oneof![0u32..3, 3u32..7, proptest::prelude::Just(10u32)],
+    ) {
+        let Case { ptr, idx, values, x, nrows } = &case;
+        let nrows = *nrows;
+        let c = csc(ptr, idx, nrows as u64);
+        let blocking = Blocking { block_shift, group, bin_shift };
+        let r = blocked_equals_direct(&c, values, x, nrows, blocking, f64::to_bits, f64::NAN);
+        proptest::prop_assert!(r.is_ok(), "f64: {:?}", r);
+        let values: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+        let x: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+        let r = blocked_equals_direct(&c, &values, &x, nrows, blocking, |v: f32| u64::from(v.to_bits()), f32::NAN);
+        proptest::prop_assert!(r.is_ok(), "f32: {:?}", r);
+    }
+
+    /// The plan: direct for a `y` within `DIRECT_MAX_Y_BYTES` or few
+    /// non-zeros; otherwise blocks of `BLOCK_BYTES`, at most `MAX_BINS`
+    /// bins unless that takes more than `2^MAX_GROUP` blocks per bin,
+    /// offsets that fit in `u32`, bins within `SCRATCH_BYTES` whatever
+    /// `nnz` (parts within two bins' worth), and at least one
+    /// contribution per `BLOCK_BYTES_PER_ENTRY` bytes of a bin's blocks.
+    #[test]
+    fn plan_bounds_the_scratch(
+        rows in proptest::prop_oneof![0usize..1 << 24, proptest::prelude::any::<usize>()],
+        nnz in proptest::prop_oneof![0u64..1 << 30, proptest::prelude::any::<u64>()],
+        wide in proptest::prelude::any::<bool>(),
+    ) {
+        let width = if wide { 8 } else { 4 };
+        let plan = Blocking::plan(rows, nnz, width);
+        let small = rows.checked_mul(width).is_some_and(|b| b <= Blocking::DIRECT_MAX_Y_BYTES);
+        if small || nnz < Blocking::MIN_NNZ {
+            proptest::prop_assert_eq!(plan, None);
+        }
+        if let Some(b) = plan {
+            proptest::prop_assert!(b.block_shift + b.group <= 32 && b.bin_shift < usize::BITS);
+            proptest::prop_assert_eq!((1usize << b.block_shift) * width, Blocking::BLOCK_BYTES);
+            proptest::prop_assert!(b.group <= Blocking::MAX_GROUP);
+            let covered = 1usize << (b.block_shift + b.group);
+            let bins = rows.div_ceil(covered);
+            // Few bins, or as many blocks per bin as allowed; and no
+            // more blocks per bin than needed.
+            proptest::prop_assert!(bins <= Blocking::MAX_BINS || b.group == Blocking::MAX_GROUP);
+            proptest::prop_assert!(b.group == 0 || rows.div_ceil(covered / 2) > Blocking::MAX_BINS);
+            let (bin_bytes, part_bytes) = b.scratch_bytes(rows, width);
+            proptest::prop_assert!(bin_bytes <= Blocking::SCRATCH_BYTES);
+            proptest::prop_assert!(part_bytes <= 2 * bin_bytes / bins);
+            let share = (nnz / bins as u64).clamp(1, 1 << b.bin_shift) as usize;
+            proptest::prop_assert!(share * Blocking::BLOCK_BYTES_PER_ENTRY >= covered * width);
+        }
+    }
+}
+
+/// Blockings `plan` never makes but `scatter_blocked` accepts: an
+/// empty `y`, bins of 2^32 rows over a `y` of a few rows, far more
+/// blocks per bin than `y` has (the parts are capped at `y`'s blocks:
+/// 2^27 of them would take gigabytes), all rows in one block (parts
+/// fill many times), rows past `y`. Always the direct scatter's `y`.
+#[test]
+fn blocked_scatter_edges() {
+    let ptr = [0u64, 3, 3, 9];
+    let idx = [0u64, 1, 2, 2, 2, 2, 5, u64::from(u32::MAX), u64::MAX];
+    let values: Vec<f32> = (1..=9).map(|v| v as f32 / 3.0).collect();
+    let x = [1.5f32, -2.0, 0.25];
+    for (nrows, block_shift, group, bin_shift) in [
+        (0, 2, 1, 2),
+        (6, 32, 0, 4),
+        (6, 0, 32, 4),
+        (6, 16, 16, 0),
+        (6, 0, 27, 4),
+        (6, 1, 2, 0),
+        (3, 0, 1, 1),
+    ] {
+        let c = Arrays {
+            end: 9,
+            ..csc(&ptr, &idx, nrows)
+        };
+        let blocking = Blocking {
+            block_shift,
+            group,
+            bin_shift,
+        };
+        let r = blocked_equals_direct(
+            &c,
+            &values,
+            &x,
+            nrows as usize,
+            blocking,
+            |v: f32| u64::from(v.to_bits()),
+            f32::NAN,
+        );
+        assert!(r.is_ok(), "{r:?}");
+    }
+}
+
+/// The benchmark's shape (10 M rows, 100 M non-zeros) and the tiny
+/// edge cases of the plan.
+#[test]
+fn plan_examples() {
+    // 10 M rows of f32: 40 MB of y, 77 blocks of 512 KiB (2^17 rows),
+    // 8 to a bin: 10 bins of 2^18 entries (20 MiB), 8 parts of 2^16
+    // (4 MiB).
+    let b = Blocking::plan(9_998_917, 100_000_000, 4).unwrap();
+    assert_eq!((b.block_shift, b.group, b.bin_shift), (17, 3, 18));
+    assert_eq!(b.scratch_bytes(9_998_917, 4), (10 << 21, 8 << 19));
+    // f64: 20 bins of 8 blocks of 512 KiB would need 2^18 entries of
+    // 16 bytes each (80 MiB) for 16 bytes of y per entry: direct.
+    assert_eq!(Blocking::plan(9_998_917, 100_000_000, 8), None);
+    // 1 M rows of f64 and 3 M of f32 (8 and 12 MiB): direct.
+    assert_eq!(Blocking::plan(1 << 20, 10_000_000, 8), None);
+    assert_eq!(Blocking::plan(3 << 20, 1 << 26, 4), None);
+    // tests/spmv.rs: 2^21 + 3 rows of f64 (16 MiB and 24 bytes), 2 M
+    // non-zeros: 33 blocks of 512 KiB, four to a bin (9 bins of 2^17
+    // entries: 18 MiB); 2^22 + 3 rows of f32 likewise (2^18 entries),
+    // but of f64 direct (its bins would be too sparse), and 2^21 + 3
+    // of f32 (8 MiB) direct.
+    let b = Blocking::plan((1 << 21) + 3, 2_000_000, 8).unwrap();
+    assert_eq!((b.block_shift, b.group, b.bin_shift), (16, 2, 17));
+    assert_eq!(b.scratch_bytes((1 << 21) + 3, 8), (18 << 20, 4 << 20));
+    let b = Blocking::plan((1 << 22) + 3, 2_000_000, 4).unwrap();
+    assert_eq!((b.block_shift, b.group, b.bin_shift), (17, 2, 18));
+    assert_eq!(Blocking::plan((1 << 22) + 3, 2_000_000, 8), None);
+    assert_eq!(Blocking::plan((1 << 21) + 3, 2_000_000, 4), None);
+    // 5 M rows of f32: 40 blocks, four to a bin (10 bins).
+    let b = Blocking::plan(5 << 20, 1 << 26, 4).unwrap();
+    assert_eq!((b.block_shift, b.group), (17, 2));
+    // 16 M rows of f32 (64 MiB): 16 bins of 8 blocks, 2^18 entries
+    // each (the most the bound allows): 32 MiB; 17 M rows: direct.
+    let b = Blocking::plan(1 << 24, 1 << 30, 4).unwrap();
+    assert_eq!((b.block_shift, b.group, b.bin_shift), (17, 3, 18));
+    assert_eq!(b.scratch_bytes(1 << 24, 4), (32 << 20, 8 << 19));
+    assert_eq!(Blocking::plan(17 << 20, 1 << 30, 4), None);
+    // f64 up to 4 M rows (16 bins of 4 blocks, 2^17 entries of 16
+    // bytes: 32 MiB); one row more takes 9 bins of 8 blocks: direct.
+    let b = Blocking::plan(4 << 20, 1 << 30, 8).unwrap();
+    assert_eq!((b.block_shift, b.group, b.bin_shift), (16, 2, 17));
+    assert_eq!(Blocking::plan((4 << 20) + 1, 1 << 30, 8), None);
+    // Fewer non-zeros than a quarter of the rows: direct.
+    assert!(Blocking::plan(1 << 23, 1 << 21, 4).is_some());
+    assert_eq!(Blocking::plan(1 << 23, (1 << 21) - 1, 4), None);
+    // y of exactly 16 MiB: direct; one more row: blocked. f64 from 2 M
+    // rows and one.
+    assert_eq!(Blocking::plan(1 << 22, 1 << 24, 4), None);
+    assert!(Blocking::plan((1 << 22) + 1, 1 << 24, 4).is_some());
+    assert_eq!(Blocking::plan(1 << 21, 1 << 30, 8), None);
+    assert!(Blocking::plan((1 << 21) + 1, 1 << 30, 8).is_some());
+    assert_eq!(Blocking::plan(1 << 30, Blocking::MIN_NNZ - 1, 4), None);
+    // A y far too large for the bound: direct.
+    assert_eq!(Blocking::plan(usize::MAX / 8, u64::MAX, 4), None);
+    // A blocking past 32 bits is refused, y untouched.
+    let c = csc(&[0, 1], &[0], 1);
+    let mut y = [5f32];
+    assert!(!c.scatter_blocked(
+        &[1f32],
+        &[1f32],
+        &mut y,
+        0,
+        Blocking {
+            block_shift: 30,
+            group: 3,
+            bin_shift: 2
+        }
+    ));
+    assert!(!c.scatter_blocked(
+        &[1f32],
+        &[1f32],
+        &mut y,
+        0,
+        Blocking {
+            block_shift: 2,
+            group: 0,
+            bin_shift: 64
+        }
+    ));
+    assert_eq!(y, [5.0]);
+}
