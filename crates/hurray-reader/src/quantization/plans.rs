@@ -15,8 +15,9 @@ use crate::layout::plan::Plan;
 use crate::raw;
 
 /// Checks the quantization section against the tensor and returns plans for
-/// the parameter buffers it adds after the layout's own buffers.
-pub(crate) fn plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result<Vec<Plan>> {
+/// the parameter buffers it adds after the layout's own `layout_buffers`
+/// (the number of plans the layout returned).
+pub(crate) fn plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle], layout_buffers: usize) -> Result<Vec<Plan>> {
     let Some(q) = d.quantization() else {
         return Ok(Vec::new());
     };
@@ -43,14 +44,14 @@ pub(crate) fn plans(d: &Descriptor<'_>, handles: &[raw::BufferHandle]) -> Result
         storage,
     };
     let parameters = match q.scheme {
-        QuantScheme::Unknown => return Ok(vec![Plan::unknown(); handles.len().saturating_sub(base_len(d))]),
+        QuantScheme::Unknown => return Ok(vec![Plan::unknown(); handles.len().saturating_sub(layout_buffers)]),
         QuantScheme::PerTensorAffine(f) => return per_tensor_affine::check(f, &cx).map(|()| Vec::new()),
         QuantScheme::PerChannelAffine(f) => per_channel_affine::check(f, &cx)?,
         QuantScheme::PerBlockAffine(f) => per_block_affine::check(f, &cx)?,
         QuantScheme::Nf4(f) => nf4::check(f, &cx)?,
         QuantScheme::Mxfp(f) => mxfp::check(f, &cx)?,
     };
-    parameters.plans(d, q.offset)
+    parameters.plans(d, q.offset, layout_buffers)
 }
 
 /// The element type of the tensor's scale array: float32 for per-channel
@@ -88,8 +89,9 @@ pub(crate) fn padded_shape(d: &Descriptor<'_>, shape: &[u64]) -> Option<Vec<u64>
 
 impl Parameters {
     /// Checks axis and block size against the shape, the buffer indices
-    /// against the table, and plans the scale / zero-point buffers.
-    fn plans(self, d: &Descriptor<'_>, o: u64) -> Result<Vec<Plan>> {
+    /// against the table, and plans the scale / zero-point buffers, which
+    /// follow the layout's `layout_buffers`.
+    fn plans(self, d: &Descriptor<'_>, o: u64, layout_buffers: usize) -> Result<Vec<Plan>> {
         let scope = || Scope::tensor(d.name);
         let shape: Vec<u64> = d.shape().collect();
         let axis_usize = usize::try_from(self.axis).unwrap_or(usize::MAX);
@@ -203,7 +205,7 @@ impl Parameters {
         // The parameter buffers follow the layout's own: indices base..base+n
         // where n is 1 (scales) or 2 (scales, zero points), or 1 when both
         // arrays share a buffer (quantization.md § Buffer Table Placement Rules).
-        let base = base_len(d);
+        let base = layout_buffers;
         // Block-paged tensors size their per-block parameters by page slots,
         // not by the scheme's formula (layouts/block-paged.md § Quantization Compatibility › Scale-buffer size).
         let sizes_rule = match d.layout_fields() {
@@ -274,18 +276,5 @@ fn scale_plan(scale_type: ElementType, entries: u64, bytes: u64, rule: &'static 
         bytes,
         element_start: 0,
         rule,
-    }
-}
-
-/// Buffers the layout itself uses; parameter buffers come after them.
-fn base_len(d: &Descriptor<'_>) -> usize {
-    match d.layout {
-        Layout::Csr | Layout::Csc | Layout::BlockPaged => 3,
-        Layout::Coo => 2,
-        Layout::Csf => usize::try_from(d.rank())
-            .unwrap_or(0)
-            .saturating_mul(2)
-            .saturating_add(1),
-        _ => 1,
     }
 }

@@ -23,7 +23,7 @@ pub(super) fn plan_buffers(d: &Descriptor<'_>, options: Options, handles: &[raw:
     check_rank(d, spec)?;
     check_byte_offset(d, options, handles)?;
     let mut plans = (spec.plans)(d, handles)?;
-    plans.extend(crate::quantization::plans::plans(d, handles)?);
+    plans.extend(crate::quantization::plans::plans(d, handles, plans.len())?);
     let expected = to_u64(plans.len());
     if to_u64(handles.len()) != expected {
         let base = (spec.buffers.count)(d.rank()).unwrap_or(0);
