@@ -32,6 +32,9 @@ mod private {
         fn f32s_mut(_v: &mut [Self]) -> Option<&mut [f32]> {
             None
         }
+        /// `self` if `keep`, else `+0.0`, without a branch: a `cmov` on
+        /// the bits (a select of floats compiles to a branch on x86-64).
+        fn kept(self, keep: bool) -> Self;
     }
     impl Sealed for f32 {
         fn f32s(v: &[f32]) -> Option<&[f32]> {
@@ -40,6 +43,40 @@ mod private {
         fn f32s_mut(v: &mut [f32]) -> Option<&mut [f32]> {
             Some(v)
         }
+        #[cfg(target_arch = "x86_64")]
+        #[inline(always)]
+        #[allow(unsafe_code)]
+        fn kept(self, keep: bool) -> Self {
+            use std::arch::x86_64::{_mm_and_ps, _mm_castsi128_ps, _mm_cvtsi32_si128, _mm_cvtss_f32, _mm_set_ss};
+            // SAFETY: SSE and SSE2 are part of x86-64 (every x86-64 CPU
+            // has them); these intrinsics only compute on registers.
+            unsafe {
+                let mask = _mm_castsi128_ps(_mm_cvtsi32_si128(-i32::from(keep)));
+                _mm_cvtss_f32(_mm_and_ps(_mm_set_ss(self), mask))
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        #[inline(always)]
+        fn kept(self, keep: bool) -> Self {
+            f32::from_bits(std::hint::select_unpredictable(keep, self.to_bits(), 0))
+        }
     }
-    impl Sealed for f64 {}
+    impl Sealed for f64 {
+        #[cfg(target_arch = "x86_64")]
+        #[inline(always)]
+        #[allow(unsafe_code)]
+        fn kept(self, keep: bool) -> Self {
+            use std::arch::x86_64::{_mm_and_pd, _mm_castsi128_pd, _mm_cvtsd_f64, _mm_cvtsi64_si128, _mm_set_sd};
+            // SAFETY: as for `f32`: SSE2, part of x86-64, on registers.
+            unsafe {
+                let mask = _mm_castsi128_pd(_mm_cvtsi64_si128(-i64::from(keep)));
+                _mm_cvtsd_f64(_mm_and_pd(_mm_set_sd(self), mask))
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        #[inline(always)]
+        fn kept(self, keep: bool) -> Self {
+            f64::from_bits(std::hint::select_unpredictable(keep, self.to_bits(), 0))
+        }
+    }
 }

@@ -13,6 +13,7 @@ use crate::cursor::{to_u64, to_usize};
 mod avx512;
 mod blocking;
 mod dots;
+mod flat;
 mod float;
 mod split;
 pub(crate) use blocking::Blocking;
@@ -118,23 +119,33 @@ impl<'a> Arrays<'a> {
     /// The direct scatter into rows `first..first + y.len()`: one pass over
     /// `ptr`, `idx` and `values`, `y[idx[k] - first] += v[k] · x[j]` at
     /// random positions of `y`, prefetching when `y` is larger than
-    /// [`CACHED_BYTES`].
+    /// [`CACHED_BYTES`]; where slices are short ([`flat::short`]), a block
+    /// of slices at a time ([`scatter_in_blocks`](Self::scatter_in_blocks)),
+    /// the same additions in the same order.
     pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
-        if !cached(y) {
-            self.scatter_direct_with::<T, true>(values, x, y, first);
-        } else {
-            self.scatter_direct_with::<T, false>(values, x, y, first);
+        y.fill(T::default());
+        match (cached(y), flat::short(self.ptr)) {
+            (false, true) => self.scatter_in_blocks::<T, true>(values, x, y, first, flat::SCATTER_BLOCK),
+            (true, true) => self.scatter_in_blocks::<T, false>(values, x, y, first, flat::SCATTER_BLOCK),
+            (false, false) => self.scatter_direct_with::<T, true>(values, x, y, first),
+            (true, false) => self.scatter_direct_with::<T, false>(values, x, y, first),
         }
     }
 
-    /// [`scatter_direct`](Self::scatter_direct); with `PREFETCH`, the `y`
+    /// The additions of [`scatter_direct`](Self::scatter_direct) (`y` not
+    /// zeroed first); with `PREFETCH`, the `y`
     /// entry of the row [`prefetch::DISTANCE`] elements on is requested
     /// while each element is added.
     // Its own registers: inlined beside its twin, the loop reloaded `y`
     // from the stack.
     #[inline(never)]
-    fn scatter_direct_with<T: Float, const PREFETCH: bool>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
-        y.fill(T::default());
+    pub(super) fn scatter_direct_with<T: Float, const PREFETCH: bool>(
+        &self,
+        values: &[T],
+        x: &[T],
+        y: &mut [T],
+        first: u64,
+    ) {
         let slot = |r: u64| usize::try_from(r.wrapping_sub(first)).unwrap_or(usize::MAX);
         // A row outside the window requests the window's last entry: a
         // branch on the window would be mispredicted for every other
@@ -160,6 +171,34 @@ impl<'a> Arrays<'a> {
                 ahead = ahead.get(rows.len()..).unwrap_or_default();
             }
         }
+    }
+
+    /// The direct scatter's additions (`y` not zeroed first) a block of
+    /// slices at a time, `block` elements at most
+    /// ([`flat::scatter_block`]); a slice longer than a block (or pointers
+    /// that decrease) by [`scatter_direct_with`](Self::scatter_direct_with).
+    /// The same result bit for bit.
+    pub(super) fn scatter_in_blocks<T: Float, const PREFETCH: bool>(
+        &self,
+        values: &[T],
+        x: &[T],
+        y: &mut [T],
+        first: u64,
+        block: usize,
+    ) {
+        let slices = self.ptr.len().saturating_sub(1).min(x.len());
+        let ptr = self.ptr.get(..=slices).unwrap_or_default();
+        flat::Labels::new(block).blocks(ptr, |(from, to, labels)| {
+            let window = ptr.get(from..=to).unwrap_or_default();
+            let positions = window.first().map_or(0, |&p| to_usize(p))..window.last().map_or(0, |&p| to_usize(p));
+            let x = x.get(from..).unwrap_or_default();
+            match (labels, self.idx.get(positions.clone()), values.get(positions)) {
+                (Some(labels), Some(idx), Some(values)) => {
+                    flat::scatter_block::<T, PREFETCH>(labels, idx, values, x, y, first)
+                }
+                _ => Arrays { ptr: window, ..*self }.scatter_direct_with::<T, PREFETCH>(values, x, y, first),
+            }
+        });
     }
 
     /// `y = M·x` for this structure read as CSR: `y[i]` is the dot product

@@ -419,3 +419,89 @@ fn plan_examples() {
     ));
     assert_eq!(y, [5.0]);
 }
+
+/// The products in blocks (`flat.rs`) against the slice-by-slice loops,
+/// bit for bit, with blocks of 1 to 64 elements (so that slices longer
+/// than a block, and blocks of one slice, occur), with and without the
+/// prefetch, into a `y` full of garbage; the scatter also into windows of
+/// rows.
+fn blocks_equal_slice_loops<T: Float + std::fmt::Debug>(
+    c: &Arrays<'_>,
+    values: &[T],
+    x: &[T],
+    xt: &[T],
+    nrows: usize,
+    bits: impl Fn(T) -> u64,
+    garbage: T,
+) -> Result<(), String> {
+    let same = |a: &[T], b: &[T]| a.iter().map(|&v| bits(v)).eq(b.iter().map(|&v| bits(v)));
+    for block in [1, 2, 3, 7, 64] {
+        for (lo, hi) in [(0, nrows), (nrows / 3, nrows * 2 / 3)] {
+            let mut expected = vec![T::default(); hi - lo];
+            c.scatter_direct_with::<T, false>(values, x, &mut expected, lo as u64);
+            for prefetch in [false, true] {
+                let mut y = vec![T::default(); hi - lo];
+                if prefetch {
+                    c.scatter_in_blocks::<T, true>(values, x, &mut y, lo as u64, block);
+                } else {
+                    c.scatter_in_blocks::<T, false>(values, x, &mut y, lo as u64, block);
+                }
+                if !same(&y, &expected) {
+                    return Err(format!(
+                        "scatter, block {block}, rows {lo}..{hi}: {y:?} for {expected:?}"
+                    ));
+                }
+            }
+        }
+        let slices = c.ptr.len() - 1;
+        let mut expected = vec![garbage; slices + 2];
+        dots::dot_slices_with::<T, false>(c.ptr, c.idx, values, xt, &mut expected);
+        for prefetch in [false, true] {
+            let mut y = vec![garbage; slices + 2];
+            if prefetch {
+                dots::dots_in_blocks::<T, true>(c.ptr, c.idx, values, xt, &mut y, block);
+            } else {
+                dots::dots_in_blocks::<T, false>(c.ptr, c.idx, values, xt, &mut y, block);
+            }
+            if !same(&y, &expected) {
+                return Err(format!("dots, block {block}: {y:?} for {expected:?}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(1000))]
+
+    #[test]
+    fn products_in_blocks_equal_slice_loops(case in cases()) {
+        let c = csc(&case.ptr, &case.idx, case.nrows as u64);
+        // Aᵀ·x reads x at the rows; rows past nrows read 0.
+        let xt: Vec<f64> = (0..case.nrows).map(|i| float_from(i as u64 * 0x9E37_79B9)).collect();
+        let r = blocks_equal_slice_loops(&c, &case.values, &case.x, &xt, case.nrows, f64::to_bits, f64::NAN);
+        proptest::prop_assert!(r.is_ok(), "f64: {:?}", r);
+        let values: Vec<f32> = case.values.iter().map(|&v| v as f32).collect();
+        let x: Vec<f32> = case.x.iter().map(|&v| v as f32).collect();
+        let xt: Vec<f32> = xt.iter().map(|&v| v as f32).collect();
+        let r = blocks_equal_slice_loops(&c, &values, &x, &xt, case.nrows, |v| u64::from(v.to_bits()), f32::NAN);
+        proptest::prop_assert!(r.is_ok(), "f32: {:?}", r);
+    }
+}
+
+/// A slice's sum restarts at +0.0, as the loop's does: a slice whose one
+/// product is -0.0 gives +0.0 (0.0 + -0.0), after a slice whose sum was
+/// negative; and an infinite or NaN sum does not leak into the next slice.
+#[test]
+fn block_sums_restart_at_positive_zero() {
+    let ptr = [0u64, 2, 3, 4, 6];
+    let idx = [0u64, 1, 0, 1, 0, 1];
+    let values = [-1.0f32, -2.0, -0.0, f32::INFINITY, 1.0, 1.0];
+    let x = [1.0f32, 1.0];
+    let mut y = [9.0f32; 4];
+    dots::dots_in_blocks::<f32, false>(&ptr, &idx, &values, &x, &mut y, 64);
+    assert_eq!(
+        y.map(f32::to_bits),
+        [-3.0f32, 0.0, f32::INFINITY, 2.0].map(f32::to_bits)
+    );
+}
