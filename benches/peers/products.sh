@@ -15,6 +15,9 @@
 #
 # MKL reads int64 indices only through its ILP64 interface
 # (MKL_INTERFACE_LAYER=ILP64), and finds its libraries in the venv's lib.
+# Its OpenMP threads sleep as soon as a call returns (KMP_BLOCKTIME=0):
+# by default they spin for 200 ms, on the cores the next routine of the
+# rotation (often ours, in the other process) is timed on.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -36,5 +39,6 @@ cargo build --release -q -p hurray-benches --bin gen --bin hurray-products >&2
 target="$(cargo metadata --format-version 1 --no-deps | "$venv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
 export LD_LIBRARY_PATH="$venv/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export MKL_INTERFACE_LAYER=ILP64
+export KMP_BLOCKTIME=0
 exec "$venv/bin/python" "$here/products.py" --gen "$target/release/gen" --ours "$target/release/hurray-products" \
   --dir "$cache" --out "$cache/results/products.json" "$@"
