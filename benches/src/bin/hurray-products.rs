@@ -30,8 +30,11 @@
 //! `row_indices`, `values`) summed as `u64`s on one and two threads (the
 //! memory path: no product streams the matrix faster);
 //! `bound_scatter1` / `bound_scatter2`, `y[row] = value` for every stored
-//! element in storage order, split by position over the threads: the
-//! random stores of A·x with no column walk, no multiply, no read of `y`
+//! element in storage order, split by position over the threads, each
+//! storing into a `y` of its own (as `mul_vec_parallel`'s column split
+//! does; one shared `y` measured slower than MKL's whole product with `y`
+//! in L2, the threads taking its lines from each other): the random
+//! stores of A·x with no column walk, no multiply, no read of `y`
 //! (relaxed atomic stores: plain `mov`s on x86-64);
 //! `bound_gather1` / `bound_gather2`, `sum x[row]` over every stored
 //! element (the reads of `x` that Aᵀ·x makes, and nothing else; prefetched
@@ -75,7 +78,8 @@ struct Bench<'a, T: Real> {
     /// The scatter bound's target: one slot of `T`'s width per row (the
     /// bits of `f32` values in `u32`s, of `f64` in `u64`s), so that it
     /// covers the cache lines `y` does.
-    stores: Stores,
+    /// One `y` of slots a thread (two).
+    stores: [Stores; 2],
 }
 
 impl<T: Real> Bench<'_, T> {
@@ -113,8 +117,13 @@ impl<T: Real> Bench<'_, T> {
             "bound_scatter1" | "bound_scatter2" => {
                 let threads = if name == "bound_scatter1" { 1 } else { 2 };
                 match &self.stores {
-                    Stores::Narrow(s) => scatter_stores(idx, values, s, threads, |v| v.to_f64() as f32, f32::to_bits),
-                    Stores::Wide(s) => scatter_stores(idx, values, s, threads, |v| v.to_f64(), f64::to_bits),
+                    [Stores::Narrow(a), Stores::Narrow(b)] => {
+                        scatter_stores(idx, values, &[a, b][..threads], |v| v.to_f64() as f32, f32::to_bits);
+                    }
+                    [Stores::Wide(a), Stores::Wide(b)] => {
+                        scatter_stores(idx, values, &[a, b][..threads], |v| v.to_f64(), f64::to_bits);
+                    }
+                    _ => return Err("stores of two widths".into()),
                 }
                 0.0
             }
@@ -177,19 +186,19 @@ impl Slot for AtomicU64 {
     }
 }
 
-/// `stores[idx[k]] = bits of values[k]` for every `k`, the positions cut
-/// into `threads` equal parts.
+/// `stores[t][idx[k]] = bits of values[k]` for every `k`, the positions cut
+/// into `stores.len()` equal parts, part `t` on thread `t`.
 fn scatter_stores<T: Real, V: Copy, S: Slot>(
     idx: &[u64],
     values: &[T],
-    stores: &[S],
-    threads: usize,
+    stores: &[&Vec<S>],
     to: impl Fn(T) -> V + Copy + Send,
     bits: impl Fn(V) -> S::Bits + Copy + Send,
 ) {
+    let threads = stores.len();
     let part = |t: usize| idx.len() * t / threads;
     std::thread::scope(|scope| {
-        for t in 0..threads {
+        for (t, &stores) in stores.iter().enumerate() {
             let range = part(t)..part(t + 1);
             let (rows, vals) = (&idx[range.clone()], &values[range]);
             scope.spawn(move || {
@@ -242,11 +251,13 @@ fn serve<T: Real>(path: &std::path::Path) -> Result<(), Box<dyn std::error::Erro
         y2: HugeVec::zeroed(rows),
         z: HugeVec::zeroed(cols),
         z2: HugeVec::zeroed(cols),
-        stores: if std::mem::size_of::<T>() == 4 {
-            Stores::Narrow((0..rows).map(|_| AtomicU32::new(0)).collect())
-        } else {
-            Stores::Wide((0..rows).map(|_| AtomicU64::new(0)).collect())
-        },
+        stores: [(); 2].map(|()| {
+            if std::mem::size_of::<T>() == 4 {
+                Stores::Narrow((0..rows).map(|_| AtomicU32::new(0)).collect())
+            } else {
+                Stores::Wide((0..rows).map(|_| AtomicU64::new(0)).collect())
+            }
+        }),
         a,
     };
     let mut out = std::io::stdout().lock();

@@ -143,11 +143,13 @@ impl Labels {
 /// (`idx`, `values` and `labels` of the block's elements, `x` from the
 /// block's first slice), in storage order; rows outside the window are
 /// skipped. With `PREFETCH`, each element asks for the `y` entry of the
-/// row [`prefetch::DISTANCE`] elements on.
+/// row `ahead` gives [`prefetch::DISTANCE`] elements on (`ahead`: the
+/// rows from the block's start on, past its end: the next block's first
+/// rows are requested too).
 #[inline(never)] // its own registers, as `scatter_direct_with`
 pub(super) fn scatter_block<T: Float, const PREFETCH: bool>(
     labels: &[u32],
-    idx: &[u64],
+    (idx, ahead): (&[u64], &[u64]),
     values: &[T],
     x: &[T],
     y: &mut [T],
@@ -155,7 +157,7 @@ pub(super) fn scatter_block<T: Float, const PREFETCH: bool>(
 ) {
     let slot = |r: u64| usize::try_from(r.wrapping_sub(first)).unwrap_or(usize::MAX);
     let last = y.len().saturating_sub(1);
-    let mut ahead = idx.get(prefetch::DISTANCE..).unwrap_or_default().iter();
+    let mut ahead = ahead.get(prefetch::DISTANCE..).unwrap_or_default().iter();
     for ((&r, &v), &l) in idx.iter().zip(values).zip(labels) {
         if PREFETCH {
             if let Some(later) = ahead.next().and_then(|&a| y.get(slot(a).min(last))) {

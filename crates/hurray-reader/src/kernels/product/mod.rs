@@ -192,9 +192,10 @@ impl<'a> Arrays<'a> {
             let window = ptr.get(from..=to).unwrap_or_default();
             let positions = window.first().map_or(0, |&p| to_usize(p))..window.last().map_or(0, |&p| to_usize(p));
             let x = x.get(from..).unwrap_or_default();
+            let ahead = self.idx.get(positions.start..).unwrap_or_default();
             match (labels, self.idx.get(positions.clone()), values.get(positions)) {
                 (Some(labels), Some(idx), Some(values)) => {
-                    flat::scatter_block::<T, PREFETCH>(labels, idx, values, x, y, first)
+                    flat::scatter_block::<T, PREFETCH>(labels, (idx, ahead), values, x, y, first);
                 }
                 _ => Arrays { ptr: window, ..*self }.scatter_direct_with::<T, PREFETCH>(values, x, y, first),
             }
