@@ -437,7 +437,8 @@ impl<T: Float> CscView<'_, T> {
     /// unvalidated view the invariants are checked first, on every call
     /// (take [`validated`](Self::validated) once to skip that). A `y` above
     /// 16 MiB may be scattered through bins (*propagation blocking*),
-    /// which allocates at most 56 MiB per call, freed before returning,
+    /// which allocates at most 56 MiB per call (with AVX-512 and `y` of
+    /// 64 to 128 MiB, 128 MiB), freed before returning,
     /// whatever `nnz`; the result is the same bit for bit. How the scatter
     /// is planned, and when it allocates: `docs/design.md` § The sparse
     /// products.
@@ -477,7 +478,7 @@ impl<T: Float> CscView<'_, T> {
     ///   thread reads all of `col_ptr`, `row_indices` and `values` and adds
     ///   the elements of its rows, planned as `mul_vec` plans a `y` of that
     ///   length (a thread whose range is blocked allocates its own bins:
-    ///   up to 56 MiB per thread, freed before returning). Every `y[row]`
+    ///   as for `mul_vec`, per thread, freed before returning). Every `y[row]`
     ///   receives the same products in the same order as from `mul_vec`:
     ///   the same bits, whatever `threads`.
     ///

@@ -19,7 +19,8 @@
 //!    [`STREAM_AHEAD`] elements ahead (without it the loop waited on
 //!    their loads: 0.9x the time with it, § Run K).
 //! 2. **The split** of a full bin into its blocks, in up to two
-//!    partitions of fan-out 4 and 2 (`group` ≤ 3), with the same compare,
+//!    partitions of fan-out 4 and 2 (`group` 3) or 4 and 4 (`group` 4,
+//!    more than 64 MiB of `y`), with the same compare,
 //!    compress and store per part: six per register of eight instead of
 //!    the eight of a split into eight parts at once (which measured 1.13x
 //!    the time of the whole product). The input is prefetched ahead.
@@ -48,9 +49,11 @@ const BLOCK_SHIFT: u32 = 18;
 /// At most this many bins: each costs a compare, a compress and a store
 /// per eight elements of the pass.
 const MAX_BINS: usize = 8;
-/// At most `2^MAX_GROUP` blocks a bin (two partitions, 4 and 2).
-const MAX_GROUP: u32 = 3;
-/// log2 of the most contributions a bin holds (4 MiB).
+/// At most `2^MAX_GROUP` blocks a bin (two partitions, 4 and 4): 128 MiB
+/// of `y` in [`MAX_BINS`] bins.
+const MAX_GROUP: u32 = 4;
+/// log2 of the most contributions a bin of up to eight blocks holds (4
+/// MiB); a bin of sixteen holds twice as many (`Plan::new`).
 const MAX_BIN_SHIFT: u32 = 19;
 /// log2 of the fewest contributions a bin holds (when the non-zeros are
 /// few), so that applying one amortises reading its blocks.
@@ -86,7 +89,7 @@ impl Plan {
     /// direct scatter (small `y`, few non-zeros, fewer than one
     /// contribution per [`Blocking::BLOCK_BYTES_PER_ENTRY`] bytes of the
     /// blocks a bin covers) or where more than [`MAX_BINS`] bins of
-    /// `2^MAX_GROUP` blocks would be needed (more than 16 M rows).
+    /// `2^MAX_GROUP` blocks would be needed (more than 32 M rows).
     pub(super) fn new(rows: usize, nnz: u64) -> Option<Plan> {
         let y_bytes = rows.checked_mul(4)?;
         if y_bytes <= Blocking::DIRECT_MAX_Y_BYTES || nnz < Blocking::MIN_NNZ {
@@ -96,7 +99,10 @@ impl Plan {
         let group = (0..=MAX_GROUP).find(|&g| blocks.div_ceil(1 << g) <= MAX_BINS)?;
         let bins = blocks.div_ceil(1 << group);
         let covered = (4usize << BLOCK_SHIFT) << group;
-        let bin_shift = Blocking::bin_shift(nnz, bins, (MIN_BIN_SHIFT, MAX_BIN_SHIFT), covered)?;
+        // Sixteen blocks a bin (more than 64 MiB of `y`) hold twice the
+        // contributions: as many a byte of `y` as eight blocks do.
+        let most = MAX_BIN_SHIFT + u32::from(group == MAX_GROUP);
+        let bin_shift = Blocking::bin_shift(nnz, bins, (MIN_BIN_SHIFT, most), covered)?;
         Some(Plan {
             block_shift: BLOCK_SHIFT,
             group,
@@ -110,7 +116,7 @@ impl Plan {
     #[cfg(test)]
     pub(super) fn with(rows: usize, block_shift: u32, group: u32, bin_shift: u32) -> Option<Plan> {
         let bins = rows.div_ceil(1usize.checked_shl(block_shift.checked_add(group)?)?);
-        (group <= MAX_GROUP && bins <= MAX_BINS && (3..=MAX_BIN_SHIFT).contains(&bin_shift) && block_shift <= 28)
+        (group <= MAX_GROUP && bins <= MAX_BINS && (3..=MAX_BIN_SHIFT + 1).contains(&bin_shift) && block_shift <= 28)
             .then_some(Plan {
                 block_shift,
                 group,
@@ -125,10 +131,12 @@ impl Plan {
     }
 
     /// log2 of the fan-outs of the two partitions of a full bin: 4 then 2
-    /// for eight blocks a bin, one partition for two or four, none for one
+    /// for eight blocks a bin, 4 then 4 for sixteen, one partition for two
+    /// or four, none for one
     /// ([`spread`]).
     fn fan_shifts(&self) -> (u32, u32) {
         match self.group {
+            4 => (2, 2),
             3 => (2, 1),
             g => (g, 0),
         }
@@ -184,7 +192,8 @@ impl Scratch {
 /// `values`, when this CPU has AVX-512 and `plan` (if given, else
 /// [`Plan::new`] for `y` and `nnz`) applies; `false`, with `y` untouched,
 /// when not (or when the scratch, `(bins + parts) · (2^bin_shift + 8)`
-/// `u64`s, 44 MiB for 10 M rows, cannot be allocated). The caller has checked the invariants; an index outside the
+/// `u64`s, 44 MiB for 10 M rows, 128 MiB at most (for 16 M to 32 M
+/// rows), cannot be allocated). The caller has checked the invariants; an index outside the
 /// window is skipped, never a panic.
 #[allow(unsafe_code)]
 pub(super) fn scatter(
@@ -421,11 +430,18 @@ fn spread(entries: &[u64], y: &mut [f32], b: usize, plan: &Plan, (s1, s2): (&mut
         (0, _) => apply(entries, y, base, bs),
         (1, _) => split_apply::<2>(entries, s1, y, base, bs),
         (_, 0) => split_apply::<4>(entries, s1, y, base, bs),
-        _ => {
+        (_, 1) => {
             let (lens, cap) = partition::<4>(entries, bs + 1, s1);
             for (i, &n) in lens.iter().enumerate() {
                 let part = s1.get(i * cap..i * cap + n).unwrap_or_default();
                 split_apply::<2>(part, s2, y, base + 2 * i, bs);
+            }
+        }
+        _ => {
+            let (lens, cap) = partition::<4>(entries, bs + 2, s1);
+            for (i, &n) in lens.iter().enumerate() {
+                let part = s1.get(i * cap..i * cap + n).unwrap_or_default();
+                split_apply::<4>(part, s2, y, base + 4 * i, bs);
             }
         }
     }
@@ -642,9 +658,9 @@ mod tests {
     }
 
     /// The benchmark's shape and the edges of the plan: direct within 16
-    /// MiB of `y`, none beyond eight bins of eight 1 MiB blocks (16 M
-    /// rows, where the scalar plan ends too), and the scratch it
-    /// allocates.
+    /// MiB of `y`, sixteen blocks a bin beyond 16 M rows (where the
+    /// scalar plan ends), none beyond eight bins of those (32 M rows), and
+    /// the scratch it allocates.
     #[test]
     fn plan_examples() {
         // 10 M rows: 39 blocks, eight to a bin: 5 bins of 2^19 entries,
@@ -664,10 +680,21 @@ mod tests {
         // Too sparse for the blocks a bin covers: 8 MiB of y a bin, 2^19
         // entries needed.
         assert_eq!(Plan::new(10 << 20, 2_000_000), None);
-        // 16 M rows: 64 blocks, eight bins; one more block: none (nor a
-        // scalar plan: the direct scatter).
-        assert_eq!(Plan::new(1 << 24, 1 << 30).map(|p| p.bins), Some(8));
-        assert_eq!(Plan::new((1 << 24) + 1, 1 << 30), None);
+        // 16 M rows: 64 blocks, eight bins of eight; one more block:
+        // sixteen blocks a bin, 2^20 entries each, partitions of 4 and 4
+        // (no scalar plan there: the direct scatter).
+        assert_eq!(Plan::new(1 << 24, 1 << 30).map(|p| (p.bins, p.group)), Some((8, 3)));
+        let p = Plan::new((1 << 24) + 1, 1 << 30).unwrap();
+        assert_eq!((p.group, p.bin_shift, p.bins, p.fan_shifts()), (4, 20, 5, (2, 2)));
         assert_eq!(Blocking::plan((1 << 24) + 1, 1 << 30, 4), None);
+        // The suite's far shapes: 32 M rows (128 MiB), 32 M non-zeros:
+        // eight bins of sixteen blocks, 16 strides of 8 MiB (128 MiB).
+        let p = Plan::new(1 << 25, 32_000_000).unwrap();
+        assert_eq!((p.group, p.bin_shift, p.bins), (4, 20, 8));
+        let s = Scratch::new(&p).unwrap();
+        assert_eq!(s.bins.len() + s.first.len() + s.second.len(), 16 * ((1 << 20) + 8));
+        // One more block: none; too sparse for sixteen blocks: none.
+        assert_eq!(Plan::new((1 << 25) + 1, 1 << 30), None);
+        assert_eq!(Plan::new(1 << 25, 8_000_000), None);
     }
 }
