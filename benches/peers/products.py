@@ -262,9 +262,10 @@ def verdicts(r: dict, stat: str = "median_s") -> dict:
     return out
 
 
-def print_verdicts(results: list[dict], key: str = "verdicts") -> None:
+def print_verdicts(results: list[dict], key: str = "verdicts", title: str = "on the medians") -> None:
     """One line a shape: each target's ratio, verdict and peer ÷ bound."""
-    print(f"\n{key:>10}  " + "  ".join(f"{name + ' >= ' + str(f):>24}" for name, _, _, f, _ in TARGETS))
+    print(f"\nThe targets' verdicts, {title}:")
+    print(f"{'shape':>10}  " + "  ".join(f"{name + ' >= ' + str(f):>24}" for name, _, _, f, _ in TARGETS))
     for r in results:
         cells = [f"{v['ratio']:.2f} {v['verdict']} ({v['peer_over_bound']:.2f})" for v in r[key].values()]
         print(f"{r['shape']:>10}  " + "  ".join(f"{c:>24}" for c in cells))
@@ -283,6 +284,9 @@ def main() -> None:
     results = []
     cols = ("shape", "ax1", "ax2", "atx1", "atx2", "sp_ax", "sp_atx", "mkl_ax1", "mkl_ax2", "mkl_atx1", "mkl_atx2",
             "Ax1/best", "Atx1/best", "Ax2/mkl2", "Atx2/mkl2")
+    print("Median wall times in ms; ours: ax1/ax2 = A·x on 1/2 threads, atx1/atx2 = Aᵀ·x; sp_ = scipy;\n"
+          "mkl_ = MKL on 1/2 threads; then the ratios the targets name (fastest peer / ours, MKL 2t / ours 2t).",
+          flush=True)
     print(" ".join(f"{c:>9}" for c in cols), flush=True)
     for shape in args.shapes.split(","):
         path = generate(args.gen, args.dir, shape)
@@ -309,7 +313,7 @@ def main() -> None:
     # The fastest round of each: where another tenant of the machine takes
     # a core for a while (two-thread times then fall into two groups),
     # the minimums show what the code does when it has the cores.
-    print_verdicts(results, "verdicts_min")
+    print_verdicts(results, "verdicts_min", "on each routine's fastest round")
 
 
 def mkl_paths(lines: list[str]) -> str:

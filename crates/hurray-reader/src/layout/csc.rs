@@ -413,7 +413,10 @@ impl<T: Float> CscView<'_, T> {
     /// The product `y = A·x`: `x` has `ncols` entries, `y` has `nrows`,
     /// and `y` is overwritten (not accumulated into). The result is what
     /// scipy's `A @ x` computes, bit for bit (products and sums in `T`,
-    /// in storage order). Aᵀ·x is
+    /// in storage order), but for which NaN an entry that is NaN holds:
+    /// where two NaNs meet in an addition, IEEE 754 leaves the sign and
+    /// payload of the result to the implementation, and compilers, ours
+    /// and scipy's, order an addition's operands as they like. Aᵀ·x is
     /// [`transpose()`](Self::transpose)`.mul_vec(x, y)`.
     ///
     /// ```

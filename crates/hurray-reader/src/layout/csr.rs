@@ -377,12 +377,13 @@ impl<'data, T: Element> CsrView<'data, T> {
 impl<T: Float> CsrView<'_, T> {
     /// The product `y = A·x` (`y` overwritten): `y[i]` is the dot product
     /// of row `i` with `x`, products and sums in `T` in storage order (what
-    /// scipy's `A @ x` computes for a CSR matrix, bit for bit). `x` has
+    /// scipy's `A @ x` computes for a CSR matrix, bit for bit, but for the
+    /// sign and payload of a NaN entry, as [`CscView::mul_vec`](crate::CscView::mul_vec) says). `x` has
     /// `ncols` entries, `y` `nrows`. No allocation; one pass over
     /// `row_ptr`, `col_indices` and `values`, the reads of `x` at random.
     /// When `x` is larger than 2 MiB (`ncols × size_of::<T>()`, about what
     /// an L2 cache holds), each read asks the CPU to prefetch the entry of
-    /// `x` that the element 32 positions on will read (a cache hint,
+    /// `x` that the element 64 positions on will read (a cache hint,
     /// x86-64 only; it changes no result). On an unvalidated view the
     /// invariants are verified first, on every call. On
     /// [`CscView::transpose`](crate::CscView::transpose) this is Aᵀ·x for the CSC matrix A.
@@ -420,7 +421,8 @@ impl<T: Float> CsrView<'_, T> {
     /// thread takes the last range, and any range whose thread the OS
     /// refuses to start. Every `y[i]` is summed exactly as by
     /// `mul_vec`, so the result is the same bit for bit, whatever
-    /// `threads`. No allocation but the threads' own (a constant amount
+    /// `threads` (a NaN's sign and payload aside, as [`mul_vec`](Self::mul_vec)
+    /// says). No allocation but the threads' own (a constant amount
     /// per thread). Worth it from about 10^5 stored elements
     /// (each call starts `threads - 1` threads); two threads ran the
     /// 100 M-element Aᵀ·x of `docs/perf-log/run-c.md` (§ 5) about 2x as

@@ -23,7 +23,10 @@
 //!   slice is still summed alone, from 0, in storage order.
 //!
 //! Both therefore equal the slice-by-slice loops bit for bit (tested in
-//! `tests.rs` against them). They are used where slices are short
+//! `tests.rs` against them), but for which NaN comes out where two NaNs
+//! meet in an addition: the compiler orders an addition's operands as it
+//! likes (`p + sum` here, `sum + p` in the loop), and x86 keeps the first
+//! operand's NaN (`tests::nan_sums_are_nan_on_every_path`). They are used where slices are short
 //! ([`short`]); with longer slices the labels cost more than the
 //! mispredictions they save.
 
