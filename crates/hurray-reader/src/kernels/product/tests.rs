@@ -525,3 +525,27 @@ fn nan_sums_are_nan_on_every_path() {
     assert!(slices[0].is_nan() && blocks[0].is_nan());
     assert_eq!((slices[1], blocks[1]), (2.0, 2.0));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(500))]
+
+    /// The blocks on pointers never validated (decreasing, past the
+    /// arrays, huge) and rows past `y`: no panic, whatever they compute.
+    #[test]
+    fn blocks_survive_unchecked_pointers(
+        ptr in proptest::collection::vec(proptest::prop_oneof![0u64..40, proptest::prelude::any::<u64>()], 0..30),
+        idx in proptest::collection::vec(proptest::prop_oneof![0u64..20, proptest::prelude::any::<u64>()], 0..40),
+        block in 1usize..20,
+        first in 0u64..5,
+    ) {
+        let c = csc(&ptr, &idx, 20);
+        let values: Vec<f32> = (0..idx.len()).map(|k| k as f32 - 3.5).collect();
+        let x = vec![1.5f32; ptr.len().saturating_sub(1)];
+        let mut y = vec![0f32; 12];
+        c.scatter_in_blocks::<f32, true>(&values, &x, &mut y, first, block);
+        c.scatter_in_blocks::<f32, false>(&values, &x, &mut y, first, block);
+        let mut z = vec![0f32; ptr.len()];
+        dots::dots_in_blocks::<f32, true>(&ptr, &idx, &values, &y, &mut z, block);
+        dots::dots_in_blocks::<f32, false>(&ptr, &idx, &values, &y, &mut z, block);
+    }
+}
