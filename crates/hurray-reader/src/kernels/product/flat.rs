@@ -49,7 +49,9 @@ pub(super) const DOTS_BLOCK: usize = 16384;
 const SHORT_MEAN: u64 = 4;
 /// The dot products go through the blocks only while `x` is at most this
 /// large (bytes): with 8 MiB (in L3) they took 0.82x the time of the
-/// slice-by-slice loop, with 128 MiB 1.1x (its prefetches reach further).
+/// slice-by-slice loop, with 128 MiB 1.1x (also with the prefetch
+/// distance shared out among the four runs: each element a cache miss,
+/// the loops wait on memory alike and the labels are extra work).
 pub(super) const DOTS_MAX_X_BYTES: usize = 16 << 20;
 /// A slice's label is written over this many positions however short the
 /// slice (the next slice overwrites the excess): a fixed store, no loop.
