@@ -405,6 +405,18 @@ impl PtrStream {
     }
 }
 
+/// The element type of tensor [`TENSOR`] in the file at `path` (`None`
+/// for an extension type), read through a mapping dropped on return.
+///
+/// # Errors
+/// The reader's, opening the file or finding the tensor.
+pub fn tensor_element_type(path: &Path) -> Result<Option<hurray_reader::ElementType>, hurray_reader::Error> {
+    let mapped = hurray_reader::MappedFile::open(path, hurray_reader::Options::default())?;
+    let file = mapped.file()?;
+    let element_type = file.tensor(TENSOR)?.element_type();
+    Ok(element_type)
+}
+
 /// Puts `path` into the page cache the way a sequential read leaves it:
 /// flush it, drop its cached pages (`POSIX_FADV_DONTNEED`) and read it
 /// front to back. Files just written by the writer sit in the page cache in

@@ -321,12 +321,7 @@ struct Args {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let Args { file: path } = clap::Parser::parse();
     hurray_benches::data::settle_page_cache(&path)?;
-    let element_type = {
-        let mapped = MappedFile::open(&path, Options::default())?;
-        let file = mapped.file()?;
-        let tensor = file.tensor(TENSOR)?;
-        tensor.element_type()
-    };
+    let element_type = hurray_benches::data::tensor_element_type(&path)?;
     match element_type {
         Some(ElementType::Float32) => serve::<f32>(&path),
         Some(ElementType::Float64) => serve::<f64>(&path),
