@@ -184,39 +184,29 @@ pub(super) fn section<'a>(
         "kv_offset" => trailer_offset + 16,
         _ => trailer_offset,
     };
+    let at = |rule| Location {
+        scope: Scope::File,
+        field,
+        offset: field_offset,
+        rule,
+    };
+    let out_of_range = |rule| Error::SectionRange {
+        at: at(rule),
+        section: name,
+        start,
+        length,
+        lower: HEADER_LEN,
+        upper: limit,
+    };
+    let index = name == "index";
     let end = start.checked_add(length);
     let inside = end.is_some_and(|end| start >= HEADER_LEN && end <= limit);
     if !inside {
-        return Err(Error::SectionRange {
-            at: Location {
-                scope: Scope::File,
-                field,
-                offset: field_offset,
-                rule: if name == "index" {
-                    rule::TRAILER
-                } else {
-                    rule::KV_SECTION
-                },
-            },
-            section: name,
-            start,
-            length,
-            lower: HEADER_LEN,
-            upper: limit,
-        });
+        return Err(out_of_range(if index { rule::TRAILER } else { rule::KV_SECTION }));
     }
     if !start.is_multiple_of(8) {
         return Err(Error::Invalid {
-            at: Location {
-                scope: Scope::File,
-                field,
-                offset: field_offset,
-                rule: if name == "index" {
-                    rule::INDEX_SECTION
-                } else {
-                    rule::KV_SECTION
-                },
-            },
+            at: at(if index { rule::INDEX_SECTION } else { rule::KV_SECTION }),
             value: start,
             expected: "a multiple of 8",
         });
@@ -224,19 +214,9 @@ pub(super) fn section<'a>(
     let range = usize::try_from(start)
         .ok()
         .zip(end.and_then(|e| usize::try_from(e).ok()));
-    range.and_then(|(s, e)| data.get(s..e)).ok_or(Error::SectionRange {
-        at: Location {
-            scope: Scope::File,
-            field,
-            offset: field_offset,
-            rule: rule::TRAILER,
-        },
-        section: name,
-        start,
-        length,
-        lower: HEADER_LEN,
-        upper: limit,
-    })
+    range
+        .and_then(|(s, e)| data.get(s..e))
+        .ok_or_else(|| out_of_range(rule::TRAILER))
 }
 
 pub(super) fn kv_section<'a>(
