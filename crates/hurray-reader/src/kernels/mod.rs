@@ -43,11 +43,17 @@ impl Arrays<'_> {
     }
 }
 
+/// The positions of `idx` and `values` that the slices of the pointer
+/// window `ptr` hold: `ptr[0]..ptr[last]` (`0..0` for no pointers).
+pub(crate) fn span(ptr: &[u64]) -> std::ops::Range<usize> {
+    ptr.first().map_or(0, |&p| to_usize(p))..ptr.last().map_or(0, |&p| to_usize(p))
+}
+
 /// The indices and values of each slice of the pointer window `ptr`
 /// (`ptr.len() - 1` slices, positions absolute in `idx` and `values`), for
 /// the products: [`Contiguous`].
 pub(crate) fn pairs<'s, T>(ptr: &'s [u64], idx: &'s [u64], values: &'s [T]) -> Contiguous<'s, T> {
-    let range = ptr.first().map_or(0, |&p| to_usize(p))..ptr.last().map_or(0, |&p| to_usize(p));
+    let range = span(ptr);
     Contiguous {
         pointers: ptr.windows(2),
         rest: (

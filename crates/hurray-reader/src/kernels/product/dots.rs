@@ -11,8 +11,8 @@
 use super::flat::{self, Labels};
 use super::float::Float;
 use crate::cursor::to_usize;
-use crate::kernels::pairs;
 use crate::kernels::prefetch;
+use crate::kernels::{pairs, span};
 
 /// `y[i]` = the dot product of slice `i` with `x`, over the slices of the
 /// pointer window `ptr` (`ptr.len() - 1` slices, positions absolute in
@@ -50,7 +50,7 @@ pub(super) fn dots_in_blocks<T: Float, const PREFETCH: bool>(
     Labels::new(block).blocks(ptr, |(from, to, labels)| {
         let window = ptr.get(from..=to).unwrap_or_default();
         let Some(y) = done.get_mut(from..to) else { return };
-        let positions = window.first().map_or(0, |&p| to_usize(p))..window.last().map_or(0, |&p| to_usize(p));
+        let positions = span(window);
         match (labels, idx.get(positions.clone()), values.get(positions)) {
             (Some(labels), Some(idx), Some(values)) => {
                 flat::dot_block::<T, PREFETCH>(window, labels, idx, values, x, y)

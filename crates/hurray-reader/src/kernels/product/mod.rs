@@ -189,15 +189,15 @@ impl<'a> Arrays<'a> {
         let slices = self.ptr.len().saturating_sub(1).min(x.len());
         let ptr = self.ptr.get(..=slices).unwrap_or_default();
         flat::Labels::new(block).blocks(ptr, |(from, to, labels)| {
-            let window = ptr.get(from..=to).unwrap_or_default();
-            let positions = window.first().map_or(0, |&p| to_usize(p))..window.last().map_or(0, |&p| to_usize(p));
+            let part = self.columns(from, to);
+            let positions = part.positions();
             let x = x.get(from..).unwrap_or_default();
             let ahead = self.idx.get(positions.start..).unwrap_or_default();
             match (labels, self.idx.get(positions.clone()), values.get(positions)) {
                 (Some(labels), Some(idx), Some(values)) => {
                     flat::scatter_block::<T, PREFETCH>(labels, (idx, ahead), values, x, y, first);
                 }
-                _ => Arrays { ptr: window, ..*self }.scatter_direct_with::<T, PREFETCH>(values, x, y, first),
+                _ => part.scatter_direct_with::<T, PREFETCH>(values, x, y, first),
             }
         });
     }

@@ -75,7 +75,7 @@ impl Arrays<'_> {
 
     /// The columns `from..to` of this structure (`ptr` cut to them; `idx`
     /// whole: positions stay absolute).
-    fn columns(&self, from: usize, to: usize) -> Arrays<'_> {
+    pub(super) fn columns(&self, from: usize, to: usize) -> Arrays<'_> {
         let ptr = self.ptr.get(from..=to).unwrap_or_default();
         Arrays {
             ptr,
