@@ -181,47 +181,32 @@ pub(crate) fn parse<'data>(
             let mut levels = Vec::new();
             // Where the previous level's inner_layout (tiled again) is.
             let mut nested_at = 0;
+            let invalid = |field, offset, value, expected| Error::Invalid {
+                at: Location {
+                    scope: scope(),
+                    field: Field::new(field),
+                    offset,
+                    rule: rule::TILED,
+                },
+                value,
+                expected,
+            };
             loop {
                 if levels.len() >= MAX_TILED_DEPTH {
-                    return Err(Error::Invalid {
-                        at: Location {
-                            scope: scope(),
-                            field: Field::new("inner_layout"),
-                            offset: nested_at,
-                            rule: rule::TILED,
-                        },
-                        value: 4,
-                        expected: "at most 8 nested tiled levels",
-                    });
+                    return Err(invalid("inner_layout", nested_at, 4, "at most 8 nested tiled levels"));
                 }
                 let level_offset = c.offset();
                 let tile_shape = c.slice::<U64>(rank, Field::new("tile_shape"))?;
                 let orders_offset = c.offset();
                 let orders = c.read_struct::<raw::TiledOrders>(Field::new("outer_layout"), None)?;
                 if !matches!(orders.outer_layout, 1..=3) {
-                    return Err(Error::Invalid {
-                        at: Location {
-                            scope: scope(),
-                            field: Field::new("outer_layout"),
-                            offset: orders_offset,
-                            rule: rule::TILED,
-                        },
-                        value: u64::from(orders.outer_layout),
-                        expected: "0x01, 0x02 or 0x03",
-                    });
+                    let value = u64::from(orders.outer_layout);
+                    return Err(invalid("outer_layout", orders_offset, value, "0x01, 0x02 or 0x03"));
                 }
                 nested_at = orders_offset + 1;
                 if !matches!(orders.inner_layout, 1..=4) {
-                    return Err(Error::Invalid {
-                        at: Location {
-                            scope: scope(),
-                            field: Field::new("inner_layout"),
-                            offset: nested_at,
-                            rule: rule::TILED,
-                        },
-                        value: u64::from(orders.inner_layout),
-                        expected: "0x01, 0x02, 0x03 or 0x04",
-                    });
+                    let value = u64::from(orders.inner_layout);
+                    return Err(invalid("inner_layout", nested_at, value, "0x01, 0x02, 0x03 or 0x04"));
                 }
                 reserved_zero(
                     &orders.reserved,
