@@ -27,6 +27,13 @@ Routines (every output preallocated, as ours are: a fresh ``np.zeros`` of
   ours bound_*           what bounds ours on this machine, the same bytes
                          with less work (see benches/src/bin/hurray-products.rs)
 
+One-thread routines run with every thread of both processes (this one
+and ``HURRAY_PRODUCTS``) pinned to one core, the same for every routine of
+a round, the next core the next round; two-thread routines run unpinned.
+Left to the OS, each process keeps to the core it last ran on, and on a
+host whose cores run at different speeds (another tenant on one of them)
+the same kernel in two processes differed by 1.5x, round after round.
+
 Which code path MKL took: one A·x and one Aᵀ·x per shape and thread count
 in a child process with ``MKL_VERBOSE=1``; its lines go to the JSON.
 
@@ -177,6 +184,16 @@ def mkl_verbose(path: str) -> list[str]:
     return [line for line in out.splitlines() if line.startswith(("CASE", "MKL_VERBOSE"))]
 
 
+def pin(pids: list[int], cpus: set[int]) -> None:
+    """Every thread of each process in ``pids`` to ``cpus``."""
+    for pid in pids:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                os.sched_setaffinity(int(tid), cpus)
+            except OSError:  # a thread that has just ended
+                pass
+
+
 def measure(shape: str, path: str, ours_bin: str, runs: int) -> dict:
     ours = Ours(ours_bin, path)
     a, fns, sums = open_peers(path)
@@ -189,8 +206,12 @@ def measure(shape: str, path: str, ours_bin: str, runs: int) -> dict:
             fns[n]()
     times = {n: [] for n in names}
     cpu = {n: [] for n in names}
-    for _ in range(runs):
+    cores = sorted(os.sched_getaffinity(0))
+    pids = [os.getpid(), ours.proc.pid]
+    for round_ in range(runs):
+        one = {cores[round_ % len(cores)]}
         for n in names:
+            pin(pids, set(cores) if n.endswith("2") else one)
             if n in OURS or n in BOUNDS:
                 wall, used = ours.run(n)
             else:
@@ -199,6 +220,7 @@ def measure(shape: str, path: str, ours_bin: str, runs: int) -> dict:
                 wall, used = time.perf_counter() - t0, time.process_time() - c0
             times[n].append(wall)
             cpu[n].append(used)
+    pin(pids, set(cores))
     check = json.loads(ours.ask("check"))
     ours.close()
     for n in ["scipy_ax", "scipy_atx"]:
@@ -218,6 +240,7 @@ def measure(shape: str, path: str, ours_bin: str, runs: int) -> dict:
         "times_s": times,
         "cpu_s": cpu,
         "load": os.getloadavg(),
+        "pinning": "one-thread routines: both processes on one core a round, the cores in turn; two-thread routines: unpinned",
         "check": check,
         "peer_sums": got,
         "mkl_verbose": mkl_verbose(path),
