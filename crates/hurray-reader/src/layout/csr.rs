@@ -414,16 +414,23 @@ impl<T: Float> CsrView<'_, T> {
     /// [`mul_vec`](Self::mul_vec) on `threads` threads
     /// (`std::thread::scope`; 0 counts as 1, and no more than 64 or the
     /// cores that [`std::thread::available_parallelism`] reports, as in
-    /// [`CscView::mul_vec_parallel`](crate::CscView::mul_vec_parallel)): the rows are cut into
-    /// `threads` consecutive ranges holding about `nnz / threads` stored
-    /// elements each (a cut never splits a row), `y` is split with them,
-    /// and each thread computes the dot products of its rows; the calling
-    /// thread takes the last range, and any range whose thread the OS
-    /// refuses to start. Every `y[i]` is summed exactly as by
-    /// `mul_vec`, so the result is the same bit for bit, whatever
-    /// `threads` (a NaN's sign and payload aside, as [`mul_vec`](Self::mul_vec)
-    /// says). No allocation but the threads' own (a constant amount
-    /// per thread). Worth it from about 10^5 stored elements
+    /// [`CscView::mul_vec_parallel`](crate::CscView::mul_vec_parallel)): the stored
+    /// elements are cut into `threads` consecutive shares of about
+    /// `nnz / threads`, and each thread computes the dot products of the
+    /// rows that start in its share; the calling thread takes the last
+    /// share, and any share whose thread the OS refuses to start. A cut
+    /// falls between two rows, moved by up to 1/8 of a share to reach one.
+    /// **Rounding:** every row is summed exactly as by `mul_vec`, the same
+    /// bits whatever `threads` (a NaN's sign and payload aside, as
+    /// [`mul_vec`](Self::mul_vec) says), but for a row holding more than
+    /// 1/8 of a share with no row boundary that near the cut (one row of
+    /// a one-column matrix, a hub of a graph): the cut splits it, each
+    /// thread sums its part in storage order, and the parts are added in
+    /// thread order, which may differ from `mul_vec`'s sum in the last
+    /// bits (with `f32`, `1 + 1e8 - 1e8 + 1` cut in the middle is 0 where
+    /// `mul_vec` gives 1). The same `threads` gives the same bits on every
+    /// call. No allocation but a few vectors of `threads + 1` entries and
+    /// the threads' own. Worth it from about 10^5 stored elements
     /// (each call starts `threads - 1` threads); two threads ran the
     /// 100 M-element Aᵀ·x of `docs/perf-log/run-c.md` (§ 5) about 2x as
     /// fast as one. On an unvalidated view the invariants are verified

@@ -2,6 +2,16 @@
 //! CSC): `y[i]` is the dot product of slice `i` with `x`, summed in
 //! storage order, like scipy's `csr_matvec`.
 //!
+//! On several threads ([`dot_slices_split`]) the elements are shared out
+//! evenly and each thread takes the slices that start in its share. A cut
+//! falls between two slices, unless no slice boundary lies within
+//! 1/[`SPLIT_SLACK`] of a share of the even cut (a slice longer than
+//! that: one column of a matrix, a hub of a graph): then the slice is cut
+//! too, each thread sums its part in storage order from 0, and the parts
+//! are added in thread order, which may round differently from one
+//! thread's sum (`tests::long_slice_splits_over_threads`). Every other
+//! slice is summed as on one thread: the same bits.
+//!
 //! Tried (issue #34): two consecutive slices summed in one loop, each in
 //! its own accumulator (two independent chains of additions, the same
 //! bits): 1.1–1.2x the CPU time of this loop on the 2-core AMD host, with
@@ -11,8 +21,14 @@
 use super::flat::{self, Labels};
 use super::float::Float;
 use crate::cursor::to_usize;
-use crate::kernels::prefetch;
-use crate::kernels::{pairs, span};
+use crate::kernels::threads::{share, spawn_or_run, Job};
+use crate::kernels::{pairs, prefetch, span};
+
+/// A cut of [`dot_slices_split`] moves to a slice boundary within
+/// `1 / SPLIT_SLACK` of a thread's share of the elements (the shares then
+/// differ by up to twice that); with no boundary so near, it cuts the
+/// slice.
+const SPLIT_SLACK: usize = 8;
 
 /// `y[i]` = the dot product of slice `i` with `x`, over the slices of the
 /// pointer window `ptr` (`ptr.len() - 1` slices, positions absolute in
@@ -92,4 +108,133 @@ pub(super) fn dot_slices_with<T: Float, const PREFETCH: bool>(
         written = written.wrapping_add(1);
     }
     y.get_mut(written..).unwrap_or_default().fill(T::default());
+}
+
+/// [`dot_slices`] on `threads` threads, as the module describes: the
+/// elements shared out at [`cuts`], thread `t` computing `y` for the
+/// slices that start in its share (the last one only up to the next cut)
+/// and the part of the slice it starts within, added to that slice's
+/// `y` in thread order once every thread is done. The calling thread
+/// takes the last share, and any share whose thread the OS refuses.
+pub(super) fn dot_slices_split<T: Float>(
+    ptr: &[u64],
+    idx: &[u64],
+    values: &[T],
+    x: &[T],
+    y: &mut [T],
+    (threads, prefetch): (usize, bool),
+) {
+    let slices = ptr.len().saturating_sub(1).min(y.len());
+    let ptr = ptr.get(..=slices).unwrap_or_default();
+    let (y, rest) = y.split_at_mut(slices);
+    rest.fill(T::default());
+    let cuts = cuts(ptr, threads);
+    let shares = cuts.len().saturating_sub(1);
+    // Share `t` takes the slices `firsts[t]..firsts[t + 1]`: those starting
+    // at or after its cut (all from 0 for the first, all to the end for
+    // the last, empty slices at the end included).
+    let mut floor = 0;
+    let firsts: Vec<usize> = (cuts.iter().enumerate())
+        .map(|(t, &c)| {
+            let first = match t {
+                0 => 0,
+                t if t == shares => slices,
+                _ => ptr.partition_point(|&p| p < c),
+            };
+            floor = first.clamp(floor, slices);
+            floor
+        })
+        .collect();
+    // Share `t`'s dot products into `y` (its slices); returns the part of
+    // the slice it starts within, if it does.
+    let share_of = |t: usize, y: &mut [T]| -> Option<(usize, T)> {
+        let next = t.wrapping_add(1);
+        let (&from, &to, &first, &last) = (cuts.get(t)?, cuts.get(next)?, firsts.get(t)?, firsts.get(next)?);
+        let part = |a: u64, b: u64| dot_part(a, b, (idx, values, x), prefetch);
+        // The end of the share's last slice: past `to`, the rest is the next share's.
+        let end = ptr.get(last).copied().unwrap_or(to);
+        match last.checked_sub(1) {
+            Some(cut) if last > first && end > to => {
+                let (whole, tail) = y.split_at_mut(y.len().saturating_sub(1));
+                dot_slices(
+                    ptr.get(first..=cut).unwrap_or_default(),
+                    idx,
+                    values,
+                    x,
+                    whole,
+                    prefetch,
+                );
+                if let (Some(yt), Some(&start)) = (tail.first_mut(), ptr.get(cut)) {
+                    *yt = part(start, to);
+                }
+            }
+            _ => dot_slices(ptr.get(first..=last).unwrap_or_default(), idx, values, x, y, prefetch),
+        }
+        let head_end = ptr.get(first).copied().unwrap_or(to).min(to);
+        let within = first.checked_sub(1).filter(|_| from < head_end)?;
+        Some((within, part(from, head_end)))
+    };
+    let carries: Vec<Option<(usize, T)>> = std::thread::scope(|scope| {
+        let (mut rest, mut at) = (&mut *y, 0usize);
+        let mut jobs = Vec::with_capacity(shares);
+        for t in 0..shares {
+            let end = firsts.get(t.wrapping_add(1)).copied().unwrap_or(slices);
+            let len = end.saturating_sub(at).min(rest.len());
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            (rest, at) = (tail, end);
+            let share_of = &share_of;
+            jobs.push(if t.wrapping_add(1) == shares {
+                Job::Done(Some(share_of(t, mine)))
+            } else {
+                spawn_or_run(scope, move || share_of(t, mine))
+            });
+        }
+        jobs.into_iter().map(|j| j.join().flatten()).collect()
+    });
+    for (slice, sum) in carries.into_iter().flatten() {
+        if let Some(ys) = y.get_mut(slice) {
+            *ys = *ys + sum;
+        }
+    }
+}
+
+/// The dot product of the elements at positions `from..to` with `x`,
+/// summed in storage order from 0 ([`dot_slices`] on one slice).
+fn dot_part<T: Float>(from: u64, to: u64, (idx, values, x): (&[u64], &[T], &[T]), prefetch: bool) -> T {
+    let mut one = [T::default()];
+    dot_slices(&[from, to], idx, values, x, &mut one, prefetch);
+    let [sum] = one;
+    sum
+}
+
+/// Where the shares of [`dot_slices_split`] start and end: `threads + 1`
+/// positions from `ptr[0]` to the last pointer, non-decreasing. Cut `t`
+/// aims at `t / threads` of the elements; it moves to the first slice
+/// boundary at or after that, or else the last one before it, if either
+/// lies within `1 / SPLIT_SLACK` of a share; otherwise it stays, inside a
+/// slice.
+pub(super) fn cuts(ptr: &[u64], threads: usize) -> Vec<u64> {
+    let threads = threads.max(1);
+    let first = ptr.first().copied().unwrap_or(0);
+    let last = ptr.last().copied().unwrap_or(first).max(first);
+    let total = to_usize(last.wrapping_sub(first));
+    let slack = crate::cursor::to_u64(total / threads / SPLIT_SLACK);
+    let mut floor = first;
+    (0..=threads)
+        .map(|t| {
+            let target = first.saturating_add(crate::cursor::to_u64(share(total, t, threads)));
+            let j = ptr.partition_point(|&p| p < target);
+            let after = ptr.get(j).copied().unwrap_or(last);
+            let before = j.checked_sub(1).and_then(|i| ptr.get(i)).copied().unwrap_or(first);
+            let cut = if after.saturating_sub(target) <= slack {
+                after
+            } else if target.saturating_sub(before) <= slack {
+                before
+            } else {
+                target
+            };
+            floor = cut.clamp(floor, last);
+            floor
+        })
+        .collect()
 }

@@ -210,40 +210,15 @@ impl<'a> Arrays<'a> {
     }
 
     /// [`dots`](Self::dots) on `threads` threads (`std::thread::scope`,
-    /// clamped to `1..=`[`MAX_THREADS`] and to [`cores`]): the outer
-    /// slices are cut into `threads` consecutive ranges holding about
-    /// `nnz / threads` elements each, `y` split with them, and each thread
-    /// computes the dot products of its range; the calling thread takes
-    /// the last one. Every `y[i]` is computed as by `dots`: the same
-    /// result bit for bit.
+    /// clamped to `1..=`[`MAX_THREADS`] and to [`cores`]): the elements
+    /// shared out evenly, each thread computing the dot products of the
+    /// slices that start in its share ([`dots::dot_slices_split`]). Every
+    /// `y[i]` equals `dots`' bit for bit, but for a slice holding more than
+    /// about 1/8 of a share, which may be cut between threads and its
+    /// parts added (`dots.rs` says how).
     pub(crate) fn dots_parallel<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
         let threads = threads.clamp(1, MAX_THREADS).min(cores());
-        let nnz = to_usize(self.ptr.last().copied().unwrap_or(0));
-        std::thread::scope(|scope| {
-            let (mut rest, mut from) = (y, 0usize);
-            for t in 1..threads {
-                // The first slice starting at or after t/threads of the elements.
-                let target = to_u64(share(nnz, t, threads));
-                let to = self
-                    .ptr
-                    .partition_point(|&p| p < target)
-                    .clamp(from, from.saturating_add(rest.len()));
-                let (part, tail) = rest.split_at_mut(to.saturating_sub(from));
-                let ptr = self.ptr.get(from..=to).unwrap_or_default();
-                spawn_or_run(scope, move || {
-                    dots::dot_slices(ptr, self.idx, values, x, part, !cached(x))
-                });
-                (rest, from) = (tail, to);
-            }
-            dots::dot_slices(
-                self.ptr.get(from..).unwrap_or_default(),
-                self.idx,
-                values,
-                x,
-                rest,
-                !cached(x),
-            );
-        });
+        dots::dot_slices_split(self.ptr, self.idx, values, x, y, (threads, !cached(x)));
     }
 }
 

@@ -219,6 +219,77 @@ fn split_scatter_rounds_per_part() {
     assert_eq!(refused, two);
 }
 
+/// A slice longer than 1/8 of a thread's share is cut between the
+/// threads of `dots_parallel`, its parts added: in `f32`, the sum of
+/// `1, 1e8, -1e8, 1` in one chain is 1; cut after two elements,
+/// `(1 + 1e8) + (-1e8 + 1)` is 0. The slice after it, whole on the
+/// second thread, keeps its bits.
+#[test]
+fn long_slice_splits_over_threads() {
+    let (ptr, idx) = ([0u64, 4, 5], [0u64, 1, 2, 3, 0]);
+    let c = csc(&ptr, &idx, 4);
+    let values = [1f32, 1e8, -1e8, 1.0, 0.5];
+    let x = [1f32; 4];
+    let mut one = [f32::NAN; 2];
+    c.dots(&values, &x, &mut one);
+    assert_eq!(one, [1.0, 0.5]);
+    assert_eq!(dots::cuts(&ptr, 2), [0, 2, 5]);
+    let mut two = [f32::NAN; 2];
+    dots::dot_slices_split(&ptr, &idx, &values, &x, &mut two, (2, false));
+    assert_eq!(two, [0.0, 0.5]);
+    // Refused threads: the same parts, run on the calling thread.
+    let mut refused = [f32::NAN; 2];
+    refusing(|| dots::dot_slices_split(&ptr, &idx, &values, &x, &mut refused, (2, true)));
+    assert_eq!(refused, two);
+    // Three threads: the second share lies inside the slice (cuts at 1 and 3).
+    assert_eq!(dots::cuts(&ptr, 3), [0, 1, 3, 5]);
+    let mut three = [f32::NAN; 2];
+    dots::dot_slices_split(&ptr, &idx, &values, &x, &mut three, (3, false));
+    assert_eq!(three, [((1f32 + (1e8 + -1e8)) + 1.0), 0.5]);
+}
+
+/// The dots' split on 1 to 5 threads into a `y` full of garbage, bit for
+/// bit against its definition: each slice cut at the `cuts` strictly
+/// inside it, each part summed from 0 in storage order, the parts added
+/// in order; where no cut falls inside, `dots`' own bits.
+fn split_dots_equal_parts<T: Float + std::fmt::Debug>(
+    case: &Case,
+    values: &[T],
+    x: &[T],
+    bits: impl Fn(T) -> u64,
+    garbage: T,
+) -> Result<(), String> {
+    let c = csc(&case.ptr, &case.idx, case.nrows as u64);
+    let slices = case.ptr.len() - 1;
+    let mut one = vec![garbage; slices];
+    c.dots(values, x, &mut one);
+    for threads in 1..=5 {
+        let cuts = dots::cuts(&case.ptr, threads);
+        let mut split = vec![garbage; slices];
+        dots::dot_slices_split(&case.ptr, &case.idx, values, x, &mut split, (threads, threads % 2 == 0));
+        for (i, w) in case.ptr.windows(2).enumerate() {
+            let inside: Vec<u64> = cuts.iter().copied().filter(|&c| w[0] < c && c < w[1]).collect();
+            let ends: Vec<u64> = [w[0]].into_iter().chain(inside.iter().copied()).chain([w[1]]).collect();
+            let expected = ends
+                .windows(2)
+                .map(|p| {
+                    (p[0] as usize..p[1] as usize).fold(T::default(), |acc, k| {
+                        acc + values[k] * x.get(case.idx[k] as usize).copied().unwrap_or_default()
+                    })
+                })
+                .reduce(|a, b| a + b)
+                .unwrap_or_default();
+            if bits(split[i]) != bits(expected) || (inside.is_empty() && bits(split[i]) != bits(one[i])) {
+                return Err(format!(
+                    "threads {threads}, slice {i}: {:?}, expected {:?}",
+                    split[i], expected
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
 
@@ -235,6 +306,18 @@ proptest::proptest! {
         let values: Vec<f32> = values.iter().map(|&v| v as f32).collect();
         let x: Vec<f32> = case.x.iter().map(|&v| v as f32).collect();
         let r = split_equals_parts(&c, &values, &x, case.nrows, |v: f32| u64::from(v.to_bits()), f32::NAN);
+        proptest::prop_assert!(r.is_ok(), "f32: {:?}", r);
+    }
+    /// The dots' split equals its definition, in `f64` and `f32`: long
+    /// slices cut once or more, empty shares, indices past `x` (read 0).
+    #[test]
+    fn split_dots_equal_their_parts(case in cases()) {
+        let x: Vec<f64> = (0..case.nrows).map(|i| float_from(i as u64 * 0x9E37_79B9)).collect();
+        let r = split_dots_equal_parts(&case, &case.values, &x, f64::to_bits, f64::NAN);
+        proptest::prop_assert!(r.is_ok(), "f64: {:?}", r);
+        let values: Vec<f32> = case.values.iter().map(|&v| v as f32).collect();
+        let x: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+        let r = split_dots_equal_parts(&case, &values, &x, |v: f32| u64::from(v.to_bits()), f32::NAN);
         proptest::prop_assert!(r.is_ok(), "f32: {:?}", r);
     }
     /// Propagation blocking gives the direct scatter's result bit for
