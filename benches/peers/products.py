@@ -3,6 +3,7 @@
 
     products.py --gen GEN --ours HURRAY_PRODUCTS --dir DIR [--runs R]
                 [--shapes a,b,..] [--out results.json]
+    products.py --pool run1.json run2.json ..
 
 For each shape of ``SHAPES`` (``y`` within L2, within L3, far beyond it;
 about 2, 10 and 100 non-zeros a column; one long column; float32, and one
@@ -45,7 +46,9 @@ waiting.
 Prints one table row per shape (medians in ms and the ratios the issue's
 targets name), then each target's verdict (``TARGETS``: met, bounded by
 what the bound measured, or not met) on the medians and on the fastest
-rounds, and writes everything to ``--out``.
+rounds, and writes everything to ``--out``. ``--pool`` measures nothing:
+it puts together the rounds of several runs' ``--out`` (of one commit)
+and prints the same tables over all of them.
 """
 
 from __future__ import annotations
@@ -295,40 +298,75 @@ def print_verdicts(results: list[dict], key: str = "verdicts", title: str = "on 
     print("(ratio: peer time / ours; in brackets: peer time / the bound's)")
 
 
+def summarise(r: dict) -> dict:
+    """``r`` with its medians, minimums, ratios and verdicts (re)computed
+    from its rounds."""
+    r["median_s"] = {n: statistics.median(v) for n, v in r["times_s"].items()}
+    r["median_cpu_s"] = {n: statistics.median(v) for n, v in r["cpu_s"].items()}
+    r["min_s"] = {n: min(v) for n, v in r["times_s"].items()}
+    r["ratios"] = ratios(r)
+    r["verdicts"] = verdicts(r)
+    r["verdicts_min"] = verdicts(r, "min_s")
+    return r
+
+
+def pool(paths: list[str]) -> list[dict]:
+    """The shapes of several runs' JSON (``--out``), each shape's rounds
+    put together: runs of one commit, to read past a noisy stretch."""
+    pooled: dict[str, dict] = {}
+    for path in paths:
+        with open(path) as f:
+            for r in json.load(f)["results"]:
+                into = pooled.setdefault(r["shape"], dict(r, times_s={}, cpu_s={}, runs=0, pooled_from=[]))
+                for key in ("times_s", "cpu_s"):
+                    for n, v in r[key].items():
+                        into[key].setdefault(n, []).extend(v)
+                into["runs"] += r["runs"]
+                into["pooled_from"].append(path)
+    return [summarise(r) for r in pooled.values()]
+
+
+def print_row(r: dict) -> None:
+    """The shape's medians, ratios, CPU times, bounds, checks and MKL path."""
+    m = {k: v * 1e3 for k, v in r["median_s"].items()}
+    row = [m[k] for k in ("ax1", "ax2", "atx1", "atx2", "scipy_ax", "scipy_atx",
+                          "mkl_ax1", "mkl_ax2", "mkl_atx1", "mkl_atx2")]
+    print(f"{r['shape']:>9} " + " ".join(f"{v:9.2f}" for v in row) + " "
+          + " ".join(f"{v:9.2f}" for v in r["ratios"].values()), flush=True)
+    c = {k: round(v * 1e3, 1) for k, v in r["median_cpu_s"].items() if not k.startswith("bound")}
+    print(f"{'':>9} cpu ms {c} load {r['load']}", flush=True)
+    b = {k: round(v, 2) for k, v in m.items() if k.startswith("bound")}
+    print(f"{'':>9} bounds ms {b} check {r['check']} peers {r['peer_sums']}", flush=True)
+    print(f"{'':>9} mkl: {mkl_paths(r['mkl_verbose'])}", flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--gen", required=True)
-    p.add_argument("--ours", required=True)
-    p.add_argument("--dir", required=True)
+    p.add_argument("--gen")
+    p.add_argument("--ours")
+    p.add_argument("--dir")
     p.add_argument("--runs", type=int, default=7)
     p.add_argument("--shapes", default=",".join(SHAPES))
     p.add_argument("--out")
+    p.add_argument("--pool", nargs="+", metavar="JSON",
+                   help="measure nothing: print the tables of these runs' rounds put together")
     args = p.parse_args()
-    results = []
+    if not args.pool and not (args.gen and args.ours and args.dir):
+        p.error("--gen, --ours and --dir are required unless --pool is given")
     cols = ("shape", "ax1", "ax2", "atx1", "atx2", "sp_ax", "sp_atx", "mkl_ax1", "mkl_ax2", "mkl_atx1", "mkl_atx2",
             "Ax1/best", "Atx1/best", "Ax2/mkl2", "Atx2/mkl2")
     print("Median wall times in ms; ours: ax1/ax2 = A·x on 1/2 threads, atx1/atx2 = Aᵀ·x; sp_ = scipy;\n"
           "mkl_ = MKL on 1/2 threads; then the ratios the targets name (fastest peer / ours, MKL 2t / ours 2t).",
           flush=True)
     print(" ".join(f"{c:>9}" for c in cols), flush=True)
-    for shape in args.shapes.split(","):
+    results = pool(args.pool) if args.pool else []
+    for r in results:
+        print_row(r)
+    for shape in [] if args.pool else args.shapes.split(","):
         path = generate(args.gen, args.dir, shape)
-        r = measure(shape, path, args.ours, args.runs)
-        r["ratios"] = ratios(r)
-        r["min_s"] = {n: min(v) for n, v in r["times_s"].items()}
-        r["verdicts"] = verdicts(r)
-        r["verdicts_min"] = verdicts(r, "min_s")
+        r = summarise(measure(shape, path, args.ours, args.runs))
         results.append(r)
-        m = {k: v * 1e3 for k, v in r["median_s"].items()}
-        row = [m[k] for k in ("ax1", "ax2", "atx1", "atx2", "scipy_ax", "scipy_atx",
-                              "mkl_ax1", "mkl_ax2", "mkl_atx1", "mkl_atx2")]
-        print(f"{shape:>9} " + " ".join(f"{v:9.2f}" for v in row) + " "
-              + " ".join(f"{v:9.2f}" for v in r["ratios"].values()), flush=True)
-        c = {k: round(v * 1e3, 1) for k, v in r["median_cpu_s"].items() if not k.startswith("bound")}
-        print(f"{'':>9} cpu ms {c} load {r['load']}", flush=True)
-        b = {k: round(v, 2) for k, v in m.items() if k.startswith("bound")}
-        print(f"{'':>9} bounds ms {b} check {r['check']} peers {r['peer_sums']}", flush=True)
-        print(f"{'':>9} mkl: {mkl_paths(r['mkl_verbose'])}", flush=True)
+        print_row(r)
         if args.out:
             with open(args.out, "w") as f:
                 json.dump({"host": host(), "results": results}, f, indent=1)
