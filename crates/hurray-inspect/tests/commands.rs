@@ -706,7 +706,7 @@ fn json_errors_before_any_output_are_an_object() {
     let invalid = fixtures_dir().join("invalid");
     let unsorted = invalid.join("csc_indices_unsorted.hry");
     let message = "tensor 't': row_indices[1] at offset 8200: in column 0, 1 at row_indices position 1 \
-                   does not follow 3 (indices must be strictly increasing, no duplicates) \
+                   is smaller than the index before it, 3 (indices must be strictly increasing, no duplicates) \
                    (layouts/csc.md § Storage Invariants (3))";
     for args in [&["--json", "--column", "0"][..], &["--json", "--get", "1,0"]] {
         let out = inspect(args, &unsorted);

@@ -468,7 +468,7 @@ pub enum Error {
 
     /// Indices within one compressed slice (a CSC column, a CSR row, a CSF
     /// parent) are not strictly increasing: unsorted or duplicated.
-    #[error("{at}: in {slice} {slice_index}, {value} at {} position {} does not follow {previous} (indices must be strictly increasing, no duplicates) ({})", .at.field.name, .at.field.index.unwrap_or_default(), .at.rule)]
+    #[error("{at}: in {slice} {slice_index}, {value} at {} position {} {} (indices must be strictly increasing, no duplicates) ({})", .at.field.name, .at.field.index.unwrap_or_default(), out_of_order(*.value, *.previous), .at.rule)]
     NotIncreasing {
         /// Where: the scope, field, offset and rule.
         at: Location,
@@ -703,6 +703,18 @@ fn newer_or_older(found: u8, supported: u8) -> &'static str {
     } else {
         "older than"
     }
+}
+
+/// How [`Error::NotIncreasing`]'s index stands against the one before it
+/// in its slice: `repeats the index before it, 1` (a duplicate) or
+/// `is smaller than the index before it, 2` (unsorted).
+fn out_of_order(value: u64, previous: u64) -> String {
+    let how = if value == previous {
+        "repeats"
+    } else {
+        "is smaller than"
+    };
+    format!("{how} the index before it, {previous}")
 }
 
 /// The entry before `field`'s (`col_ptr[2]` for `col_ptr[3]`), as
