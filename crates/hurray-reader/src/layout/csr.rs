@@ -379,8 +379,11 @@ impl<T: Float> CsrView<'_, T> {
     /// of row `i` with `x`, products and sums in `T` in storage order (what
     /// scipy's `A @ x` computes for a CSR matrix, bit for bit, but for the
     /// sign and payload of a NaN entry, as [`CscView::mul_vec`](crate::CscView::mul_vec) says). `x` has
-    /// `ncols` entries, `y` `nrows`. No allocation; one pass over
-    /// `row_ptr`, `col_indices` and `values`, the reads of `x` at random.
+    /// `ncols` entries, `y` `nrows`. One pass over `row_ptr`,
+    /// `col_indices` and `values`, the reads of `x` at random. Allocates
+    /// 32 KiB per call where rows hold 4 elements or fewer on average (the
+    /// labels of a block of rows, `docs/design.md` § The sparse
+    /// products), nothing otherwise.
     /// When `x` is larger than 2 MiB (`ncols × size_of::<T>()`, about what
     /// an L2 cache holds), each read asks the CPU to prefetch the entry of
     /// `x` that the element 64 positions on will read (a cache hint,
@@ -418,19 +421,23 @@ impl<T: Float> CsrView<'_, T> {
     /// elements are cut into `threads` consecutive shares of about
     /// `nnz / threads`, and each thread computes the dot products of the
     /// rows that start in its share; the calling thread takes the last
-    /// share, and any share whose thread the OS refuses to start. A cut
-    /// falls between two rows, moved by up to 1/8 of a share to reach one.
-    /// **Rounding:** every row is summed exactly as by `mul_vec`, the same
-    /// bits whatever `threads` (a NaN's sign and payload aside, as
-    /// [`mul_vec`](Self::mul_vec) says), but for a row holding more than
-    /// 1/8 of a share with no row boundary that near the cut (one row of
-    /// a one-column matrix, a hub of a graph): the cut splits it, each
-    /// thread sums its part in storage order, and the parts are added in
-    /// thread order, which may differ from `mul_vec`'s sum in the last
-    /// bits (with `f32`, `1 + 1e8 - 1e8 + 1` cut in the middle is 0 where
-    /// `mul_vec` gives 1). The same `threads` gives the same bits on every
-    /// call. No allocation but a few vectors of `threads + 1` entries and
-    /// the threads' own. Worth it from about 10^5 stored elements
+    /// share, and any share whose thread the OS refuses to start; fewer
+    /// than 2^16 stored elements run on the calling thread alone. A cut
+    /// falls between two rows, moved by up to 1/8 of a share (and at least
+    /// 4 096 elements) to reach one. **Rounding:** every row is summed
+    /// exactly as by `mul_vec`, the same bits whatever `threads` (a NaN's
+    /// sign and payload aside, as [`mul_vec`](Self::mul_vec) says), but for
+    /// a row of more than 4 096 elements and 1/8 of a share with no row
+    /// boundary that near the cut (one row of a one-column matrix, a hub
+    /// of a graph): the cut splits it, each thread sums its part in
+    /// storage order, and the parts are added in thread order, which may
+    /// differ from `mul_vec`'s sum in the last bits (with `f32`,
+    /// `1 + 1e8 - 1e8 + 1` cut in the middle is 0 where `mul_vec` gives
+    /// 1). The same `threads` gives the same bits on every call on one
+    /// machine; as `threads` is capped at its cores, a machine with fewer
+    /// cores may cut such a row elsewhere. Allocates a few vectors of `threads + 1`
+    /// entries, the threads' own, and as [`mul_vec`](Self::mul_vec) does,
+    /// per thread. Worth it from about 10^5 stored elements
     /// (each call starts `threads - 1` threads); two threads ran the
     /// 100 M-element Aᵀ·x of `docs/perf-log/run-c.md` (§ 5) about 2x as
     /// fast as one. On an unvalidated view the invariants are verified

@@ -5,8 +5,9 @@
 //! On several threads ([`dot_slices_split`]) the elements are shared out
 //! evenly and each thread takes the slices that start in its share. A cut
 //! falls between two slices, unless no slice boundary lies within
-//! 1/[`SPLIT_SLACK`] of a share of the even cut (a slice longer than
-//! that: one column of a matrix, a hub of a graph): then the slice is cut
+//! 1/[`SPLIT_SLACK`] of a share (and [`MIN_SLACK`] elements) of the even
+//! cut (a slice longer than that: one column of a matrix, a hub of a
+//! graph): then the slice is cut
 //! too, each thread sums its part in storage order from 0, and the parts
 //! are added in thread order, which may round differently from one
 //! thread's sum (`tests::long_slice_splits_over_threads`). Every other
@@ -25,10 +26,14 @@ use crate::kernels::threads::{share, spawn_or_run, Job};
 use crate::kernels::{pairs, prefetch, span};
 
 /// A cut of [`dot_slices_split`] moves to a slice boundary within
-/// `1 / SPLIT_SLACK` of a thread's share of the elements (the shares then
-/// differ by up to twice that); with no boundary so near, it cuts the
-/// slice.
+/// `1 / SPLIT_SLACK` of a thread's share of the elements, or within
+/// [`MIN_SLACK`] elements if that is more (the shares then differ by up
+/// to twice that); with no boundary so near, it cuts the slice.
 const SPLIT_SLACK: usize = 8;
+/// The least a cut moves to reach a slice boundary: slices of this many
+/// elements or fewer are never cut (summing one apart saves a thread
+/// microseconds at most).
+pub(super) const MIN_SLACK: usize = 4096;
 
 /// `y[i]` = the dot product of slice `i` with `x`, over the slices of the
 /// pointer window `ptr` (`ptr.len() - 1` slices, positions absolute in
@@ -111,7 +116,8 @@ pub(super) fn dot_slices_with<T: Float, const PREFETCH: bool>(
 }
 
 /// [`dot_slices`] on `threads` threads, as the module describes: the
-/// elements shared out at [`cuts`], thread `t` computing `y` for the
+/// elements shared out at [`cuts`] (`min_slack`: [`MIN_SLACK`] but in
+/// tests), thread `t` computing `y` for the
 /// slices that start in its share (the last one only up to the next cut)
 /// and the part of the slice it starts within, added to that slice's
 /// `y` in thread order once every thread is done. The calling thread
@@ -122,13 +128,13 @@ pub(super) fn dot_slices_split<T: Float>(
     values: &[T],
     x: &[T],
     y: &mut [T],
-    (threads, prefetch): (usize, bool),
+    (threads, min_slack, prefetch): (usize, usize, bool),
 ) {
     let slices = ptr.len().saturating_sub(1).min(y.len());
     let ptr = ptr.get(..=slices).unwrap_or_default();
     let (y, rest) = y.split_at_mut(slices);
     rest.fill(T::default());
-    let cuts = cuts(ptr, threads);
+    let cuts = cuts(ptr, threads, min_slack);
     let shares = cuts.len().saturating_sub(1);
     // Share `t` takes the slices `firsts[t]..firsts[t + 1]`: those starting
     // at or after its cut (all from 0 for the first, all to the end for
@@ -211,14 +217,14 @@ fn dot_part<T: Float>(from: u64, to: u64, (idx, values, x): (&[u64], &[T], &[T])
 /// positions from `ptr[0]` to the last pointer, non-decreasing. Cut `t`
 /// aims at `t / threads` of the elements; it moves to the first slice
 /// boundary at or after that, or else the last one before it, if either
-/// lies within `1 / SPLIT_SLACK` of a share; otherwise it stays, inside a
-/// slice.
-pub(super) fn cuts(ptr: &[u64], threads: usize) -> Vec<u64> {
+/// lies within `1 / SPLIT_SLACK` of a share (or `min_slack` elements:
+/// [`MIN_SLACK`] but in tests); otherwise it stays, inside a slice.
+pub(super) fn cuts(ptr: &[u64], threads: usize, min_slack: usize) -> Vec<u64> {
     let threads = threads.max(1);
     let first = ptr.first().copied().unwrap_or(0);
     let last = ptr.last().copied().unwrap_or(first).max(first);
     let total = to_usize(last.wrapping_sub(first));
-    let slack = crate::cursor::to_u64(total / threads / SPLIT_SLACK);
+    let slack = crate::cursor::to_u64((total / threads / SPLIT_SLACK).max(min_slack));
     let mut floor = first;
     (0..=threads)
         .map(|t| {

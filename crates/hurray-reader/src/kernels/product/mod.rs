@@ -210,15 +210,20 @@ impl<'a> Arrays<'a> {
     }
 
     /// [`dots`](Self::dots) on `threads` threads (`std::thread::scope`,
-    /// clamped to `1..=`[`MAX_THREADS`] and to [`cores`]): the elements
-    /// shared out evenly, each thread computing the dot products of the
-    /// slices that start in its share ([`dots::dot_slices_split`]). Every
-    /// `y[i]` equals `dots`' bit for bit, but for a slice holding more than
-    /// about 1/8 of a share, which may be cut between threads and its
-    /// parts added (`dots.rs` says how).
+    /// clamped to `1..=`[`MAX_THREADS`] and to [`cores`]; one thread for
+    /// fewer than [`SPLIT_MIN_NNZ`] elements): the elements shared out
+    /// evenly, each thread computing the dot products of the slices that
+    /// start in its share ([`dots::dot_slices_split`]). Every `y[i]` equals
+    /// `dots`' bit for bit, but for a slice holding more than 4 096
+    /// elements and about 1/8 of a share, which may be cut between threads
+    /// and its parts added (`dots.rs` says how).
     pub(crate) fn dots_parallel<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], threads: usize) {
         let threads = threads.clamp(1, MAX_THREADS).min(cores());
-        dots::dot_slices_split(self.ptr, self.idx, values, x, y, (threads, !cached(x)));
+        if threads == 1 || self.stored() < SPLIT_MIN_NNZ {
+            return self.dots(values, x, y);
+        }
+        let split = (threads, dots::MIN_SLACK, !cached(x));
+        dots::dot_slices_split(self.ptr, self.idx, values, x, y, split);
     }
 }
 

@@ -219,33 +219,36 @@ fn split_scatter_rounds_per_part() {
     assert_eq!(refused, two);
 }
 
-/// A slice longer than 1/8 of a thread's share is cut between the
-/// threads of `dots_parallel`, its parts added: in `f32`, the sum of
-/// `1, 1e8, -1e8, 1` in one chain is 1; cut after two elements,
+/// A slice longer than 4 096 elements and 1/8 of a thread's share is cut
+/// between the threads of `dots_parallel`, its parts added: in `f32`,
+/// `1, 1e8`, zeros, `-1e8, 1` summed in one chain is 1; cut in the zeros,
 /// `(1 + 1e8) + (-1e8 + 1)` is 0. The slice after it, whole on the
-/// second thread, keeps its bits.
+/// second thread, keeps its bits. A slice of 4 096 is never cut.
 #[test]
 fn long_slice_splits_over_threads() {
-    let (ptr, idx) = ([0u64, 4, 5], [0u64, 1, 2, 3, 0]);
-    let c = csc(&ptr, &idx, 4);
-    let values = [1f32, 1e8, -1e8, 1.0, 0.5];
-    let x = [1f32; 4];
+    let (ptr, idx) = ([0u64, 20_000, 20_001], vec![0u64; 20_001]);
+    let c = csc(&ptr, &idx, 1);
+    let mut values = vec![0f32; 20_001];
+    (values[0], values[1], values[10_000], values[10_001], values[20_000]) = (1.0, 1e8, -1e8, 1.0, 0.5);
+    let x = [1f32];
     let mut one = [f32::NAN; 2];
     c.dots(&values, &x, &mut one);
     assert_eq!(one, [1.0, 0.5]);
-    assert_eq!(dots::cuts(&ptr, 2), [0, 2, 5]);
+    assert_eq!(dots::cuts(&ptr, 2, dots::MIN_SLACK), [0, 10_000, 20_001]);
     let mut two = [f32::NAN; 2];
-    dots::dot_slices_split(&ptr, &idx, &values, &x, &mut two, (2, false));
+    dots::dot_slices_split(&ptr, &idx, &values, &x, &mut two, (2, dots::MIN_SLACK, false));
     assert_eq!(two, [0.0, 0.5]);
     // Refused threads: the same parts, run on the calling thread.
     let mut refused = [f32::NAN; 2];
-    refusing(|| dots::dot_slices_split(&ptr, &idx, &values, &x, &mut refused, (2, true)));
+    refusing(|| dots::dot_slices_split(&ptr, &idx, &values, &x, &mut refused, (2, dots::MIN_SLACK, true)));
     assert_eq!(refused, two);
-    // Three threads: the second share lies inside the slice (cuts at 1 and 3).
-    assert_eq!(dots::cuts(&ptr, 3), [0, 1, 3, 5]);
+    // Three threads: the second share lies inside the slice.
+    assert_eq!(dots::cuts(&ptr, 3, dots::MIN_SLACK), [0, 6_667, 13_334, 20_001]);
     let mut three = [f32::NAN; 2];
-    dots::dot_slices_split(&ptr, &idx, &values, &x, &mut three, (3, false));
-    assert_eq!(three, [((1f32 + (1e8 + -1e8)) + 1.0), 0.5]);
+    dots::dot_slices_split(&ptr, &idx, &values, &x, &mut three, (3, dots::MIN_SLACK, false));
+    assert_eq!(three, [0.0, 0.5]);
+    // A slice of 4 096 elements beside one of 1: the cut moves to the boundary.
+    assert_eq!(dots::cuts(&[0, 4_096, 4_097], 2, dots::MIN_SLACK), [0, 4_096, 4_097]);
 }
 
 /// The dots' split on 1 to 5 threads into a `y` full of garbage, bit for
@@ -264,9 +267,17 @@ fn split_dots_equal_parts<T: Float + std::fmt::Debug>(
     let mut one = vec![garbage; slices];
     c.dots(values, x, &mut one);
     for threads in 1..=5 {
-        let cuts = dots::cuts(&case.ptr, threads);
+        // No least slack: the cases' slices are short.
+        let cuts = dots::cuts(&case.ptr, threads, 0);
         let mut split = vec![garbage; slices];
-        dots::dot_slices_split(&case.ptr, &case.idx, values, x, &mut split, (threads, threads % 2 == 0));
+        dots::dot_slices_split(
+            &case.ptr,
+            &case.idx,
+            values,
+            x,
+            &mut split,
+            (threads, 0, threads % 2 == 0),
+        );
         for (i, w) in case.ptr.windows(2).enumerate() {
             let inside: Vec<u64> = cuts.iter().copied().filter(|&c| w[0] < c && c < w[1]).collect();
             let ends: Vec<u64> = [w[0]].into_iter().chain(inside.iter().copied()).chain([w[1]]).collect();
