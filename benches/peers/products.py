@@ -48,7 +48,7 @@ targets name), then each target's verdict (``TARGETS``: met, bounded by
 what the bound measured, or not met) on the medians and on the fastest
 rounds, and writes everything to ``--out``. ``--pool`` measures nothing:
 it puts together the rounds of several runs' ``--out`` (of one commit)
-and prints the same tables over all of them.
+and prints the same tables over all of them (written to ``--out`` too).
 """
 
 from __future__ import annotations
@@ -188,7 +188,10 @@ def mkl_verbose(path: str) -> list[str]:
 
 
 def pin(pids: list[int], cpus: set[int]) -> None:
-    """Every thread of each process in ``pids`` to ``cpus``."""
+    """Every thread of each process in ``pids`` to ``cpus`` (Linux; a no-op
+    where threads cannot be pinned)."""
+    if not hasattr(os, "sched_setaffinity"):
+        return
     for pid in pids:
         for tid in os.listdir(f"/proc/{pid}/task"):
             try:
@@ -209,7 +212,7 @@ def measure(shape: str, path: str, ours_bin: str, runs: int) -> dict:
             fns[n]()
     times = {n: [] for n in names}
     cpu = {n: [] for n in names}
-    cores = sorted(os.sched_getaffinity(0))
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
     pids = [os.getpid(), ours.proc.pid]
     for round_ in range(runs):
         one = {cores[round_ % len(cores)]}
@@ -312,17 +315,36 @@ def summarise(r: dict) -> dict:
 
 def pool(paths: list[str]) -> list[dict]:
     """The shapes of several runs' JSON (``--out``), each shape's rounds
-    put together: runs of one commit, to read past a noisy stretch."""
+    put together: runs of one commit, to read past a noisy stretch. Exits
+    with a message naming the file on anything else: a file given twice,
+    not such JSON, a shape whose routines or matrix differ between runs."""
+    def fail(path: str, why: str):
+        sys.exit(f"products.py --pool: {path}: {why}")
+
+    if len({os.path.realpath(p) for p in paths}) != len(paths):
+        sys.exit("products.py --pool: a file is given twice (its rounds would count twice)")
     pooled: dict[str, dict] = {}
     for path in paths:
-        with open(path) as f:
-            for r in json.load(f)["results"]:
-                into = pooled.setdefault(r["shape"], dict(r, times_s={}, cpu_s={}, runs=0, pooled_from=[]))
-                for key in ("times_s", "cpu_s"):
-                    for n, v in r[key].items():
-                        into[key].setdefault(n, []).extend(v)
-                into["runs"] += r["runs"]
-                into["pooled_from"].append(path)
+        try:
+            with open(path) as f:
+                results = json.load(f)["results"]
+            shapes = [(r["shape"], r["spec"], r["runs"], r["times_s"], r["cpu_s"]) for r in results]
+        except OSError as e:
+            fail(path, e.strerror or str(e))
+        except (ValueError, KeyError, TypeError) as e:
+            fail(path, f"not the JSON that products.py --out writes ({type(e).__name__}: {e})")
+        for r, (shape, spec, runs, times, cpu) in zip(results, shapes):
+            missing = [n for n in OURS + PEERS + BOUNDS if not times.get(n) or not cpu.get(n)]
+            if missing:
+                fail(path, f"shape {shape}: no rounds of {', '.join(missing)}")
+            into = pooled.setdefault(shape, dict(r, times_s={}, cpu_s={}, runs=0, pooled_from=[]))
+            if into["spec"] != spec:
+                fail(path, f"shape {shape} is {spec}, {into['spec']} in {into['pooled_from'][0]}")
+            for key, rounds in (("times_s", times), ("cpu_s", cpu)):
+                for n, v in rounds.items():
+                    into[key].setdefault(n, []).extend(v)
+            into["runs"] += runs
+            into["pooled_from"].append(path)
     return [summarise(r) for r in pooled.values()]
 
 
@@ -349,19 +371,24 @@ def main() -> None:
     p.add_argument("--shapes", default=",".join(SHAPES))
     p.add_argument("--out")
     p.add_argument("--pool", nargs="+", metavar="JSON",
-                   help="measure nothing: print the tables of these runs' rounds put together")
+                   help="measure nothing: print the tables of these runs' rounds put together "
+                        "(and write them to --out)")
     args = p.parse_args()
     if not args.pool and not (args.gen and args.ours and args.dir):
         p.error("--gen, --ours and --dir are required unless --pool is given")
+    results = pool(args.pool) if args.pool else []
     cols = ("shape", "ax1", "ax2", "atx1", "atx2", "sp_ax", "sp_atx", "mkl_ax1", "mkl_ax2", "mkl_atx1", "mkl_atx2",
             "Ax1/best", "Atx1/best", "Ax2/mkl2", "Atx2/mkl2")
     print("Median wall times in ms; ours: ax1/ax2 = A·x on 1/2 threads, atx1/atx2 = Aᵀ·x; sp_ = scipy;\n"
           "mkl_ = MKL on 1/2 threads; then the ratios the targets name (fastest peer / ours, MKL 2t / ours 2t).",
           flush=True)
     print(" ".join(f"{c:>9}" for c in cols), flush=True)
-    results = pool(args.pool) if args.pool else []
     for r in results:
         print_row(r)
+        print(f"{'':>9} pooled: {r['runs']} rounds from {', '.join(r['pooled_from'])}", flush=True)
+    if args.pool and args.out:
+        with open(args.out, "w") as f:
+            json.dump({"host": host(), "pooled": args.pool, "results": results}, f, indent=1)
     for shape in [] if args.pool else args.shapes.split(","):
         path = generate(args.gen, args.dir, shape)
         r = summarise(measure(shape, path, args.ours, args.runs))
