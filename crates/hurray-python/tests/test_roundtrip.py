@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -199,7 +200,10 @@ def test_a_non_canonical_coo_is_summed_and_sorted(tmp_path):
 def test_what_save_writes_passes_hurray_inspect(tmp_path):
     """The CLI's own verdict, where the workspace has built it (the test
     command builds it first)."""
-    inspect = next((p for p in (REPO / "target" / d / "hurray-inspect" for d in ("debug", "release")) if p.exists()), None)
+    targets = [Path(os.environ["CARGO_TARGET_DIR"])] if os.environ.get("CARGO_TARGET_DIR") else []
+    targets.append(REPO / "target")
+    built = (t / d / "hurray-inspect" for t in targets for d in ("debug", "release"))
+    inspect = next((p for p in built if p.exists()), None)
     if inspect is None:
         inspect = shutil.which("hurray-inspect")
     if inspect is None:
