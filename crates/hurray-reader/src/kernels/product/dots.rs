@@ -7,11 +7,12 @@
 //! falls between two slices, unless no slice boundary lies within
 //! 1/[`SPLIT_SLACK`] of a share (and [`MIN_SLACK`] elements) of the even
 //! cut (a slice longer than that: one column of a matrix, a hub of a
-//! graph): then the slice is cut
-//! too, each thread sums its part in storage order from 0, and the parts
-//! are added in thread order, which may round differently from one
-//! thread's sum (`tests::long_slice_splits_over_threads`). Every other
-//! slice is summed as on one thread: the same bits.
+//! graph): then the slice is cut too, each thread sums its part in
+//! storage order from 0, and the parts are added in thread order, which
+//! may round differently from one thread's sum
+//! (`tests::long_slice_splits_over_threads`). Every other slice is summed
+//! as on one thread: the same bits. The scatter's column split
+//! (`split.rs`) cuts at [`cuts`] too, always at a slice boundary.
 //!
 //! Tried (issue #34): two consecutive slices summed in one loop, each in
 //! its own accumulator (two independent chains of additions, the same
@@ -21,7 +22,7 @@
 
 use super::flat::{self, Labels};
 use super::float::Float;
-use crate::cursor::to_usize;
+use crate::cursor::{to_u64, to_usize};
 use crate::kernels::threads::{share, spawn_or_run, Job};
 use crate::kernels::{pairs, prefetch, span};
 
@@ -117,11 +118,11 @@ pub(super) fn dot_slices_with<T: Float, const PREFETCH: bool>(
 
 /// [`dot_slices`] on `threads` threads, as the module describes: the
 /// elements shared out at [`cuts`] (`min_slack`: [`MIN_SLACK`] but in
-/// tests), thread `t` computing `y` for the
-/// slices that start in its share (the last one only up to the next cut)
-/// and the part of the slice it starts within, added to that slice's
-/// `y` in thread order once every thread is done. The calling thread
-/// takes the last share, and any share whose thread the OS refuses.
+/// tests), thread `t` computing `y` for the slices that start in its
+/// share ([`first_slices`]; the last one only up to the next cut) and the
+/// part of the slice it starts within, added to that slice's `y` in
+/// thread order once every thread is done. The calling thread takes the
+/// last share, and any share whose thread the OS refuses.
 pub(super) fn dot_slices_split<T: Float>(
     ptr: &[u64],
     idx: &[u64],
@@ -136,21 +137,7 @@ pub(super) fn dot_slices_split<T: Float>(
     rest.fill(T::default());
     let cuts = cuts(ptr, threads, min_slack);
     let shares = cuts.len().saturating_sub(1);
-    // Share `t` takes the slices `firsts[t]..firsts[t + 1]`: those starting
-    // at or after its cut (all from 0 for the first, all to the end for
-    // the last, empty slices at the end included).
-    let mut floor = 0;
-    let firsts: Vec<usize> = (cuts.iter().enumerate())
-        .map(|(t, &c)| {
-            let first = match t {
-                0 => 0,
-                t if t == shares => slices,
-                _ => ptr.partition_point(|&p| p < c),
-            };
-            floor = first.clamp(floor, slices);
-            floor
-        })
-        .collect();
+    let firsts = first_slices(ptr, &cuts);
     // Share `t`'s dot products into `y` (its slices); returns the part of
     // the slice it starts within, if it does.
     let share_of = |t: usize, y: &mut [T]| -> Option<(usize, T)> {
@@ -224,11 +211,11 @@ pub(super) fn cuts(ptr: &[u64], threads: usize, min_slack: usize) -> Vec<u64> {
     let first = ptr.first().copied().unwrap_or(0);
     let last = ptr.last().copied().unwrap_or(first).max(first);
     let total = to_usize(last.wrapping_sub(first));
-    let slack = crate::cursor::to_u64((total / threads / SPLIT_SLACK).max(min_slack));
+    let slack = to_u64((total / threads / SPLIT_SLACK).max(min_slack));
     let mut floor = first;
     (0..=threads)
         .map(|t| {
-            let target = first.saturating_add(crate::cursor::to_u64(share(total, t, threads)));
+            let target = first.saturating_add(to_u64(share(total, t, threads)));
             let j = ptr.partition_point(|&p| p < target);
             let after = ptr.get(j).copied().unwrap_or(last);
             let before = j.checked_sub(1).and_then(|i| ptr.get(i)).copied().unwrap_or(first);
@@ -240,6 +227,28 @@ pub(super) fn cuts(ptr: &[u64], threads: usize, min_slack: usize) -> Vec<u64> {
                 target
             };
             floor = cut.clamp(floor, last);
+            floor
+        })
+        .collect()
+}
+
+/// The first slice of each share of `cuts` (positions from [`cuts`]): the
+/// first slice starting at or after the cut, 0 for the first share and
+/// the number of slices at the last cut (empty slices at the end go to
+/// the last share), non-decreasing. Share `t` takes the slices
+/// `firsts[t]..firsts[t + 1]`.
+pub(super) fn first_slices(ptr: &[u64], cuts: &[u64]) -> Vec<usize> {
+    let slices = ptr.len().saturating_sub(1);
+    let shares = cuts.len().saturating_sub(1);
+    let mut floor = 0;
+    (cuts.iter().enumerate())
+        .map(|(t, &c)| {
+            let first = match t {
+                0 => 0,
+                t if t == shares => slices,
+                _ => ptr.partition_point(|&p| p < c),
+            };
+            floor = first.clamp(floor, slices);
             floor
         })
         .collect()

@@ -19,8 +19,9 @@
 //! the same `threads` gives the same bits, whatever the OS does with the
 //! threads.
 
+use super::dots;
 use super::float::Float;
-use crate::cursor::{to_u64, to_usize};
+use crate::cursor::to_usize;
 use crate::kernels::threads::{share, spawn_or_run, Job, MAX_THREADS};
 use crate::kernels::Arrays;
 
@@ -87,24 +88,11 @@ impl Arrays<'_> {
 
     /// Where each thread's columns start: `threads + 1` cuts from 0 to the
     /// number of columns, non-decreasing; cut `t` is the first column
-    /// starting at or after `t / threads` of the elements.
+    /// starting at or after `t / threads` of the elements (the dot
+    /// products' [`cuts`](dots::cuts), moved to a column boundary however
+    /// far).
     pub(crate) fn column_cuts(&self, threads: usize) -> Vec<usize> {
-        let columns = self.ptr.len().saturating_sub(1);
-        let first = self.ptr.first().copied().unwrap_or(0);
-        let nnz = to_usize(self.ptr.last().copied().unwrap_or(0).saturating_sub(first));
-        let mut floor = 0;
-        (0..=threads)
-            .map(|t| {
-                let cut = if t == threads {
-                    columns
-                } else {
-                    let target = first.saturating_add(to_u64(share(nnz, t, threads)));
-                    self.ptr.partition_point(|&p| p < target).min(columns)
-                };
-                floor = cut.max(floor);
-                floor
-            })
-            .collect()
+        dots::first_slices(self.ptr, &dots::cuts(self.ptr, threads, usize::MAX))
     }
 }
 
