@@ -234,15 +234,12 @@ def measure(shape: str, path: str, ours_bin: str, runs: int) -> dict:
     fns["mkl_ax1"]()
     fns["mkl_atx1"]()
     got = {k: f() for k, f in sums.items()}
-    med = {n: statistics.median(v) for n, v in times.items()}
     return {
         "shape": shape,
         "spec": SHAPES[shape],
         "dims": ours.hello,
         "path": path,
         "runs": runs,
-        "median_s": med,
-        "median_cpu_s": {n: statistics.median(v) for n, v in cpu.items()},
         "times_s": times,
         "cpu_s": cpu,
         "load": os.getloadavg(),
@@ -389,14 +386,15 @@ def main() -> None:
     if args.pool and args.out:
         with open(args.out, "w") as f:
             json.dump({"host": host(), "pooled": args.pool, "results": results}, f, indent=1)
-    for shape in [] if args.pool else args.shapes.split(","):
-        path = generate(args.gen, args.dir, shape)
-        r = summarise(measure(shape, path, args.ours, args.runs))
-        results.append(r)
-        print_row(r)
-        if args.out:
-            with open(args.out, "w") as f:
-                json.dump({"host": host(), "results": results}, f, indent=1)
+    if not args.pool:
+        for shape in args.shapes.split(","):
+            path = generate(args.gen, args.dir, shape)
+            r = summarise(measure(shape, path, args.ours, args.runs))
+            results.append(r)
+            print_row(r)
+            if args.out:  # after each shape: a run cut short keeps what it measured
+                with open(args.out, "w") as f:
+                    json.dump({"host": host(), "results": results}, f, indent=1)
     print_verdicts(results)
     # The fastest round of each: where another tenant of the machine takes
     # a core for a while (two-thread times then fall into two groups),
