@@ -434,6 +434,40 @@ pub fn gather_sum<T: Real, const PREFETCH: bool>(idx: &[u64], x: &[T]) -> T {
         .sum()
 }
 
+/// `sum values[k] · x[idx[k]]` over every `k`, in four running sums (`k`
+/// modulo 4): the reads and the arithmetic of `y = Aᵀ·x`
+/// (`CsrView::mul_vec` on `A.transpose()`), without its rows: no pointer
+/// array, no sum restarted or stored per row, no branch at a row's end,
+/// and no single chain of additions (the four sums overlap). With
+/// `PREFETCH`, each step also asks for `x[idx[k + 32]]`, as
+/// [`gather_sum`]. Indices past `x` count as zero.
+#[inline(never)]
+pub fn dot_sum<T: Real, const PREFETCH: bool>(idx: &[u64], values: &[T], x: &[T]) -> T {
+    const DISTANCE: usize = 32;
+    let at = |i: u64| x.get(usize::try_from(i).unwrap_or(usize::MAX));
+    let mut sums = [T::default(); 4];
+    let mut ahead = idx.get(DISTANCE..).unwrap_or_default().chunks(4);
+    let (mut quads, mut vals) = (idx.chunks_exact(4), values.chunks_exact(4));
+    for (quad, vals) in (&mut quads).zip(&mut vals) {
+        if PREFETCH {
+            ahead
+                .next()
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|&a| at(a))
+                .for_each(prefetch);
+        }
+        for ((sum, &i), &v) in sums.iter_mut().zip(quad).zip(vals) {
+            *sum += v * at(i).copied().unwrap_or_default();
+        }
+    }
+    let [a, b, c, d] = sums;
+    let tail = quads.remainder().iter().zip(vals.remainder());
+    tail.fold((a + b) + (c + d), |sum, (&i, &v)| {
+        sum + v * at(i).copied().unwrap_or_default()
+    })
+}
+
 /// Asks the CPU to bring the cache line holding `value` into its caches
 /// (`_mm_prefetch`, T0); a no-op off x86-64.
 #[inline(always)]
@@ -460,6 +494,22 @@ mod tests {
         assert_eq!(gather_sum::<f32, false>(&[2, 0, 2, 9], &x), 201.0);
         let idx: Vec<u64> = (0..100).map(|k| k % 4).collect();
         assert_eq!(gather_sum::<f32, true>(&idx, &x), 25.0 * 111.0);
+    }
+
+    #[test]
+    fn dot_sum_multiplies_each_value_by_x_at_its_index() {
+        let x = [1.0f32, 10.0, 100.0];
+        // Six elements: one quad and a tail of two; index 9 reads 0.
+        let (idx, values) = ([2, 0, 1, 9, 2, 1], [1.0f32, 2.0, 3.0, 4.0, 0.5, 0.25]);
+        assert_eq!(
+            dot_sum::<f32, false>(&idx, &values, &x),
+            100.0 + 2.0 + 30.0 + 50.0 + 2.5
+        );
+        let idx: Vec<u64> = (0..103).map(|k| k % 3).collect();
+        let values = vec![2.0f64; 103];
+        let x = [1.0f64, 10.0, 100.0];
+        // 35 of index 0, 34 of 1 and 34 of 2, each value 2.
+        assert_eq!(dot_sum::<f64, true>(&idx, &values, &x), 2.0 * (35.0 + 340.0 + 3400.0));
     }
 
     #[test]

@@ -38,7 +38,12 @@
 //! (relaxed atomic stores: plain `mov`s on x86-64);
 //! `bound_gather1` / `bound_gather2`, `sum x[row]` over every stored
 //! element (the reads of `x` that Aᵀ·x makes, and nothing else; prefetched
-//! like the library's loop when `x` is over 2 MiB).
+//! like the library's loop when `x` is over 2 MiB);
+//! `bound_dot1` / `bound_dot2`, `sum values[k] · x[row]` over every stored
+//! element in four running sums (`kernels::dot_sum`): the reads and the
+//! arithmetic of Aᵀ·x without its rows (no pointers, no per-row sum,
+//! store or branch, no single chain of additions), split by position over
+//! the threads, prefetched as the gather.
 
 #![forbid(unsafe_code)]
 
@@ -48,12 +53,12 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use hurray_benches::data::TENSOR;
-use hurray_benches::kernels::{gather_sum, sum_u64_prefetched_threads, x_vector, HugeVec, Real};
+use hurray_benches::kernels::{dot_sum, gather_sum, sum_u64_prefetched_threads, x_vector, HugeVec, Real};
 use hurray_reader::{CscView, ElementType, MappedFile, Options};
 use zerocopy::IntoBytes;
 
 /// Every routine, in the order of the first line's list.
-const ROUTINES: [&str; 10] = [
+const ROUTINES: [&str; 12] = [
     "ax1",
     "ax2",
     "atx1",
@@ -64,6 +69,8 @@ const ROUTINES: [&str; 10] = [
     "bound_scatter2",
     "bound_gather1",
     "bound_gather2",
+    "bound_dot1",
+    "bound_dot2",
 ];
 
 /// The products' inputs and outputs.
@@ -130,6 +137,10 @@ impl<T: Real> Bench<'_, T> {
             "bound_gather1" | "bound_gather2" => {
                 let threads = if name == "bound_gather1" { 1 } else { 2 };
                 gather(idx, self.xt.as_slice(), threads).to_f64()
+            }
+            "bound_dot1" | "bound_dot2" => {
+                let threads = if name == "bound_dot1" { 1 } else { 2 };
+                dot(idx, values, self.xt.as_slice(), threads).to_f64()
             }
             other => return Err(format!("no routine {other}")),
         };
@@ -233,6 +244,32 @@ fn gather<T: Real>(idx: &[u64], x: &[T], threads: usize) -> T {
         handles
             .into_iter()
             .map(|h| h.join().expect("gather thread"))
+            .fold(T::default(), |a, b| a + b)
+    })
+}
+
+/// `sum values[k] · x[idx[k]]` ([`dot_sum`]), the positions cut into
+/// `threads` parts; prefetched as [`gather`].
+fn dot<T: Real>(idx: &[u64], values: &[T], x: &[T], threads: usize) -> T {
+    let prefetch = std::mem::size_of_val(x) > 2 << 20;
+    let part = |t: usize| idx.len() * t / threads;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let range = part(t)..part(t + 1);
+                let (rows, vals) = (&idx[range.clone()], &values[range]);
+                scope.spawn(move || {
+                    if prefetch {
+                        dot_sum::<T, true>(rows, vals, x)
+                    } else {
+                        dot_sum::<T, false>(rows, vals, x)
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("dot thread"))
             .fold(T::default(), |a, b| a + b)
     })
 }
