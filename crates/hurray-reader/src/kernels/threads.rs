@@ -34,10 +34,13 @@ pub(crate) enum Job<'scope, R> {
 }
 
 impl<R> Job<'_, R> {
-    /// The job's result; `None` if its thread panicked.
+    /// The job's result (`None` only if the job was lost: its slot's lock
+    /// poisoned). A panic on the job's thread is raised again here, on the
+    /// joining thread, as [`Scope::spawn`] raises it at the scope's end: a
+    /// part of a product or scan is never silently missing.
     pub(crate) fn join(self) -> Option<R> {
         match self {
-            Job::Thread(handle) => handle.join().ok().flatten(),
+            Job::Thread(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             Job::Done(result) => result,
         }
     }
@@ -112,9 +115,12 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_panicking_job_joins_as_none() {
-        let result = std::thread::scope(|scope| spawn_or_run(scope, || -> u8 { panic!("job") }).join());
-        assert_eq!(result, None);
+    fn a_panicking_job_panics_again_at_join() {
+        let caught = std::panic::catch_unwind(|| {
+            std::thread::scope(|scope| spawn_or_run(scope, || -> u8 { panic!("job 7") }).join())
+        });
+        let payload = caught.expect_err("the job's panic reaches the joining thread");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"job 7"));
     }
 
     #[test]
