@@ -147,7 +147,7 @@ pub struct Cli {
 
     /// Print one JSON object instead of tables (exact byte counts, full values).
     ///
-    /// Summary keys: `file`, `kv`, `tensors` (and `padding` with --validate). KV
+    /// Summary keys: `file`, `kv`, `kv_types`, `tensors` (and `padding` with --validate). KV
     /// integers are exact; float NaN and infinities are the strings "nan", "inf",
     /// "-inf"; bytes are arrays of byte values. A tensor whose descriptor cannot be
     /// read has null dtype, layout and shape, and an `error`. Every other command

@@ -189,7 +189,14 @@ def _buffer_problems(t: hr.Tensor, info: dict[str, Any], b: dict[str, Any]) -> l
 
 def _view_problems(t: hr.Tensor, info: dict[str, Any]) -> list[str]:
     layout = info["layout"]
-    if layout in ("block_paged", "composite"):
+    if layout == "composite":
+        # Both calls send the user to the members (to_scipy() once said
+        # "read buffers()", which are empty for a head).
+        for call in (t.numpy, t.to_scipy):
+            with pytest.raises(TypeError, match="read its members"):
+                call()
+        return []
+    if layout == "block_paged":
         return []
     if any(n is not None and n >= 2**63 for n in info["shape"]):
         # numpy's dimensions are int64: the package must say so, not crash.

@@ -181,3 +181,28 @@ def test_validate_returns_and_issues_the_readers_warnings(tmp_path):
             assert t.validate() == [line]
         assert t.statistics["sparsity_ratio"] == 0.5
     assert issubclass(hr.FormatWarning, UserWarning)
+
+
+def test_flags_take_true_or_false_only(monkeypatch):
+    # permissive="no" once opened permissively, validate=None skipped the
+    # scan: a flag that switches a check off is not read by truthiness.
+    for bad in ("no", None, 0, [True]):
+        with pytest.raises(TypeError, match="permissive must be True or False"):
+            hr.open(WORKED, permissive=bad)
+        with pytest.raises(TypeError, match="mmap must be True or False"):
+            hr.open(WORKED, mmap=bad)
+    with hr.open(WORKED, permissive=np.bool_(False)) as f:
+        assert f.container["strict"] is True
+        t = f["A"]
+        for name in ("validate", "dequantize", "copy"):
+            with pytest.raises(TypeError, match=f"{name} must be True or False, not NoneType"):
+                t.to_scipy(**{name: None})
+        assert t.to_scipy(validate=np.True_).nnz == 5
+
+
+def test_dask_without_dask_says_what_to_install(monkeypatch):
+    import hurray_reader.dask as hd
+
+    monkeypatch.setitem(sys.modules, "dask.array", None)
+    with pytest.raises(ModuleNotFoundError, match=r'the package with its "dask" extra'):
+        hd.from_hurray(WORKED, "A", chunk_cols=2)

@@ -68,6 +68,15 @@ def _default_threads() -> int:
         return os.cpu_count() or 1
 
 
+def _flag(name: str, value: object) -> bool:
+    """``value`` if it is a ``bool`` (or a numpy bool); else ``TypeError``:
+    a flag that switches a check off is never read from a string or
+    ``None`` by its truthiness (``permissive="no"`` would be true)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+
+
 def open(  # noqa: A001 (the name the package promises)
     path: str | os.PathLike[str],
     *,
@@ -125,6 +134,7 @@ def open(  # noqa: A001 (the name the package promises)
     read them (write new files beside old ones and rename, as
     :func:`hurray_reader.save` does); otherwise pass ``mmap=False``.
     """
+    permissive, mmap = _flag("permissive", permissive), _flag("mmap", mmap)
     if threads is None:
         threads = _default_threads()
     elif isinstance(threads, bool):
@@ -148,7 +158,7 @@ def open(  # noqa: A001 (the name the package promises)
         import errno
 
         raise OSError(errno.EINVAL, f"{path}: not a regular file (a FIFO, socket or device)", path)
-    native = _native.open_file(path, bool(permissive), bool(mmap), min(threads, MAX_THREADS))
+    native = _native.open_file(path, permissive, mmap, min(threads, MAX_THREADS))
     return File(native, path)
 
 
@@ -393,7 +403,8 @@ class Tensor:
 
     @property
     def members(self) -> list[str]:
-        """A composite head's member tensors, in order; empty otherwise."""
+        """The names of a composite head's member tensors, in order (each a
+        key of the file: ``f[name]``); empty otherwise."""
         return list(self._info["members"])
 
     @property
@@ -552,6 +563,7 @@ class Tensor:
             The descriptor breaks a rule (or a quantization parameter, when
             dequantizing).
         """
+        dequantize = _flag("dequantize", dequantize)
         info = self._info
         if info["layout"] in ("csc", "csr", "coo", "csf"):
             raise TypeError(f"tensor {self.name!r} is sparse ({info['layout']}): use to_scipy() (then .toarray())")
@@ -645,8 +657,9 @@ class Tensor:
             A block past the last column (row), or a negative bound below
             ``-ncols`` (``-nrows``).
         """
+        validate, dequantize = _flag("validate", validate), _flag("dequantize", dequantize)
         matrix = self._scipy(validate, dequantize, columns, rows)
-        return matrix.copy() if copy else matrix
+        return matrix.copy() if _flag("copy", copy) else matrix
 
     def _scipy(self, validate: bool, dequantize: bool, columns: Any, rows: Any) -> Any:
         import scipy.sparse as sp
@@ -654,7 +667,7 @@ class Tensor:
         info = self._info
         layout = info["layout"]
         if layout not in ("csc", "csr", "coo", "csf"):
-            hint = ": use numpy()" if layout not in ("composite", "block_paged") else ": read buffers()"
+            hint = {"composite": ": read its members", "block_paged": ": read buffers()"}.get(layout, ": use numpy()")
             raise TypeError(f"tensor {self.name!r} ({layout}) has no scipy form{hint}")
         if info["not_viewable"] is not None:
             raise TypeError(f"tensor {self.name!r}: {info['not_viewable']}")

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ._file import File
+from ._file import File, _flag
 from ._file import open as _open
 
 __all__ = ["from_hurray"]
@@ -81,15 +81,26 @@ def from_hurray(
     Raises
     ------
     TypeError
-        The tensor is not CSC or CSR.
+        The tensor is not CSC or CSR; ``permissive`` or ``validate`` is not
+        ``True`` or ``False``.
+    ModuleNotFoundError
+        dask or sparse is not installed (the package's ``dask`` extra).
     KeyError, FormatError, OSError
         As :func:`hurray_reader.open` and ``File.__getitem__``.
     """
-    import dask.array as da
-    import sparse
-    from dask.base import tokenize
+    try:
+        import dask.array as da
+        import sparse
+        from dask.base import tokenize
+    except ModuleNotFoundError as e:
+        raise ModuleNotFoundError(
+            f"hurray_reader.dask needs dask and sparse ({e}): install the package with its "
+            '"dask" extra (from a checkout: pip install "./crates/hurray-python[dask]")',
+            name=e.name,
+        ) from e
 
     _fix_sparse_serialization()
+    permissive, validate = _flag("permissive", permissive), _flag("validate", validate)
     path = os.path.abspath(os.fspath(path))
     # The file's identity goes into the keys: a file replaced at the same
     # path is another array, never one a long-lived client or cache holds.
