@@ -410,6 +410,9 @@ pub fn values_sum<T: Real>(values: &[T]) -> f64 {
     values.iter().copied().sum::<T>().to_f64()
 }
 
+/// How many elements ahead [`gather_sum`] and [`dot_sum`] ask for `x`.
+const DISTANCE: usize = 32;
+
 /// Sum of `x[idx[k]]` over every `k`: the reads of `x` that `y = Aᵀ·x`
 /// (`CsrView::mul_vec` on `A.transpose()`) makes, in the same order, and
 /// nothing else (no values, no per-row sums or stores, no pointer array).
@@ -419,7 +422,6 @@ pub fn values_sum<T: Real>(values: &[T]) -> f64 {
 /// less its arithmetic). Indices past `x` count as zero.
 #[inline(never)]
 pub fn gather_sum<T: Real, const PREFETCH: bool>(idx: &[u64], x: &[T]) -> T {
-    const DISTANCE: usize = 32;
     let at = |i: u64| x.get(usize::try_from(i).unwrap_or(usize::MAX));
     let mut ahead = idx.get(DISTANCE..).unwrap_or_default().iter();
     idx.iter()
@@ -443,7 +445,6 @@ pub fn gather_sum<T: Real, const PREFETCH: bool>(idx: &[u64], x: &[T]) -> T {
 /// [`gather_sum`]. Indices past `x` count as zero.
 #[inline(never)]
 pub fn dot_sum<T: Real, const PREFETCH: bool>(idx: &[u64], values: &[T], x: &[T]) -> T {
-    const DISTANCE: usize = 32;
     let at = |i: u64| x.get(usize::try_from(i).unwrap_or(usize::MAX));
     let mut sums = [T::default(); 4];
     let mut ahead = idx.get(DISTANCE..).unwrap_or_default().chunks(4);

@@ -48,6 +48,7 @@
 #![forbid(unsafe_code)]
 
 use std::io::{BufRead, Write};
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
@@ -223,53 +224,48 @@ fn scatter_stores<T: Real, V: Copy, S: Slot>(
     });
 }
 
-/// `sum x[idx[k]]` over every `k`, the positions cut into `threads` parts;
-/// prefetched as the library's Aᵀ·x when `x` is over 2 MiB.
+/// `sum x[idx[k]]` ([`gather_sum`]) over every `k`, the positions cut
+/// into `threads` parts ([`by_parts`]).
 fn gather<T: Real>(idx: &[u64], x: &[T], threads: usize) -> T {
-    let prefetch = std::mem::size_of_val(x) > 2 << 20;
-    let part = |t: usize| idx.len() * t / threads;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let rows = &idx[part(t)..part(t + 1)];
-                scope.spawn(move || {
-                    if prefetch {
-                        gather_sum::<T, true>(rows, x)
-                    } else {
-                        gather_sum::<T, false>(rows, x)
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("gather thread"))
-            .fold(T::default(), |a, b| a + b)
+    by_parts(idx.len(), threads, x, |range, prefetch| {
+        let rows = &idx[range];
+        if prefetch {
+            gather_sum::<T, true>(rows, x)
+        } else {
+            gather_sum::<T, false>(rows, x)
+        }
     })
 }
 
-/// `sum values[k] · x[idx[k]]` ([`dot_sum`]), the positions cut into
-/// `threads` parts; prefetched as [`gather`].
+/// `sum values[k] · x[idx[k]]` ([`dot_sum`]) over every `k`, the positions
+/// cut into `threads` parts ([`by_parts`]).
 fn dot<T: Real>(idx: &[u64], values: &[T], x: &[T], threads: usize) -> T {
+    by_parts(idx.len(), threads, x, |range, prefetch| {
+        let (rows, vals) = (&idx[range.clone()], &values[range]);
+        if prefetch {
+            dot_sum::<T, true>(rows, vals, x)
+        } else {
+            dot_sum::<T, false>(rows, vals, x)
+        }
+    })
+}
+
+/// The sum of `part(range, prefetch)` over `n` positions cut into
+/// `threads` equal ranges, one thread each; `prefetch` as the library's
+/// Aᵀ·x decides it, when `x` is over 2 MiB.
+fn by_parts<T: Real>(n: usize, threads: usize, x: &[T], part: impl Fn(Range<usize>, bool) -> T + Sync) -> T {
     let prefetch = std::mem::size_of_val(x) > 2 << 20;
-    let part = |t: usize| idx.len() * t / threads;
+    let cut = |t: usize| n * t / threads;
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let range = part(t)..part(t + 1);
-                let (rows, vals) = (&idx[range.clone()], &values[range]);
-                scope.spawn(move || {
-                    if prefetch {
-                        dot_sum::<T, true>(rows, vals, x)
-                    } else {
-                        dot_sum::<T, false>(rows, vals, x)
-                    }
-                })
+                let part = &part;
+                scope.spawn(move || part(cut(t)..cut(t + 1), prefetch))
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().expect("dot thread"))
+            .map(|h| h.join().expect("bound thread"))
             .fold(T::default(), |a, b| a + b)
     })
 }
