@@ -79,8 +79,8 @@ SHAPES = {
 }
 
 OURS = ["ax1", "ax2", "atx1", "atx2"]
-BOUNDS = ["bound_sum1", "bound_sum2", "bound_scatter1", "bound_scatter2", "bound_gather1", "bound_gather2",
-          "bound_dot1", "bound_dot2"]
+BOUNDS = ["bound_sum1", "bound_sum2", "bound_scatter1", "bound_scatter2", "bound_dot1", "bound_dot2",
+          "bound_ax1", "bound_ax2", "bound_atx1", "bound_atx2"]
 PEERS = ["scipy_ax", "scipy_atx", "mkl_ax1", "mkl_ax2", "mkl_atx1", "mkl_atx2"]
 
 
@@ -253,19 +253,25 @@ def measure(shape: str, path: str, ours_bin: str, runs: int) -> dict:
 
 # The issue's targets: (name, ours, peers, factor, bound). A target is met
 # when the fastest peer takes `factor` times our time or more; it is
-# bounded when even the bound, the same memory traffic with less work
-# measured in our process, is not `factor` times faster than that peer:
-# no kernel doing those accesses could meet it on this machine. A·x's
-# bound is the bare stores (no read of y, no multiply, no column walk);
-# Aᵀ·x's is the dot product without rows (every value times its x, in
-# four sums: no pointers, no per-row sum, store or branch). The gathers
-# (bound_gather*: the reads of x alone, one sum) are printed beside them.
+# bounded when even the bound, measured in our process, is not `factor`
+# times faster than that peer: no kernel moving those bytes could meet it
+# on this machine. The bound of each product moves every byte the product
+# must (its pointers, indices, values, the x it reads and, for Aᵀ·x, the
+# y it writes) with less work: bound_ax* the bare stores (each value
+# stored to its row's slot: no read of y, no multiply, no column walk)
+# with the pointers and x summed in step; bound_atx* the dot without rows
+# (every value times its x, in four sums: no per-row sum, store or
+# branch) with the pointers summed and y written in step. LEAN: the same
+# without the pointers, x (A·x) and y (Aᵀ·x), the bounds through run O,
+# judged by too (``verdicts_lean``).
 TARGETS = [
-    ("ax1", "ax1", ("scipy_ax", "mkl_ax1"), 1.2, "bound_scatter1"),
-    ("atx1", "atx1", ("scipy_atx", "mkl_atx1"), 1.1, "bound_dot1"),
-    ("ax2", "ax2", ("mkl_ax2",), 1.1, "bound_scatter2"),
-    ("atx2", "atx2", ("mkl_atx2",), 1.1, "bound_dot2"),
+    ("ax1", "ax1", ("scipy_ax", "mkl_ax1"), 1.2, "bound_ax1"),
+    ("atx1", "atx1", ("scipy_atx", "mkl_atx1"), 1.1, "bound_atx1"),
+    ("ax2", "ax2", ("mkl_ax2",), 1.1, "bound_ax2"),
+    ("atx2", "atx2", ("mkl_atx2",), 1.1, "bound_atx2"),
 ]
+LEAN = {"bound_ax1": "bound_scatter1", "bound_atx1": "bound_dot1", "bound_ax2": "bound_scatter2",
+        "bound_atx2": "bound_dot2"}
 
 
 def ratios(r: dict) -> dict:
@@ -278,13 +284,15 @@ def ratios(r: dict) -> dict:
     }
 
 
-def verdicts(r: dict, stat: str = "median_s") -> dict:
+def verdicts(r: dict, stat: str = "median_s", lean: bool = False) -> dict:
     """Each target's ratio, the peer's over the bound's, and the verdict:
     "met", "bounded" or "not met", on the medians (or the minimums:
-    ``stat="min_s"``) of the rounds."""
+    ``stat="min_s"``) of the rounds; with ``lean``, by the ``LEAN``
+    bounds."""
     m = r[stat]
     out = {}
     for name, ours, peers, factor, bound in TARGETS:
+        bound = LEAN[bound] if lean else bound
         peer = min(m[p] for p in peers)
         ratio, headroom = peer / m[ours], peer / m[bound]
         verdict = "met" if ratio >= factor else "bounded" if headroom < factor else "not met"
@@ -312,6 +320,7 @@ def summarise(r: dict) -> dict:
     r["ratios"] = ratios(r)
     r["verdicts"] = verdicts(r)
     r["verdicts_min"] = verdicts(r, "min_s")
+    r["verdicts_lean"] = verdicts(r, lean=True)
     return r
 
 
@@ -405,6 +414,7 @@ def main() -> None:
     # a core for a while (two-thread times then fall into two groups),
     # the minimums show what the code does when it has the cores.
     print_verdicts(results, "verdicts_min", "on each routine's fastest round")
+    print_verdicts(results, "verdicts_lean", "on the medians, by the bounds without the pointers, x (A·x) and y (Aᵀ·x)")
 
 
 def mkl_paths(lines: list[str]) -> str:

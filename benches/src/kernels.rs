@@ -438,35 +438,85 @@ pub fn gather_sum<T: Real, const PREFETCH: bool>(idx: &[u64], x: &[T]) -> T {
 
 /// `sum values[k] · x[idx[k]]` over every `k`, in four running sums (`k`
 /// modulo 4): the reads and the arithmetic of `y = Aᵀ·x`
-/// (`CsrView::mul_vec` on `A.transpose()`), without its rows: no pointer
-/// array, no sum restarted or stored per row, no branch at a row's end,
-/// and no single chain of additions (the four sums overlap). With
-/// `PREFETCH`, each step also asks for `x[idx[k + 32]]`, as
-/// [`gather_sum`]. Indices past `x` count as zero.
+/// (`CsrView::mul_vec` on `A.transpose()`), without its rows: no sum
+/// restarted or stored per row, no branch at a row's end, and no single
+/// chain of additions (the four sums overlap). With `PREFETCH`, each step
+/// also asks for `x[idx[k + 32]]`, as [`gather_sum`]. Indices past `x`
+/// count as zero.
+///
+/// With `ptr` and `y` empty, that is all (the dot without rows). With the
+/// pointers a product reads and the `y` it writes, the pass moves their
+/// bytes too, in step with the elements: after every [`STEP`] elements, the
+/// step's even share of `ptr` is summed (as `u64`s) and of `y` set to the
+/// sum so far; every byte of `Aᵀ·x`, read or written once, with none of
+/// its rows' work. Returns the dot and the pointers' sum.
 #[inline(never)]
-pub fn dot_sum<T: Real, const PREFETCH: bool>(idx: &[u64], values: &[T], x: &[T]) -> T {
-    let at = |i: u64| x.get(usize::try_from(i).unwrap_or(usize::MAX));
+pub fn dot_sum<T: Real, const PREFETCH: bool>(
+    idx: &[u64],
+    values: &[T],
+    x: &[T],
+    ptr: &[u64],
+    y: &mut [T],
+) -> (T, u64) {
+    let n = idx.len().min(values.len());
+    let steps = n.div_ceil(STEP);
     let mut sums = [T::default(); 4];
-    let mut ahead = idx.get(DISTANCE..).unwrap_or_default().chunks(4);
-    let (mut quads, mut vals) = (idx.chunks_exact(4), values.chunks_exact(4));
-    for (quad, vals) in (&mut quads).zip(&mut vals) {
+    let mut pointers = 0u64;
+    for step in 0..steps {
+        let (from, to) = (step * STEP, ((step + 1) * STEP).min(n));
+        let ahead = idx.get(from + DISTANCE..).unwrap_or_default();
+        add_quads::<T, PREFETCH>(&mut sums, &idx[from..to], &values[from..to], x, ahead);
+        let share = |len: usize| even(len, step, steps)..even(len, step + 1, steps);
+        pointers = ptr[share(ptr.len())].iter().fold(pointers, |s, &p| s.wrapping_add(p));
+        let [a, b, c, d] = sums;
+        let mine = share(y.len());
+        y[mine].fill((a + b) + (c + d));
+    }
+    let [a, b, c, d] = sums;
+    let tail = (n / 4 * 4..n).map(|k| values[k] * at(x, idx[k]));
+    (tail.fold((a + b) + (c + d), |sum, p| sum + p), pointers)
+}
+
+/// How many elements [`dot_sum`] takes between two shares of the
+/// pointers and of `y` (a multiple of 4).
+pub const STEP: usize = 2048;
+
+/// Adds `values[k] · x[idx[k]]` to `sums[k % 4]` for every `k` in the
+/// whole quads of `idx` (a tail of fewer than 4 is left); with
+/// `PREFETCH`, asks for `x[ahead[k]]` meanwhile.
+#[inline(always)]
+fn add_quads<T: Real, const PREFETCH: bool>(sums: &mut [T; 4], idx: &[u64], values: &[T], x: &[T], ahead: &[u64]) {
+    let mut ahead = ahead.chunks(4);
+    for (quad, vals) in idx.chunks_exact(4).zip(values.chunks_exact(4)) {
         if PREFETCH {
-            ahead
-                .next()
-                .unwrap_or_default()
+            let later = ahead.next().unwrap_or_default();
+            later
                 .iter()
-                .filter_map(|&a| at(a))
+                .filter_map(|&a| x.get(usize::try_from(a).unwrap_or(usize::MAX)))
                 .for_each(prefetch);
         }
         for ((sum, &i), &v) in sums.iter_mut().zip(quad).zip(vals) {
-            *sum += v * at(i).copied().unwrap_or_default();
+            *sum += v * at(x, i);
         }
     }
-    let [a, b, c, d] = sums;
-    let tail = quads.remainder().iter().zip(vals.remainder());
-    tail.fold((a + b) + (c + d), |sum, (&i, &v)| {
-        sum + v * at(i).copied().unwrap_or_default()
-    })
+}
+
+/// `x[i]`, or zero past its end.
+#[inline(always)]
+fn at<T: Real>(x: &[T], i: u64) -> T {
+    x.get(usize::try_from(i).unwrap_or(usize::MAX))
+        .copied()
+        .unwrap_or_default()
+}
+
+/// Where step `k` of `n` starts in `len` entries shared out evenly over
+/// the steps: `len · k / n`, rounded down (`len` for `k >= n`).
+pub fn even(len: usize, k: usize, n: usize) -> usize {
+    if k >= n {
+        return len;
+    }
+    let at = (len as u128 * k as u128) / n as u128;
+    usize::try_from(at).unwrap_or(len)
 }
 
 /// Asks the CPU to bring the cache line holding `value` into its caches
@@ -502,15 +552,35 @@ mod tests {
         let x = [1.0f32, 10.0, 100.0];
         // Six elements: one quad and a tail of two; index 9 reads 0.
         let (idx, values) = ([2, 0, 1, 9, 2, 1], [1.0f32, 2.0, 3.0, 4.0, 0.5, 0.25]);
-        assert_eq!(
-            dot_sum::<f32, false>(&idx, &values, &x),
-            100.0 + 2.0 + 30.0 + 50.0 + 2.5
-        );
+        let (dot, _) = dot_sum::<f32, false>(&idx, &values, &x, &[], &mut []);
+        assert_eq!(dot, 100.0 + 2.0 + 30.0 + 50.0 + 2.5);
         let idx: Vec<u64> = (0..103).map(|k| k % 3).collect();
         let values = vec![2.0f64; 103];
         let x = [1.0f64, 10.0, 100.0];
         // 35 of index 0, 34 of 1 and 34 of 2, each value 2.
-        assert_eq!(dot_sum::<f64, true>(&idx, &values, &x), 2.0 * (35.0 + 340.0 + 3400.0));
+        let (dot, _) = dot_sum::<f64, true>(&idx, &values, &x, &[], &mut []);
+        assert_eq!(dot, 2.0 * (35.0 + 340.0 + 3400.0));
+    }
+
+    #[test]
+    fn dot_sum_moves_the_pointers_and_y_in_step() {
+        // Three steps and a tail of 3: 3 · STEP + 3 elements, every value
+        // 1, every index 0, x[0] = 2: the dot is 2 per element.
+        let n = 3 * STEP + 3;
+        let (idx, values, x) = (vec![0u64; n], vec![1.0f32; n], [2.0f32]);
+        let ptr: Vec<u64> = (0..10).collect();
+        let mut y = vec![-1.0f32; 7];
+        let (dot, pointers) = dot_sum::<f32, true>(&idx, &values, &x, &ptr, &mut y);
+        assert_eq!(dot, 2.0 * n as f32);
+        assert_eq!(pointers, 45);
+        // Four steps (the last one of 3 elements, its quads none): y's 7
+        // entries shared 1, 2, 2, 2 and set to the dot after each step.
+        let s = 2.0 * STEP as f32;
+        assert_eq!(y, [s, 2.0 * s, 2.0 * s, 3.0 * s, 3.0 * s, 3.0 * s, 3.0 * s]);
+        assert_eq!(
+            (even(7, 0, 4), even(7, 1, 4), even(7, 4, 4), even(7, 9, 4)),
+            (0, 1, 7, 7)
+        );
     }
 
     #[test]

@@ -36,30 +36,33 @@
 //! in L2, the threads taking its lines from each other): the random
 //! stores of A·x with no column walk, no multiply, no read of `y`
 //! (relaxed atomic stores: plain `mov`s on x86-64);
-//! `bound_gather1` / `bound_gather2`, `sum x[row]` over every stored
-//! element (the reads of `x` that Aᵀ·x makes, and nothing else; prefetched
-//! like the library's loop when `x` is over 2 MiB);
 //! `bound_dot1` / `bound_dot2`, `sum values[k] · x[row]` over every stored
 //! element in four running sums (`kernels::dot_sum`): the reads and the
-//! arithmetic of Aᵀ·x without its rows (no pointers, no per-row sum,
-//! store or branch, no single chain of additions), split by position over
-//! the threads, prefetched as the gather.
+//! arithmetic of Aᵀ·x without its rows (no per-row sum, store or branch,
+//! no single chain of additions), split by position over the threads,
+//! prefetched as the library's loop when `x` is over 2 MiB;
+//! `bound_ax1` / `bound_ax2` and `bound_atx1` / `bound_atx2`, the bounds
+//! the targets are judged by: the bare stores and the dot without rows,
+//! each moving too the rest of the bytes its product must, in step with
+//! the elements (every [`STEP`] elements, the step's even share): A·x's
+//! `col_ptr` and `x` summed; Aᵀ·x's pointers (`col_ptr`) summed and its
+//! `y` written. A product reads its pointers once per slice and, on the
+//! shapes of about 2 a slice, they are half again the elements' bytes.
 
 #![forbid(unsafe_code)]
 
 use std::io::{BufRead, Write};
-use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use hurray_benches::data::TENSOR;
-use hurray_benches::kernels::{dot_sum, gather_sum, sum_u64_prefetched_threads, x_vector, HugeVec, Real};
+use hurray_benches::kernels::{dot_sum, even, sum_u64_prefetched_threads, x_vector, HugeVec, Real, STEP};
 use hurray_reader::{CscView, ElementType, MappedFile, Options};
 use zerocopy::IntoBytes;
 
 /// Every routine, in the order of the first line's list.
-const ROUTINES: [&str; 12] = [
+const ROUTINES: [&str; 14] = [
     "ax1",
     "ax2",
     "atx1",
@@ -68,10 +71,12 @@ const ROUTINES: [&str; 12] = [
     "bound_sum2",
     "bound_scatter1",
     "bound_scatter2",
-    "bound_gather1",
-    "bound_gather2",
     "bound_dot1",
     "bound_dot2",
+    "bound_ax1",
+    "bound_ax2",
+    "bound_atx1",
+    "bound_atx2",
 ];
 
 /// The products' inputs and outputs.
@@ -83,6 +88,8 @@ struct Bench<'a, T: Real> {
     y2: HugeVec<T>,
     z: HugeVec<T>,
     z2: HugeVec<T>,
+    /// The `y` of `bound_atx*` (as `z`).
+    w: HugeVec<T>,
     /// The scatter bound's target: one slot of `T`'s width per row (the
     /// bits of `f32` values in `u32`s, of `f64` in `u64`s), so that it
     /// covers the cache lines `y` does.
@@ -122,26 +129,35 @@ impl<T: Real> Bench<'_, T> {
                 let threads = if name == "bound_sum1" { 1 } else { 2 };
                 sum_u64_prefetched_threads(&[ptr, idx, words(values.as_bytes())], threads) as f64
             }
-            "bound_scatter1" | "bound_scatter2" => {
-                let threads = if name == "bound_scatter1" { 1 } else { 2 };
-                match &self.stores {
+            "bound_scatter1" | "bound_scatter2" | "bound_ax1" | "bound_ax2" => {
+                let threads = if name.ends_with('1') { 1 } else { 2 };
+                // The bare stores, or with the pointers and x: A·x's bytes.
+                let arrays = if name.starts_with("bound_ax") {
+                    (ptr, idx, values, self.x.as_slice())
+                } else {
+                    (&[][..], idx, values, &[][..])
+                };
+                let (pointers, xs) = match &self.stores {
                     [Stores::Narrow(a), Stores::Narrow(b)] => {
-                        scatter_stores(idx, values, &[a, b][..threads], |v| v.to_f64() as f32, f32::to_bits);
+                        scatter_stores(arrays, &[a, b][..threads], |v| v.to_f64() as f32, f32::to_bits)
                     }
                     [Stores::Wide(a), Stores::Wide(b)] => {
-                        scatter_stores(idx, values, &[a, b][..threads], |v| v.to_f64(), f64::to_bits);
+                        scatter_stores(arrays, &[a, b][..threads], |v| v.to_f64(), f64::to_bits)
                     }
                     _ => return Err("stores of two widths".into()),
-                }
-                0.0
+                };
+                pointers as f64 + xs.to_f64()
             }
-            "bound_gather1" | "bound_gather2" => {
-                let threads = if name == "bound_gather1" { 1 } else { 2 };
-                gather(idx, self.xt.as_slice(), threads).to_f64()
-            }
-            "bound_dot1" | "bound_dot2" => {
-                let threads = if name == "bound_dot1" { 1 } else { 2 };
-                dot(idx, values, self.xt.as_slice(), threads).to_f64()
+            "bound_dot1" | "bound_dot2" | "bound_atx1" | "bound_atx2" => {
+                let threads = if name.ends_with('1') { 1 } else { 2 };
+                // The dot without rows, or with the pointers and a y: Aᵀ·x's bytes.
+                let (ptr, y) = if name.starts_with("bound_atx") {
+                    (ptr, self.w.as_mut_slice())
+                } else {
+                    (&[][..], &mut [][..])
+                };
+                let (dot, pointers) = dot((ptr, idx, values, self.xt.as_slice()), y, threads);
+                dot.to_f64() + pointers as f64
             }
             other => return Err(format!("no routine {other}")),
         };
@@ -199,74 +215,85 @@ impl Slot for AtomicU64 {
 }
 
 /// `stores[t][idx[k]] = bits of values[k]` for every `k`, the positions cut
-/// into `stores.len()` equal parts, part `t` on thread `t`.
+/// into `stores.len()` equal parts, part `t` on thread `t`. With `ptr` and
+/// `x` not empty (the pointers and the `x` of A·x), each thread also sums
+/// its even share of both, in step with its elements (after every
+/// [`STEP`] elements, the step's share): every byte A·x reads but `y`.
+/// Returns those sums (for use).
 fn scatter_stores<T: Real, V: Copy, S: Slot>(
-    idx: &[u64],
-    values: &[T],
+    (ptr, idx, values, x): (&[u64], &[u64], &[T], &[T]),
     stores: &[&Vec<S>],
     to: impl Fn(T) -> V + Copy + Send,
     bits: impl Fn(V) -> S::Bits + Copy + Send,
-) {
+) -> (u64, T) {
     let threads = stores.len();
-    let part = |t: usize| idx.len() * t / threads;
-    std::thread::scope(|scope| {
-        for (t, &stores) in stores.iter().enumerate() {
-            let range = part(t)..part(t + 1);
-            let (rows, vals) = (&idx[range.clone()], &values[range]);
-            scope.spawn(move || {
-                for (&r, &v) in rows.iter().zip(vals) {
+    let share = |len: usize, t: usize, n: usize| even(len, t, n)..even(len, t + 1, n);
+    let jobs = stores.iter().enumerate().map(|(t, &stores)| {
+        let range = share(idx.len(), t, threads);
+        let (rows, vals) = (&idx[range.clone()], &values[range]);
+        let (ptr, x) = (&ptr[share(ptr.len(), t, threads)], &x[share(x.len(), t, threads)]);
+        move || {
+            let (mut pointers, mut xs) = (0u64, T::default());
+            let steps = rows.len().div_ceil(STEP);
+            for step in 0..steps {
+                let within = step * STEP..((step + 1) * STEP).min(rows.len());
+                for (&r, &v) in rows[within.clone()].iter().zip(&vals[within]) {
                     if let Some(slot) = stores.get(usize::try_from(r).unwrap_or(usize::MAX)) {
                         slot.put(bits(to(v)));
                     }
                 }
-            });
+                pointers = ptr[share(ptr.len(), step, steps)]
+                    .iter()
+                    .fold(pointers, |s, &p| s.wrapping_add(p));
+                xs = x[share(x.len(), step, steps)].iter().fold(xs, |s, &v| s + v);
+            }
+            (pointers, xs)
         }
     });
-}
-
-/// `sum x[idx[k]]` ([`gather_sum`]) over every `k`, the positions cut
-/// into `threads` parts ([`by_parts`]).
-fn gather<T: Real>(idx: &[u64], x: &[T], threads: usize) -> T {
-    by_parts(idx.len(), threads, x, |range, prefetch| {
-        let rows = &idx[range];
-        if prefetch {
-            gather_sum::<T, true>(rows, x)
-        } else {
-            gather_sum::<T, false>(rows, x)
-        }
-    })
+    on_threads(jobs.collect())
+        .into_iter()
+        .fold((0, T::default()), |(p, s), (q, r)| (p.wrapping_add(q), s + r))
 }
 
 /// `sum values[k] · x[idx[k]]` ([`dot_sum`]) over every `k`, the positions
-/// cut into `threads` parts ([`by_parts`]).
-fn dot<T: Real>(idx: &[u64], values: &[T], x: &[T], threads: usize) -> T {
-    by_parts(idx.len(), threads, x, |range, prefetch| {
-        let (rows, vals) = (&idx[range.clone()], &values[range]);
-        if prefetch {
-            dot_sum::<T, true>(rows, vals, x)
-        } else {
-            dot_sum::<T, false>(rows, vals, x)
-        }
-    })
+/// cut into `threads` equal parts, one thread each; with `ptr` and `y` not
+/// empty (the pointers Aᵀ·x reads and a `y` of its length), each thread
+/// also moves its even share of them, in step with its elements: every
+/// byte Aᵀ·x reads and writes. Returns the dot and the pointers' sum.
+fn dot<T: Real>((ptr, idx, values, x): (&[u64], &[u64], &[T], &[T]), y: &mut [T], threads: usize) -> (T, u64) {
+    let prefetch = prefetches(x);
+    let share = |len: usize, t: usize| even(len, t, threads)..even(len, t + 1, threads);
+    let (ylen, mut rest) = (y.len(), y);
+    let mut jobs = Vec::new();
+    for t in 0..threads {
+        let range = share(idx.len(), t);
+        let (rows, vals, ptr) = (&idx[range.clone()], &values[range], &ptr[share(ptr.len(), t)]);
+        let (mine, others) = std::mem::take(&mut rest).split_at_mut(share(ylen, t).len());
+        rest = others;
+        jobs.push(move || {
+            if prefetch {
+                dot_sum::<T, true>(rows, vals, x, ptr, mine)
+            } else {
+                dot_sum::<T, false>(rows, vals, x, ptr, mine)
+            }
+        });
+    }
+    on_threads(jobs)
+        .into_iter()
+        .fold((T::default(), 0), |(s, p), (r, q)| (s + r, p.wrapping_add(q)))
 }
 
-/// The sum of `part(range, prefetch)` over `n` positions cut into
-/// `threads` equal ranges, one thread each; `prefetch` as the library's
-/// Aᵀ·x decides it, when `x` is over 2 MiB.
-fn by_parts<T: Real>(n: usize, threads: usize, x: &[T], part: impl Fn(Range<usize>, bool) -> T + Sync) -> T {
-    let prefetch = std::mem::size_of_val(x) > 2 << 20;
-    let cut = |t: usize| n * t / threads;
+/// Whether the gathers of `x` prefetch, as the library's Aᵀ·x decides it:
+/// when `x` is over 2 MiB.
+fn prefetches<T>(x: &[T]) -> bool {
+    std::mem::size_of_val(x) > 2 << 20
+}
+
+/// Runs each job on a thread of its own; their results, in order.
+fn on_threads<R: Send>(jobs: Vec<impl FnOnce() -> R + Send>) -> Vec<R> {
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let part = &part;
-                scope.spawn(move || part(cut(t)..cut(t + 1), prefetch))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("bound thread"))
-            .fold(T::default(), |a, b| a + b)
+        let handles: Vec<_> = jobs.into_iter().map(|job| scope.spawn(job)).collect();
+        handles.into_iter().map(|h| h.join().expect("bound thread")).collect()
     })
 }
 
@@ -284,6 +311,7 @@ fn serve<T: Real>(path: &std::path::Path) -> Result<(), Box<dyn std::error::Erro
         y2: HugeVec::zeroed(rows),
         z: HugeVec::zeroed(cols),
         z2: HugeVec::zeroed(cols),
+        w: HugeVec::zeroed(cols),
         stores: [(); 2].map(|()| {
             if std::mem::size_of::<T>() == 4 {
                 Stores::Narrow((0..rows).map(|_| AtomicU32::new(0)).collect())
