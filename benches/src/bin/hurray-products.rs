@@ -389,3 +389,56 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         other => Err(format!("tensor A has element type {other:?}; want float32 or float64").into()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scatter_stores_puts_each_value_in_its_rows_slot_and_sums_the_rest() {
+        // Rows k mod 7, values k: each slot ends with its row's last value.
+        let n = 2 * STEP + 5;
+        let idx: Vec<u64> = (0..n as u64).map(|k| k % 7).collect();
+        let values: Vec<f32> = (0..n).map(|k| k as f32).collect();
+        let (ptr, x): (Vec<u64>, Vec<f32>) = ((0..=10).collect(), vec![0.5; 10]);
+        for threads in 1..=2 {
+            let stores: Vec<Vec<AtomicU32>> = (0..threads)
+                .map(|_| (0..7).map(|_| AtomicU32::new(0)).collect())
+                .collect();
+            let targets: Vec<&Vec<AtomicU32>> = stores.iter().collect();
+            let sums = scatter_stores((&ptr, &idx, &values, &x), &targets, |v: f32| v, f32::to_bits);
+            assert_eq!(sums, (55, 5.0));
+            let last = stores
+                .last()
+                .map(|s| s.iter().map(|a| f32::from_bits(a.load(Ordering::Relaxed))));
+            let expected = (0..7).map(|r| ((n - 7..n).find(|k| k % 7 == r).unwrap_or(0)) as f32);
+            assert!(last.unwrap().eq(expected), "threads {threads}");
+            // Without pointers or x: the bare stores, nothing summed.
+            assert_eq!(
+                scatter_stores((&[], &idx, &values, &[]), &targets, |v: f32| v, f32::to_bits),
+                (0, 0.0)
+            );
+        }
+    }
+
+    #[test]
+    fn dot_moves_the_pointers_and_writes_all_of_y() {
+        // 3 steps and 1: every value 1 at x[1] = 0.5, so 0.5 an element.
+        let n = 3 * STEP + 1;
+        let (idx, values, x) = (vec![1u64; n], vec![1.0f64; n], [0.0, 0.5]);
+        let ptr: Vec<u64> = (0..=100).collect();
+        for threads in 1..=2 {
+            let mut y = vec![-1.0f64; 100];
+            assert_eq!(dot((&ptr, &idx, &values, &x), &mut y, threads), (0.5 * n as f64, 5050));
+            // Each share of y holds the sum so far of its thread.
+            assert!(y.iter().all(|&v| v >= 0.5 * 1024.0), "threads {threads}: {y:?}");
+        }
+        let mut y = vec![-1.0f64; 100];
+        dot((&ptr, &idx, &values, &x), &mut y, 1);
+        assert_eq!(
+            (y[0], y[24], y[25], y[74], y[75], y[99]),
+            (1024.0, 1024.0, 2048.0, 3072.0, 3072.0, 3072.0)
+        );
+        assert_eq!(dot((&[], &idx, &values, &x), &mut [], 2), (0.5 * n as f64, 0));
+    }
+}
