@@ -459,7 +459,8 @@ pub fn dot_sum<T: Real, const PREFETCH: bool>(
     y: &mut [T],
 ) -> (T, u64) {
     let n = idx.len().min(values.len());
-    let steps = n.div_ceil(STEP);
+    // At least one step: with no elements, the pointers and y still move.
+    let steps = n.div_ceil(STEP).max(1);
     let mut sums = [T::default(); 4];
     let mut pointers = 0u64;
     for step in 0..steps {
@@ -581,6 +582,10 @@ mod tests {
             (even(7, 0, 4), even(7, 1, 4), even(7, 4, 4), even(7, 9, 4)),
             (0, 1, 7, 7)
         );
+        // No elements: still every pointer read and every entry of y written.
+        let mut y = vec![-1.0f32; 3];
+        assert_eq!(dot_sum::<f32, false>(&[], &[], &x, &ptr, &mut y), (0.0, 45));
+        assert_eq!(y, [0.0; 3]);
     }
 
     #[test]

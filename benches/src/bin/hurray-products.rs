@@ -234,7 +234,8 @@ fn scatter_stores<T: Real, V: Copy, S: Slot>(
         let (ptr, x) = (&ptr[share(ptr.len(), t, threads)], &x[share(x.len(), t, threads)]);
         move || {
             let (mut pointers, mut xs) = (0u64, T::default());
-            let steps = rows.len().div_ceil(STEP);
+            // At least one step: with no elements, the pointers and x still move.
+            let steps = rows.len().div_ceil(STEP).max(1);
             for step in 0..steps {
                 let within = step * STEP..((step + 1) * STEP).min(rows.len());
                 for (&r, &v) in rows[within.clone()].iter().zip(&vals[within]) {
@@ -418,6 +419,11 @@ mod tests {
                 scatter_stores((&[], &idx, &values, &[]), &targets, |v: f32| v, f32::to_bits),
                 (0, 0.0)
             );
+            // No elements: the pointers and x are still summed.
+            assert_eq!(
+                scatter_stores((&ptr, &[], &[], &x), &targets, |v: f32| v, f32::to_bits),
+                (55, 5.0)
+            );
         }
     }
 
@@ -440,5 +446,9 @@ mod tests {
             (1024.0, 1024.0, 2048.0, 3072.0, 3072.0, 3072.0)
         );
         assert_eq!(dot((&[], &idx, &values, &x), &mut [], 2), (0.5 * n as f64, 0));
+        // More threads than elements: every entry of y is still written.
+        let mut y = vec![-1.0f64; 100];
+        assert_eq!(dot((&ptr, &idx[..1], &values[..1], &x), &mut y, 2), (0.5, 5050));
+        assert!(y.iter().all(|&v| v == 0.0 || v == 0.5), "{y:?}");
     }
 }
