@@ -335,8 +335,10 @@ def test_column_blocks_over_the_mapping():
             t.to_scipy(columns=range(3, 7))
         with pytest.raises(ValueError, match="reversed"):
             t.to_scipy(columns=range(4, 2))
-        with pytest.raises(ValueError, match="has a step"):
+        with pytest.raises(ValueError, match="a block is consecutive columns: range.0, 6, 2. has a step"):
             t.to_scipy(columns=range(0, 6, 2))
+        with pytest.raises(ValueError, match="a block is consecutive rows: slice.0, 4, 2. has a step"):
+            csr.to_scipy(rows=slice(0, 4, 2))
         with pytest.raises(ValueError, match="has a step"):
             t.to_scipy(columns=slice(None, None, -1))
         # Negative bounds count from the end, as in a slice; numpy ints work.

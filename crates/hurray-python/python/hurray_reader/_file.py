@@ -685,7 +685,7 @@ class Tensor:
                 raise TypeError(f"tensor {self.name!r} ({view_layout}): {given} is for {wanted.upper()} tensors")
             # The file's outer slices: its columns (CSC) or rows (CSR).
             outer = shape[1] if layout == "csc" else shape[0]
-            block = _block(columns if columns is not None else rows, outer)
+            block = _block(columns if columns is not None else rows, outer, "columns" if columns is not None else "rows")
             if validate and not self._checked:
                 self._native().check_block(self.name, *block)
         else:
@@ -776,8 +776,9 @@ class Tensor:
         return f"<table>{body}</table>"
 
 
-def _block(block: range | slice, count: int) -> tuple[int, int]:
-    """``(start, stop)`` of a block of consecutive slices out of ``count``.
+def _block(block: range | slice, count: int, what: str) -> tuple[int, int]:
+    """``(start, stop)`` of a block of consecutive slices (``what``:
+    "columns" or "rows", for the messages) out of ``count``.
 
     A bound below 0 counts from the end, as in a slice (``-3`` is
     ``count - 3``; a ``range`` is read as the slice of its start and stop);
@@ -786,12 +787,12 @@ def _block(block: range | slice, count: int) -> tuple[int, int]:
     1 or a reversed block is a ``ValueError``."""
     if isinstance(block, slice):
         if block.step is not None and _index(block.step, "a block's step") != 1:
-            raise ValueError(f"a block is consecutive slices: {block} has a step (take the block, then step through it)")
+            raise ValueError(f"a block is consecutive {what}: {block} has a step (take the block, then step through it)")
         start = 0 if block.start is None else _index(block.start, "a block's start")
         stop = count if block.stop is None else _index(block.stop, "a block's stop")
     elif isinstance(block, range):
         if block.step != 1:
-            raise ValueError(f"a block is consecutive slices: {block} has a step (take the block, then step through it)")
+            raise ValueError(f"a block is consecutive {what}: {block} has a step (take the block, then step through it)")
         start, stop = block.start, block.stop
     else:
         raise TypeError(f"a block is a range or a slice, not {type(block).__name__}")
