@@ -449,6 +449,7 @@ mod tests {
         // More threads than elements: every entry of y is still written.
         let mut y = vec![-1.0f64; 100];
         assert_eq!(dot((&ptr, &idx[..1], &values[..1], &x), &mut y, 2), (0.5, 5050));
-        assert!(y.iter().all(|&v| v == 0.0 || v == 0.5), "{y:?}");
+        // Each thread's y holds its sums before the tail: none here.
+        assert_eq!(y, vec![0.0; 100]);
     }
 }
