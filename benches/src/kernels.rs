@@ -17,7 +17,7 @@
 //!   time it (and compare its result bit for bit) on the large inputs where
 //!   `mul_vec` uses propagation blocking.
 
-use std::ops::{AddAssign, Mul};
+use std::ops::{AddAssign, Mul, Range};
 
 use hurray_reader::{CscView, Element, Float, MappedFile, Options};
 use zerocopy::{FromBytes, IntoBytes};
@@ -113,8 +113,7 @@ fn sum_threads_with(slices: &[&[u64]], threads: usize, sum: fn(&[&[u64]]) -> u64
 }
 
 fn share(s: &[u64], t: usize, n: usize) -> &[u64] {
-    let (a, b) = (s.len() * t / n, s.len() * (t + 1) / n);
-    &s[a..b]
+    &s[part(s.len(), t, n)]
 }
 
 /// The four storage invariants of a compressed matrix (CSC or CSR) checked
@@ -422,16 +421,15 @@ const DISTANCE: usize = 32;
 /// less its arithmetic). Indices past `x` count as zero.
 #[inline(never)]
 pub fn gather_sum<T: Real, const PREFETCH: bool>(idx: &[u64], x: &[T]) -> T {
-    let at = |i: u64| x.get(usize::try_from(i).unwrap_or(usize::MAX));
     let mut ahead = idx.get(DISTANCE..).unwrap_or_default().iter();
     idx.iter()
         .map(|&i| {
             if PREFETCH {
-                if let Some(later) = ahead.next().and_then(|&a| at(a)) {
+                if let Some(later) = ahead.next().and_then(|&a| entry(x, a)) {
                     prefetch(later);
                 }
             }
-            at(i).copied().unwrap_or_default()
+            at(x, i)
         })
         .sum()
 }
@@ -459,18 +457,17 @@ pub fn dot_sum<T: Real, const PREFETCH: bool>(
     y: &mut [T],
 ) -> (T, u64) {
     let n = idx.len().min(values.len());
-    // At least one step: with no elements, the pointers and y still move.
-    let steps = n.div_ceil(STEP).max(1);
     let mut sums = [T::default(); 4];
     let mut pointers = 0u64;
-    for step in 0..steps {
-        let (from, to) = (step * STEP, ((step + 1) * STEP).min(n));
-        let ahead = idx.get(from + DISTANCE..).unwrap_or_default();
-        add_quads::<T, PREFETCH>(&mut sums, &idx[from..to], &values[from..to], x, ahead);
-        let share = |len: usize| even(len, step, steps)..even(len, step + 1, steps);
-        pointers = ptr[share(ptr.len())].iter().fold(pointers, |s, &p| s.wrapping_add(p));
+    for step in steps(n) {
+        let elements = step.elements.clone();
+        let ahead = idx.get(elements.start + DISTANCE..).unwrap_or_default();
+        add_quads::<T, PREFETCH>(&mut sums, &idx[elements.clone()], &values[elements], x, ahead);
+        pointers = ptr[step.share(ptr.len())]
+            .iter()
+            .fold(pointers, |s, &p| s.wrapping_add(p));
         let [a, b, c, d] = sums;
-        let mine = share(y.len());
+        let mine = step.share(y.len());
         y[mine].fill((a + b) + (c + d));
     }
     let [a, b, c, d] = sums;
@@ -478,9 +475,38 @@ pub fn dot_sum<T: Real, const PREFETCH: bool>(
     (tail.fold((a + b) + (c + d), |sum, p| sum + p), pointers)
 }
 
-/// How many elements [`dot_sum`] takes between two shares of the
-/// pointers and of `y` (a multiple of 4).
+/// How many elements a step of [`steps`] takes (a multiple of 4, for
+/// [`dot_sum`]'s quads).
 pub const STEP: usize = 2048;
+
+/// One step of [`steps`]: its elements, and which share of any array moved
+/// in step with them is its own ([`Step::share`]).
+pub struct Step {
+    /// The step's positions among the elements.
+    pub elements: Range<usize>,
+    index: usize,
+    count: usize,
+}
+
+impl Step {
+    /// The step's even share of `len` entries ([`part`]).
+    pub fn share(&self, len: usize) -> Range<usize> {
+        part(len, self.index, self.count)
+    }
+}
+
+/// The steps of a pass over `n` elements that moves other arrays in step
+/// (the pointers, and `x` or `y`, of the bounds of the products):
+/// [`STEP`] elements each (the last fewer), and at least one, so that with
+/// no elements the other arrays still move.
+pub fn steps(n: usize) -> impl Iterator<Item = Step> {
+    let count = n.div_ceil(STEP).max(1);
+    (0..count).map(move |index| Step {
+        elements: index * STEP..((index + 1) * STEP).min(n),
+        index,
+        count,
+    })
+}
 
 /// Adds `values[k] · x[idx[k]]` to `sums[k % 4]` for every `k` in the
 /// whole quads of `idx` (a tail of fewer than 4 is left); with
@@ -491,10 +517,7 @@ fn add_quads<T: Real, const PREFETCH: bool>(sums: &mut [T; 4], idx: &[u64], valu
     for (quad, vals) in idx.chunks_exact(4).zip(values.chunks_exact(4)) {
         if PREFETCH {
             let later = ahead.next().unwrap_or_default();
-            later
-                .iter()
-                .filter_map(|&a| x.get(usize::try_from(a).unwrap_or(usize::MAX)))
-                .for_each(prefetch);
+            later.iter().filter_map(|&a| entry(x, a)).for_each(prefetch);
         }
         for ((sum, &i), &v) in sums.iter_mut().zip(quad).zip(vals) {
             *sum += v * at(x, i);
@@ -505,19 +528,26 @@ fn add_quads<T: Real, const PREFETCH: bool>(sums: &mut [T; 4], idx: &[u64], valu
 /// `x[i]`, or zero past its end.
 #[inline(always)]
 fn at<T: Real>(x: &[T], i: u64) -> T {
-    x.get(usize::try_from(i).unwrap_or(usize::MAX))
-        .copied()
-        .unwrap_or_default()
+    entry(x, i).copied().unwrap_or_default()
 }
 
-/// Where step `k` of `n` starts in `len` entries shared out evenly over
-/// the steps: `len · k / n`, rounded down (`len` for `k >= n`).
-pub fn even(len: usize, k: usize, n: usize) -> usize {
-    if k >= n {
-        return len;
-    }
-    let at = (len as u128 * k as u128) / n as u128;
-    usize::try_from(at).unwrap_or(len)
+/// `&x[i]`, or none past its end.
+#[inline(always)]
+fn entry<T>(x: &[T], i: u64) -> Option<&T> {
+    x.get(usize::try_from(i).unwrap_or(usize::MAX))
+}
+
+/// Part `k` of `len` entries shared out evenly into `n` parts: from
+/// `len · k / n` to `len · (k + 1) / n`, rounded down (empty at `len` for
+/// `k >= n`).
+pub fn part(len: usize, k: usize, n: usize) -> Range<usize> {
+    let start = |k: usize| {
+        if k >= n {
+            return len;
+        }
+        usize::try_from(len as u128 * k as u128 / n as u128).unwrap_or(len)
+    };
+    start(k)..start(k + 1)
 }
 
 /// Asks the CPU to bring the cache line holding `value` into its caches
@@ -578,10 +608,8 @@ mod tests {
         // entries shared 1, 2, 2, 2 and set to the dot after each step.
         let s = 2.0 * STEP as f32;
         assert_eq!(y, [s, 2.0 * s, 2.0 * s, 3.0 * s, 3.0 * s, 3.0 * s, 3.0 * s]);
-        assert_eq!(
-            (even(7, 0, 4), even(7, 1, 4), even(7, 4, 4), even(7, 9, 4)),
-            (0, 1, 7, 7)
-        );
+        assert_eq!((part(7, 0, 4), part(7, 1, 4), part(7, 3, 4)), (0..1, 1..3, 5..7));
+        assert_eq!((part(7, 4, 4), part(7, 9, 4)), (7..7, 7..7));
         // No elements: still every pointer read and every entry of y written.
         let mut y = vec![-1.0f32; 3];
         assert_eq!(dot_sum::<f32, false>(&[], &[], &x, &ptr, &mut y), (0.0, 45));

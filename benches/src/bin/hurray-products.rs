@@ -44,9 +44,9 @@
 //! `bound_ax1` / `bound_ax2` and `bound_atx1` / `bound_atx2`, the bounds
 //! the targets are judged by: the bare stores and the dot without rows,
 //! each moving too the rest of the bytes its product must, in step with
-//! the elements (every [`STEP`] elements, the step's even share): A·x's
-//! `col_ptr` and `x` summed; Aᵀ·x's pointers (`col_ptr`) summed and its
-//! `y` written. A product reads its pointers once per slice and, on the
+//! the elements (`kernels::steps`: every `STEP` elements, the step's even
+//! share): A·x's `col_ptr` and `x` summed; Aᵀ·x's pointers (`col_ptr`)
+//! summed and its `y` written. A product reads its pointers once per slice and, on the
 //! shapes of about 2 a slice, they are half again the elements' bytes.
 
 #![forbid(unsafe_code)]
@@ -57,7 +57,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use hurray_benches::data::TENSOR;
-use hurray_benches::kernels::{dot_sum, even, sum_u64_prefetched_threads, x_vector, HugeVec, Real, STEP};
+use hurray_benches::kernels::{dot_sum, part, steps, sum_u64_prefetched_threads, x_vector, HugeVec, Real};
 use hurray_reader::{CscView, ElementType, MappedFile, Options};
 use zerocopy::IntoBytes;
 
@@ -217,8 +217,8 @@ impl Slot for AtomicU64 {
 /// `stores[t][idx[k]] = bits of values[k]` for every `k`, the positions cut
 /// into `stores.len()` equal parts, part `t` on thread `t`. With `ptr` and
 /// `x` not empty (the pointers and the `x` of A·x), each thread also sums
-/// its even share of both, in step with its elements (after every
-/// [`STEP`] elements, the step's share): every byte A·x reads but `y`.
+/// its even share of both, in step with its elements ([`steps`]): every
+/// byte A·x reads but `y`.
 /// Returns those sums (for use).
 fn scatter_stores<T: Real, V: Copy, S: Slot>(
     (ptr, idx, values, x): (&[u64], &[u64], &[T], &[T]),
@@ -227,26 +227,23 @@ fn scatter_stores<T: Real, V: Copy, S: Slot>(
     bits: impl Fn(V) -> S::Bits + Copy + Send,
 ) -> (u64, T) {
     let threads = stores.len();
-    let share = |len: usize, t: usize, n: usize| even(len, t, n)..even(len, t + 1, n);
     let jobs = stores.iter().enumerate().map(|(t, &stores)| {
-        let range = share(idx.len(), t, threads);
+        let range = part(idx.len(), t, threads);
         let (rows, vals) = (&idx[range.clone()], &values[range]);
-        let (ptr, x) = (&ptr[share(ptr.len(), t, threads)], &x[share(x.len(), t, threads)]);
+        let (ptr, x) = (&ptr[part(ptr.len(), t, threads)], &x[part(x.len(), t, threads)]);
         move || {
             let (mut pointers, mut xs) = (0u64, T::default());
-            // At least one step: with no elements, the pointers and x still move.
-            let steps = rows.len().div_ceil(STEP).max(1);
-            for step in 0..steps {
-                let within = step * STEP..((step + 1) * STEP).min(rows.len());
-                for (&r, &v) in rows[within.clone()].iter().zip(&vals[within]) {
+            for step in steps(rows.len()) {
+                let elements = step.elements.clone();
+                for (&r, &v) in rows[elements.clone()].iter().zip(&vals[elements]) {
                     if let Some(slot) = stores.get(usize::try_from(r).unwrap_or(usize::MAX)) {
                         slot.put(bits(to(v)));
                     }
                 }
-                pointers = ptr[share(ptr.len(), step, steps)]
+                pointers = ptr[step.share(ptr.len())]
                     .iter()
                     .fold(pointers, |s, &p| s.wrapping_add(p));
-                xs = x[share(x.len(), step, steps)].iter().fold(xs, |s, &v| s + v);
+                xs = x[step.share(x.len())].iter().fold(xs, |s, &v| s + v);
             }
             (pointers, xs)
         }
@@ -263,13 +260,12 @@ fn scatter_stores<T: Real, V: Copy, S: Slot>(
 /// byte Aᵀ·x reads and writes. Returns the dot and the pointers' sum.
 fn dot<T: Real>((ptr, idx, values, x): (&[u64], &[u64], &[T], &[T]), y: &mut [T], threads: usize) -> (T, u64) {
     let prefetch = prefetches(x);
-    let share = |len: usize, t: usize| even(len, t, threads)..even(len, t + 1, threads);
     let (ylen, mut rest) = (y.len(), y);
     let mut jobs = Vec::new();
     for t in 0..threads {
-        let range = share(idx.len(), t);
-        let (rows, vals, ptr) = (&idx[range.clone()], &values[range], &ptr[share(ptr.len(), t)]);
-        let (mine, others) = std::mem::take(&mut rest).split_at_mut(share(ylen, t).len());
+        let range = part(idx.len(), t, threads);
+        let (rows, vals, ptr) = (&idx[range.clone()], &values[range], &ptr[part(ptr.len(), t, threads)]);
+        let (mine, others) = std::mem::take(&mut rest).split_at_mut(part(ylen, t, threads).len());
         rest = others;
         jobs.push(move || {
             if prefetch {
@@ -394,6 +390,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hurray_benches::kernels::STEP;
 
     #[test]
     fn scatter_stores_puts_each_value_in_its_rows_slot_and_sums_the_rest() {
