@@ -679,13 +679,13 @@ class Tensor:
         if columns is not None and rows is not None:
             raise TypeError(f"tensor {self.name!r}: give columns= or rows=, not both (one of them may be given)")
         if columns is not None or rows is not None:
-            wanted = "csc" if columns is not None else "csr"
+            what, given = ("columns", columns) if columns is not None else ("rows", rows)
+            wanted = "csc" if what == "columns" else "csr"
             if view_layout != wanted:
-                given = "columns=" if columns is not None else "rows="
-                raise TypeError(f"tensor {self.name!r} ({view_layout}): {given} is for {wanted.upper()} tensors")
+                raise TypeError(f"tensor {self.name!r} ({view_layout}): {what}= is for {wanted.upper()} tensors")
             # The file's outer slices: its columns (CSC) or rows (CSR).
             outer = shape[1] if layout == "csc" else shape[0]
-            block = _block(columns if columns is not None else rows, outer, "columns" if columns is not None else "rows")
+            block = _block(given, outer, what)
             if validate and not self._checked:
                 self._native().check_block(self.name, *block)
         else:
