@@ -50,3 +50,50 @@ pub(crate) fn prefetch<T>(value: &T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = value;
 }
+
+/// How many elements ahead [`Lookahead`] follows the index and value
+/// arrays: 2 KiB of `u64` indices. On the Zen 4 host, of 128, 256, 512,
+/// 768 and 2 048 (the scans' [`STREAM_AHEAD`]), 256 took the least time
+/// (`docs/perf-log/run-r.md`); 2 048 fill half the L1 cache with lines
+/// not yet wanted.
+pub(crate) const LOOKAHEAD: usize = 256;
+
+/// The index and value arrays a product walks slice by slice, followed
+/// [`LOOKAHEAD`] elements ahead of the loop: before each slice,
+/// [`pass`](Self::pass) asks for the index lines at that distance and 8
+/// indices on, and for the value line (slices of about 10 touch one or
+/// two of each). Without the hints, where slices are short and the
+/// vector read or written at random is in the caches, the loop's
+/// mispredicted branch at each slice's end left the arrays' loads
+/// waiting. The products decide where it is on (`product::lookahead`).
+pub(crate) struct Lookahead<'a, T> {
+    idx: &'a [u64],
+    values: &'a [T],
+}
+
+impl<'a, T> Lookahead<'a, T> {
+    /// Following `idx` and `values` from position `at` (the loop's first
+    /// element); with `on` false, nothing ([`pass`](Self::pass) asks for
+    /// nothing).
+    pub(crate) fn new(idx: &'a [u64], values: &'a [T], at: usize, on: bool) -> Self {
+        let ahead = if on { at.saturating_add(LOOKAHEAD) } else { usize::MAX };
+        Lookahead {
+            idx: idx.get(ahead..).unwrap_or_default(),
+            values: values.get(ahead..).unwrap_or_default(),
+        }
+    }
+
+    /// Prefetches [`LOOKAHEAD`] elements past the start of the slice that
+    /// starts now, which holds `len` elements, and moves on past it.
+    #[inline(always)]
+    pub(crate) fn pass(&mut self, len: usize) {
+        for line in [self.idx.first(), self.idx.get(8)].into_iter().flatten() {
+            prefetch(line);
+        }
+        if let Some(line) = self.values.first() {
+            prefetch(line);
+        }
+        self.idx = self.idx.get(len..).unwrap_or_default();
+        self.values = self.values.get(len..).unwrap_or_default();
+    }
+}

@@ -83,7 +83,9 @@ pub(super) fn dots_in_blocks<T: Float, const PREFETCH: bool>(
 }
 
 /// [`dot_slices`] with the prefetch as a constant: each element asks for
-/// the `x` entry of the index [`prefetch::DISTANCE`] elements on.
+/// the `x` entry of the index [`prefetch::DISTANCE`] elements on. Where
+/// [`lookahead`](super::lookahead) holds, `idx` and `values` are followed
+/// ahead too ([`prefetch::Lookahead`]).
 #[inline(never)] // its own registers, as `scatter_direct_with`
 pub(super) fn dot_slices_with<T: Float, const PREFETCH: bool>(
     ptr: &[u64],
@@ -95,7 +97,9 @@ pub(super) fn dot_slices_with<T: Float, const PREFETCH: bool>(
     let mut written = 0usize;
     let first = to_usize(ptr.first().copied().unwrap_or(0));
     let mut ahead = idx.get(first.saturating_add(prefetch::DISTANCE)..).unwrap_or_default();
+    let mut arrays_ahead = prefetch::Lookahead::new(idx, values, first, super::lookahead(ptr, x));
     for ((cols, vals), yi) in pairs(ptr, idx, values).zip(y.iter_mut()) {
+        arrays_ahead.pass(cols.len());
         *yi = cols
             .iter()
             .zip(vals)

@@ -70,12 +70,18 @@ const STREAMS: usize = 4;
 /// Whether the slices of the pointer window `ptr` hold at most
 /// [`SHORT_MEAN`] elements on average (and there are any).
 pub(super) fn short(ptr: &[u64]) -> bool {
+    mean_within(ptr, SHORT_MEAN)
+}
+
+/// Whether the slices of `ptr` (one at least) hold `mean` elements or
+/// fewer on average.
+pub(super) fn mean_within(ptr: &[u64], mean: u64) -> bool {
     let slices = to_u64(ptr.len().saturating_sub(1));
     let stored = match (ptr.first(), ptr.last()) {
         (Some(&first), Some(&last)) => last.saturating_sub(first),
         _ => 0,
     };
-    slices > 0 && stored <= slices.saturating_mul(SHORT_MEAN)
+    slices > 0 && stored <= slices.saturating_mul(mean)
 }
 
 /// The slices of a block, numbered from 0, one label per element.

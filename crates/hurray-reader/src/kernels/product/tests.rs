@@ -643,3 +643,47 @@ proptest::proptest! {
         dots::dots_in_blocks::<f32, false>(&ptr, &idx, &values, &y, &mut z, block);
     }
 }
+
+/// The loops follow their arrays ahead where slices hold 32 elements or
+/// fewer on average and the vector is within 8 MiB; not otherwise, nor
+/// with no slices.
+#[test]
+fn lookahead_where_slices_are_short_and_the_vector_cached() {
+    let ptr = |mean: u64| -> Vec<u64> { (0..=100).map(|j| j * mean).collect() };
+    let small = vec![0f32; 1 << 18]; // 1 MiB
+    let quarter = vec![0f32; 2 << 20]; // 8 MiB
+    let wide = vec![0f64; 2 << 20]; // 16 MiB
+    assert!(lookahead(&ptr(10), &small));
+    assert!(lookahead(&ptr(32), &quarter));
+    assert!(!lookahead(&ptr(33), &small));
+    assert!(!lookahead(&ptr(100), &small));
+    assert!(!lookahead(&ptr(10), &wide));
+    assert!(!lookahead(&[7], &small));
+    assert!(!lookahead(&[], &small));
+}
+
+/// Asking for lines past the arrays' ends asks for nothing: a loop near
+/// the end, or one that starts past it, runs to completion.
+#[test]
+fn lookahead_past_the_end_is_nothing() {
+    let idx = [1u64, 2, 3];
+    let values = [1f32, 2.0, 3.0];
+    let mut ahead = crate::kernels::prefetch::Lookahead::new(&idx, &values, 0, true);
+    for len in [1, 1, 1, usize::MAX] {
+        ahead.pass(len);
+    }
+    let _ = crate::kernels::prefetch::Lookahead::new(&idx, &values, usize::MAX, true);
+    // And the products that use it agree with the definition on short slices.
+    let ptr: Vec<u64> = (0..=30).map(|j| j * 10).collect();
+    let rows: Vec<u64> = (0..300).map(|k| (k * 13) % 64).collect();
+    let c = csc(&ptr, &rows, 64);
+    let v: Vec<f32> = (0..300u16).map(|k| f32::from(k % 7) - 3.0).collect();
+    let x: Vec<f32> = (0..30u16).map(|j| f32::from(j) * 0.5).collect();
+    let mut y = vec![f32::NAN; 64];
+    c.scatter(&v, &x, &mut y);
+    let mut expected = vec![0f32; 64];
+    for (k, (&r, &vk)) in rows.iter().zip(&v).enumerate() {
+        expected[r as usize] += vk * x[k / 10];
+    }
+    assert_eq!(y, expected);
+}
