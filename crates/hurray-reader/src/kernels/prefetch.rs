@@ -73,10 +73,9 @@ pub(crate) struct Lookahead<'a, T> {
 
 impl<'a, T> Lookahead<'a, T> {
     /// Following `idx` and `values` from position `at` (the loop's first
-    /// element); with `on` false, nothing ([`pass`](Self::pass) asks for
-    /// nothing).
-    pub(crate) fn new(idx: &'a [u64], values: &'a [T], at: usize, on: bool) -> Self {
-        let ahead = if on { at.saturating_add(LOOKAHEAD) } else { usize::MAX };
+    /// element).
+    pub(crate) fn new(idx: &'a [u64], values: &'a [T], at: usize) -> Self {
+        let ahead = at.saturating_add(LOOKAHEAD);
         Lookahead {
             idx: idx.get(ahead..).unwrap_or_default(),
             values: values.get(ahead..).unwrap_or_default(),

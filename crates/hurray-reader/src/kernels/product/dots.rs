@@ -46,11 +46,13 @@ pub(super) const MIN_SLACK: usize = 4096;
 /// slices at a time ([`dots_in_blocks`]), the same sums bit for bit.
 pub(super) fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[T], y: &mut [T], prefetch: bool) {
     let blocks = flat::short(ptr) && std::mem::size_of_val(x) <= flat::DOTS_MAX_X_BYTES;
-    match (prefetch, blocks) {
-        (true, true) => dots_in_blocks::<T, true>(ptr, idx, values, x, y, flat::DOTS_BLOCK),
-        (false, true) => dots_in_blocks::<T, false>(ptr, idx, values, x, y, flat::DOTS_BLOCK),
-        (true, false) => dot_slices_with::<T, true>(ptr, idx, values, x, y),
-        (false, false) => dot_slices_with::<T, false>(ptr, idx, values, x, y),
+    match (prefetch, blocks, super::lookahead(ptr, x)) {
+        (true, true, _) => dots_in_blocks::<T, true>(ptr, idx, values, x, y, flat::DOTS_BLOCK),
+        (false, true, _) => dots_in_blocks::<T, false>(ptr, idx, values, x, y, flat::DOTS_BLOCK),
+        (true, false, false) => dot_slices_with::<T, true, false>(ptr, idx, values, x, y),
+        (true, false, true) => dot_slices_with::<T, true, true>(ptr, idx, values, x, y),
+        (false, false, false) => dot_slices_with::<T, false, false>(ptr, idx, values, x, y),
+        (false, false, true) => dot_slices_with::<T, false, true>(ptr, idx, values, x, y),
     }
 }
 
@@ -77,17 +79,17 @@ pub(super) fn dots_in_blocks<T: Float, const PREFETCH: bool>(
             (Some(labels), Some(idx), Some(values)) => {
                 flat::dot_block::<T, PREFETCH>(window, labels, idx, values, x, y)
             }
-            _ => dot_slices_with::<T, PREFETCH>(window, idx, values, x, y),
+            _ => dot_slices_with::<T, PREFETCH, false>(window, idx, values, x, y),
         }
     });
 }
 
 /// [`dot_slices`] with the prefetch as a constant: each element asks for
-/// the `x` entry of the index [`prefetch::DISTANCE`] elements on. Where
-/// [`lookahead`](super::lookahead) holds, `idx` and `values` are followed
-/// ahead too ([`prefetch::Lookahead`]).
+/// the `x` entry of the index [`prefetch::DISTANCE`] elements on. With
+/// `AHEAD` (where [`lookahead`](super::lookahead) holds), `idx` and
+/// `values` are followed ahead too ([`prefetch::Lookahead`]).
 #[inline(never)] // its own registers, as `scatter_direct_with`
-pub(super) fn dot_slices_with<T: Float, const PREFETCH: bool>(
+pub(super) fn dot_slices_with<T: Float, const PREFETCH: bool, const AHEAD: bool>(
     ptr: &[u64],
     idx: &[u64],
     values: &[T],
@@ -97,9 +99,11 @@ pub(super) fn dot_slices_with<T: Float, const PREFETCH: bool>(
     let mut written = 0usize;
     let first = to_usize(ptr.first().copied().unwrap_or(0));
     let mut ahead = idx.get(first.saturating_add(prefetch::DISTANCE)..).unwrap_or_default();
-    let mut arrays_ahead = prefetch::Lookahead::new(idx, values, first, super::lookahead(ptr, x));
+    let mut arrays_ahead = prefetch::Lookahead::new(idx, values, first);
     for ((cols, vals), yi) in pairs(ptr, idx, values).zip(y.iter_mut()) {
-        arrays_ahead.pass(cols.len());
+        if AHEAD {
+            arrays_ahead.pass(cols.len());
+        }
         *yi = cols
             .iter()
             .zip(vals)

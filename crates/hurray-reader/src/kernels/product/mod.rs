@@ -124,23 +124,27 @@ impl<'a> Arrays<'a> {
     /// the same additions in the same order.
     pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
         y.fill(T::default());
-        match (cached(y), flat::short(self.ptr)) {
-            (false, true) => self.scatter_in_blocks::<T, true>(values, x, y, first, flat::SCATTER_BLOCK),
-            (true, true) => self.scatter_in_blocks::<T, false>(values, x, y, first, flat::SCATTER_BLOCK),
-            (false, false) => self.scatter_direct_with::<T, true>(values, x, y, first),
-            (true, false) => self.scatter_direct_with::<T, false>(values, x, y, first),
+        let block = flat::SCATTER_BLOCK;
+        match (cached(y), flat::short(self.ptr), lookahead(self.ptr, y)) {
+            (false, true, _) => self.scatter_in_blocks::<T, true>(values, x, y, first, block),
+            (true, true, _) => self.scatter_in_blocks::<T, false>(values, x, y, first, block),
+            (false, false, false) => self.scatter_direct_with::<T, true, false>(values, x, y, first),
+            (false, false, true) => self.scatter_direct_with::<T, true, true>(values, x, y, first),
+            (true, false, false) => self.scatter_direct_with::<T, false, false>(values, x, y, first),
+            (true, false, true) => self.scatter_direct_with::<T, false, true>(values, x, y, first),
         }
     }
 
     /// The additions of [`scatter_direct`](Self::scatter_direct) (`y` not
     /// zeroed first); with `PREFETCH`, the `y`
     /// entry of the row [`prefetch::DISTANCE`] elements on is requested
-    /// while each element is added. Where [`lookahead`] holds, `idx` and
-    /// `values` are followed ahead too ([`prefetch::Lookahead`]).
+    /// while each element is added. With `AHEAD` (where [`lookahead`]
+    /// holds), `idx` and `values` are followed ahead too
+    /// ([`prefetch::Lookahead`]).
     // Its own registers: inlined beside its twin, the loop reloaded `y`
     // from the stack.
     #[inline(never)]
-    pub(super) fn scatter_direct_with<T: Float, const PREFETCH: bool>(
+    pub(super) fn scatter_direct_with<T: Float, const PREFETCH: bool, const AHEAD: bool>(
         &self,
         values: &[T],
         x: &[T],
@@ -157,9 +161,11 @@ impl<'a> Arrays<'a> {
             .idx
             .get(start.saturating_add(prefetch::DISTANCE)..)
             .unwrap_or_default();
-        let mut arrays_ahead = prefetch::Lookahead::new(self.idx, values, start, lookahead(self.ptr, y));
+        let mut arrays_ahead = prefetch::Lookahead::new(self.idx, values, start);
         for ((rows, vals), &xj) in self.slices(values).zip(x) {
-            arrays_ahead.pass(rows.len());
+            if AHEAD {
+                arrays_ahead.pass(rows.len());
+            }
             for (k, (&r, &v)) in rows.iter().zip(vals).enumerate() {
                 if PREFETCH {
                     if let Some(later) = ahead.get(k).and_then(|&a| y.get(slot(a).min(last))) {
@@ -200,7 +206,7 @@ impl<'a> Arrays<'a> {
                 (Some(labels), Some(idx), Some(values)) => {
                     flat::scatter_block::<T, PREFETCH>(labels, (idx, ahead), values, x, y, first);
                 }
-                _ => part.scatter_direct_with::<T, PREFETCH>(values, x, y, first),
+                _ => part.scatter_direct_with::<T, PREFETCH, false>(values, x, y, first),
             }
         });
     }

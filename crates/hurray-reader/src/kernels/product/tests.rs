@@ -532,7 +532,7 @@ fn blocks_equal_slice_loops<T: Float + std::fmt::Debug>(
     for block in [1, 2, 3, 7, 64] {
         for (lo, hi) in [(0, nrows), (nrows / 3, nrows * 2 / 3)] {
             let mut expected = vec![T::default(); hi - lo];
-            c.scatter_direct_with::<T, false>(values, x, &mut expected, lo as u64);
+            c.scatter_direct_with::<T, false, false>(values, x, &mut expected, lo as u64);
             for prefetch in [false, true] {
                 let mut y = vec![T::default(); hi - lo];
                 if prefetch {
@@ -549,7 +549,7 @@ fn blocks_equal_slice_loops<T: Float + std::fmt::Debug>(
         }
         let slices = c.ptr.len() - 1;
         let mut expected = vec![garbage; slices + 2];
-        dots::dot_slices_with::<T, false>(c.ptr, c.idx, values, xt, &mut expected);
+        dots::dot_slices_with::<T, false, false>(c.ptr, c.idx, values, xt, &mut expected);
         for prefetch in [false, true] {
             let mut y = vec![garbage; slices + 2];
             if prefetch {
@@ -613,7 +613,7 @@ fn nan_sums_are_nan_on_every_path() {
     let values = [1.0f32, 1.0, 1.0, 2.0, 0.5];
     let x = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 3.0, -8.0];
     let mut slices = [7.0f32; 2];
-    dots::dot_slices_with::<f32, false>(&ptr, &idx, &values, &x, &mut slices);
+    dots::dot_slices_with::<f32, false, false>(&ptr, &idx, &values, &x, &mut slices);
     let mut blocks = [7.0f32; 2];
     dots::dots_in_blocks::<f32, false>(&ptr, &idx, &values, &x, &mut blocks, 64);
     assert!(slices[0].is_nan() && blocks[0].is_nan());
@@ -668,11 +668,11 @@ fn lookahead_where_slices_are_short_and_the_vector_cached() {
 fn lookahead_past_the_end_is_nothing() {
     let idx = [1u64, 2, 3];
     let values = [1f32, 2.0, 3.0];
-    let mut ahead = crate::kernels::prefetch::Lookahead::new(&idx, &values, 0, true);
+    let mut ahead = crate::kernels::prefetch::Lookahead::new(&idx, &values, 0);
     for len in [1, 1, 1, usize::MAX] {
         ahead.pass(len);
     }
-    let _ = crate::kernels::prefetch::Lookahead::new(&idx, &values, usize::MAX, true);
+    let _ = crate::kernels::prefetch::Lookahead::new(&idx, &values, usize::MAX);
     // And the products that use it agree with the definition on short slices.
     let ptr: Vec<u64> = (0..=30).map(|j| j * 10).collect();
     let rows: Vec<u64> = (0..300).map(|k| (k * 13) % 64).collect();
@@ -686,4 +686,12 @@ fn lookahead_past_the_end_is_nothing() {
         expected[r as usize] += vk * x[k / 10];
     }
     assert_eq!(y, expected);
+    // Aᵀ·x: the dot products with the hints and without, the same bits.
+    let xt: Vec<f32> = (0..64u16).map(|i| f32::from(i) * 0.25 - 5.0).collect();
+    let (mut ahead, mut plain) = (vec![0f32; 30], vec![0f32; 30]);
+    dots::dot_slices_with::<f32, false, true>(&ptr, &rows, &v, &xt, &mut ahead);
+    dots::dot_slices_with::<f32, false, false>(&ptr, &rows, &v, &xt, &mut plain);
+    assert_eq!(ahead, plain);
+    let first: f32 = (0..10).map(|k| v[k] * xt[rows[k] as usize]).fold(0.0, |a, p| a + p);
+    assert_eq!(ahead[0], first);
 }
