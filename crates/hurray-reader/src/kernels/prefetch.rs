@@ -54,8 +54,8 @@ pub(crate) fn prefetch<T>(value: &T) {
 /// How many elements ahead [`Lookahead`] follows the index and value
 /// arrays: 2 KiB of `u64` indices. On the Zen 4 host, of 128, 256, 512,
 /// 768 and 2 048 (the scans' [`STREAM_AHEAD`]), 256 took the least time
-/// (`docs/perf-log/run-r.md`); 2 048 fill half the L1 cache with lines
-/// not yet wanted.
+/// (`docs/perf-log/run-r.md`; 2 048, 24 KiB of lines ahead of the loop in
+/// an L1 cache of 32 KiB, 1.00–1.09x 256's).
 pub(crate) const LOOKAHEAD: usize = 256;
 
 /// The index and value arrays a product walks slice by slice, followed

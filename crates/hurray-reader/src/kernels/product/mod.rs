@@ -255,8 +255,9 @@ pub(super) fn lookahead<T>(ptr: &[u64], vector: &[T]) -> bool {
 
 /// The longest slices, on average, that [`lookahead`] follows ahead. On
 /// the Zen 4 host (`docs/perf-log/run-r.md`), with about 10 elements a
-/// slice, A·x and Aᵀ·x took 0.95x the time with `y` or `x` in L2 and 0.88x
-/// in L3; with about 100, the same in L2 and 1.04x in L3.
+/// slice, A·x and Aᵀ·x took 0.94–0.97x the time with `y` or `x` in L2
+/// and 0.86–0.90x in L3; with about 100, the same in L2 and 1.03–1.05x in
+/// L3.
 const LOOKAHEAD_MAX_MEAN: u64 = 32;
 
 /// The largest vector for which [`lookahead`] follows the arrays ahead: a
