@@ -9,8 +9,8 @@
 #    (target/venv; HURRAY_VENV to put it elsewhere, PYTHON to pick the
 #    interpreter, 3.11 or newer), then pytest on crates/hurray-python/tests.
 #
-# The corpus tests of both read HURRAY_INTEROP_DIR and HURRAY_CASES_DIR when
-# they are set (README: "Set-up").
+# The corpus tests of both read HURRAY_INTEROP_DIR and HURRAY_CASES_DIR, and
+# the citation test HURRAY_SPEC_DIR, when they are set (README: "Set-up").
 set -euo pipefail
 cd "$(dirname "$0")"
 

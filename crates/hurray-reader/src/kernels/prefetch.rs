@@ -12,6 +12,9 @@
 //!   out-of-order window reaches; with it they start [`DISTANCE`] elements
 //!   earlier (`docs/perf-log/run-g.md`). The products prefetch only
 //!   from vectors larger than the caches.
+//! - Where that vector is cached and the slices are short, the products'
+//!   slice-by-slice loops follow their index and value arrays instead,
+//!   [`LOOKAHEAD`] elements ahead ([`Lookahead`]; `docs/perf-log/run-r.md`).
 //!
 //! This module holds the crate's second `unsafe` block, the hint itself.
 #![allow(unsafe_code)]

@@ -241,7 +241,7 @@ impl<'a> Arrays<'a> {
 /// L2 on the AMD host). Products whose random accesses go to it are bound
 /// by the CPU: they do not prefetch (measured on the AMD host, § Run G:
 /// with the hint, 0.7–0.86x with 80 KB and 2 MB vectors, 1.1–1.4x from 4
-/// MB), and `CscView::mul_vec_parallel` runs them on one thread.
+/// MB).
 pub(crate) const CACHED_BYTES: usize = 2 << 20;
 
 /// Whether a product walking the slices of `ptr` slice by slice, with
