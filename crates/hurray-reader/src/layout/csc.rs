@@ -442,10 +442,9 @@ impl<T: Float> CscView<'_, T> {
     /// 16 MiB may be scattered through bins (*propagation blocking*),
     /// which allocates at most 56 MiB per call (with AVX-512 and `y` of
     /// 64 to 128 MiB, 128 MiB), freed before returning,
-    /// whatever `nnz`; the result is the same bit for bit. Where columns
-    /// hold 4 elements or fewer on average, 4 KiB per call (the labels of
-    /// a block of columns). How the scatter is planned, and when it
-    /// allocates: `docs/design.md` § The sparse products.
+    /// whatever `nnz`; the result is the same bit for bit. Nothing else
+    /// is allocated. How the scatter is planned, and when it allocates:
+    /// `docs/design.md` § The sparse products.
     pub fn mul_vec(&self, x: &[T], y: &mut [T]) -> Result<()> {
         let inner = &self.structure.inner;
         inner.check_lengths((x.len(), "ncols", self.ncols()), (y.len(), "nrows", self.nrows()))?;

@@ -381,9 +381,8 @@ impl<T: Float> CsrView<'_, T> {
     /// sign and payload of a NaN entry, as [`CscView::mul_vec`](crate::CscView::mul_vec) says). `x` has
     /// `ncols` entries, `y` `nrows`. One pass over `row_ptr`,
     /// `col_indices` and `values`, the reads of `x` at random. Allocates
-    /// 32 KiB per call where rows hold 4 elements or fewer on average (the
-    /// labels of a block of rows, `docs/design.md` § The sparse
-    /// products), nothing otherwise.
+    /// nothing (how the rows are walked: `docs/design.md` § The sparse
+    /// products).
     /// When `x` is larger than 2 MiB (`ncols × size_of::<T>()`, about what
     /// an L2 cache holds), each read asks the CPU to prefetch the entry of
     /// `x` that the element 64 positions on will read (a cache hint,

@@ -18,13 +18,13 @@
 //! its own accumulator (two independent chains of additions, the same
 //! bits): 1.1–1.2x the CPU time of this loop on the 2-core AMD host, with
 //! `y` in L2 and in L3; not kept. Short slices go through
-//! `flat::dot_block`, four runs of slices side by side.
+//! `chunks::dots`, four steps a trip.
 
-use super::flat::{self, Labels};
+use super::chunks;
 use super::float::Float;
 use crate::cursor::{to_u64, to_usize};
 use crate::kernels::threads::{share, spawn_or_run, Job};
-use crate::kernels::{pairs, prefetch, span};
+use crate::kernels::{pairs, prefetch};
 
 /// A cut of [`dot_slices_split`] moves to a slice boundary within
 /// `1 / SPLIT_SLACK` of a thread's share of the elements, or within
@@ -42,46 +42,18 @@ pub(super) const MIN_SLACK: usize = 4096;
 /// Slices that [`pairs`] does not yield (data never validated) leave 0.
 /// With `prefetch`, each element asks for the `x` entry of the element
 /// [`prefetch::DISTANCE`] positions on. Where slices are short
-/// ([`flat::short`]) and `x` within [`flat::DOTS_MAX_X_BYTES`], a block of
-/// slices at a time ([`dots_in_blocks`]), the same sums bit for bit.
+/// ([`chunks::short`]) and `x` within [`chunks::DOTS_MAX_X_BYTES`],
+/// [`chunks::dots`], the same sums bit for bit.
 pub(super) fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[T], y: &mut [T], prefetch: bool) {
-    let blocks = flat::short(ptr) && std::mem::size_of_val(x) <= flat::DOTS_MAX_X_BYTES;
-    match (prefetch, blocks, super::lookahead(ptr, x)) {
-        (true, true, _) => dots_in_blocks::<T, true>(ptr, idx, values, x, y, flat::DOTS_BLOCK),
-        (false, true, _) => dots_in_blocks::<T, false>(ptr, idx, values, x, y, flat::DOTS_BLOCK),
+    let short = chunks::short(ptr) && std::mem::size_of_val(x) <= chunks::DOTS_MAX_X_BYTES;
+    match (prefetch, short, super::lookahead(ptr, x)) {
+        (true, true, _) => chunks::dots::<T, true>(ptr, idx, values, x, y),
+        (false, true, _) => chunks::dots::<T, false>(ptr, idx, values, x, y),
         (true, false, false) => dot_slices_with::<T, true, false>(ptr, idx, values, x, y),
         (true, false, true) => dot_slices_with::<T, true, true>(ptr, idx, values, x, y),
         (false, false, false) => dot_slices_with::<T, false, false>(ptr, idx, values, x, y),
         (false, false, true) => dot_slices_with::<T, false, true>(ptr, idx, values, x, y),
     }
-}
-
-/// [`dot_slices`] a block of slices at a time, `block` elements at most
-/// ([`flat::dot_block`]); a slice longer than a block (or pointers that
-/// decrease) by [`dot_slices_with`]. The same result bit for bit.
-pub(super) fn dots_in_blocks<T: Float, const PREFETCH: bool>(
-    ptr: &[u64],
-    idx: &[u64],
-    values: &[T],
-    x: &[T],
-    y: &mut [T],
-    block: usize,
-) {
-    let slices = ptr.len().saturating_sub(1).min(y.len());
-    let ptr = ptr.get(..=slices).unwrap_or_default();
-    let (done, rest) = y.split_at_mut(slices);
-    rest.fill(T::default());
-    Labels::new(block).blocks(ptr, |(from, to, labels)| {
-        let window = ptr.get(from..=to).unwrap_or_default();
-        let Some(y) = done.get_mut(from..to) else { return };
-        let positions = span(window);
-        match (labels, idx.get(positions.clone()), values.get(positions)) {
-            (Some(labels), Some(idx), Some(values)) => {
-                flat::dot_block::<T, PREFETCH>(window, labels, idx, values, x, y)
-            }
-            _ => dot_slices_with::<T, PREFETCH, false>(window, idx, values, x, y),
-        }
-    });
 }
 
 /// [`dot_slices`] with the prefetch as a constant: each element asks for

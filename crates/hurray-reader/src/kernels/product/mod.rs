@@ -12,8 +12,8 @@ use crate::cursor::{to_u64, to_usize};
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 mod blocking;
+mod chunks;
 mod dots;
-mod flat;
 mod float;
 mod split;
 pub(crate) use blocking::Blocking;
@@ -119,15 +119,14 @@ impl<'a> Arrays<'a> {
     /// The direct scatter into rows `first..first + y.len()`: one pass over
     /// `ptr`, `idx` and `values`, `y[idx[k] - first] += v[k] · x[j]` at
     /// random positions of `y`, prefetching when `y` is larger than
-    /// [`CACHED_BYTES`]; where slices are short ([`flat::short`]), a block
-    /// of slices at a time ([`scatter_in_blocks`](Self::scatter_in_blocks)),
-    /// the same additions in the same order.
+    /// [`CACHED_BYTES`]; where slices are short ([`chunks::short`]),
+    /// [`chunks::scatter`], the same additions in the same order.
     pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
         y.fill(T::default());
-        let block = flat::SCATTER_BLOCK;
-        match (cached(y), flat::short(self.ptr), lookahead(self.ptr, y)) {
-            (false, true, _) => self.scatter_in_blocks::<T, true>(values, x, y, first, block),
-            (true, true, _) => self.scatter_in_blocks::<T, false>(values, x, y, first, block),
+        let arrays = (self.ptr, self.idx, values);
+        match (cached(y), chunks::short(self.ptr), lookahead(self.ptr, y)) {
+            (false, true, _) => chunks::scatter::<T, true>(arrays, x, y, first),
+            (true, true, _) => chunks::scatter::<T, false>(arrays, x, y, first),
             (false, false, false) => self.scatter_direct_with::<T, true, false>(values, x, y, first),
             (false, false, true) => self.scatter_direct_with::<T, true, true>(values, x, y, first),
             (true, false, false) => self.scatter_direct_with::<T, false, false>(values, x, y, first),
@@ -182,35 +181,6 @@ impl<'a> Arrays<'a> {
         }
     }
 
-    /// The direct scatter's additions (`y` not zeroed first) a block of
-    /// slices at a time, `block` elements at most
-    /// ([`flat::scatter_block`]); a slice longer than a block (or pointers
-    /// that decrease) by [`scatter_direct_with`](Self::scatter_direct_with).
-    /// The same result bit for bit.
-    pub(super) fn scatter_in_blocks<T: Float, const PREFETCH: bool>(
-        &self,
-        values: &[T],
-        x: &[T],
-        y: &mut [T],
-        first: u64,
-        block: usize,
-    ) {
-        let slices = self.ptr.len().saturating_sub(1).min(x.len());
-        let ptr = self.ptr.get(..=slices).unwrap_or_default();
-        flat::Labels::new(block).blocks(ptr, |(from, to, labels)| {
-            let part = self.columns(from, to);
-            let positions = part.positions();
-            let x = x.get(from..).unwrap_or_default();
-            let ahead = self.idx.get(positions.start..).unwrap_or_default();
-            match (labels, self.idx.get(positions.clone()), values.get(positions)) {
-                (Some(labels), Some(idx), Some(values)) => {
-                    flat::scatter_block::<T, PREFETCH>(labels, (idx, ahead), values, x, y, first);
-                }
-                _ => part.scatter_direct_with::<T, PREFETCH, false>(values, x, y, first),
-            }
-        });
-    }
-
     /// `y = M·x` for this structure read as CSR: `y[i]` is the dot product
     /// of slice `i` with `x`, summed in storage order. Same preconditions as
     /// [`scatter`](Self::scatter); an index past `x` reads 0.
@@ -250,7 +220,7 @@ pub(crate) const CACHED_BYTES: usize = 2 << 20;
 /// [`LOOKAHEAD_MAX_MEAN`] elements or fewer on average and `vector` is
 /// within [`LOOKAHEAD_MAX_VECTOR`].
 pub(super) fn lookahead<T>(ptr: &[u64], vector: &[T]) -> bool {
-    std::mem::size_of_val(vector) <= LOOKAHEAD_MAX_VECTOR && flat::mean_within(ptr, LOOKAHEAD_MAX_MEAN)
+    std::mem::size_of_val(vector) <= LOOKAHEAD_MAX_VECTOR && chunks::mean_within(ptr, LOOKAHEAD_MAX_MEAN)
 }
 
 /// The longest slices, on average, that [`lookahead`] follows ahead. On

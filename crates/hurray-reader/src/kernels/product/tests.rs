@@ -1,5 +1,5 @@
-//! The products' unit tests: threads refused, the blocked scatter against
-//! the direct one, the plan.
+//! The products' unit tests: threads refused, the blocked scatter and the
+//! chunks against the direct loops, the plan.
 
 use super::*;
 use crate::kernels::scan::tests::arrays as csc;
@@ -514,12 +514,11 @@ fn plan_examples() {
     assert_eq!(y, [5.0]);
 }
 
-/// The products in blocks (`flat.rs`) against the slice-by-slice loops,
-/// bit for bit, with blocks of 1 to 64 elements (so that slices longer
-/// than a block, and blocks of one slice, occur), with and without the
-/// prefetch, into a `y` full of garbage; the scatter also into windows of
-/// rows.
-fn blocks_equal_slice_loops<T: Float + std::fmt::Debug>(
+/// The products in chunks (`chunks.rs`) against the slice-by-slice loops,
+/// bit for bit, with and without the prefetch: the scatter into the whole
+/// of `y` and into a window of its rows, the dot products into a `y` full
+/// of garbage and longer than the slices.
+fn chunks_equal_slice_loops<T: Float + std::fmt::Debug>(
     c: &Arrays<'_>,
     values: &[T],
     x: &[T],
@@ -529,37 +528,34 @@ fn blocks_equal_slice_loops<T: Float + std::fmt::Debug>(
     garbage: T,
 ) -> Result<(), String> {
     let same = |a: &[T], b: &[T]| a.iter().map(|&v| bits(v)).eq(b.iter().map(|&v| bits(v)));
-    for block in [1, 2, 3, 7, 64] {
-        for (lo, hi) in [(0, nrows), (nrows / 3, nrows * 2 / 3)] {
-            let mut expected = vec![T::default(); hi - lo];
-            c.scatter_direct_with::<T, false, false>(values, x, &mut expected, lo as u64);
-            for prefetch in [false, true] {
-                let mut y = vec![T::default(); hi - lo];
-                if prefetch {
-                    c.scatter_in_blocks::<T, true>(values, x, &mut y, lo as u64, block);
-                } else {
-                    c.scatter_in_blocks::<T, false>(values, x, &mut y, lo as u64, block);
-                }
-                if !same(&y, &expected) {
-                    return Err(format!(
-                        "scatter, block {block}, rows {lo}..{hi}: {y:?} for {expected:?}"
-                    ));
-                }
-            }
-        }
-        let slices = c.ptr.len() - 1;
-        let mut expected = vec![garbage; slices + 2];
-        dots::dot_slices_with::<T, false, false>(c.ptr, c.idx, values, xt, &mut expected);
+    let arrays = (c.ptr, c.idx, values);
+    for (lo, hi) in [(0, nrows), (nrows / 3, nrows * 2 / 3)] {
+        let mut expected = vec![T::default(); hi - lo];
+        c.scatter_direct_with::<T, false, false>(values, x, &mut expected, lo as u64);
         for prefetch in [false, true] {
-            let mut y = vec![garbage; slices + 2];
+            let mut y = vec![T::default(); hi - lo];
             if prefetch {
-                dots::dots_in_blocks::<T, true>(c.ptr, c.idx, values, xt, &mut y, block);
+                chunks::scatter::<T, true>(arrays, x, &mut y, lo as u64);
             } else {
-                dots::dots_in_blocks::<T, false>(c.ptr, c.idx, values, xt, &mut y, block);
+                chunks::scatter::<T, false>(arrays, x, &mut y, lo as u64);
             }
             if !same(&y, &expected) {
-                return Err(format!("dots, block {block}: {y:?} for {expected:?}"));
+                return Err(format!("scatter, rows {lo}..{hi}: {y:?} for {expected:?}"));
             }
+        }
+    }
+    let slices = c.ptr.len() - 1;
+    let mut expected = vec![garbage; slices + 2];
+    dots::dot_slices_with::<T, false, false>(c.ptr, c.idx, values, xt, &mut expected);
+    for prefetch in [false, true] {
+        let mut y = vec![garbage; slices + 2];
+        if prefetch {
+            chunks::dots::<T, true>(c.ptr, c.idx, values, xt, &mut y);
+        } else {
+            chunks::dots::<T, false>(c.ptr, c.idx, values, xt, &mut y);
+        }
+        if !same(&y, &expected) {
+            return Err(format!("dots: {y:?} for {expected:?}"));
         }
     }
     Ok(())
@@ -569,41 +565,56 @@ proptest::proptest! {
     #![proptest_config(proptest::test_runner::Config::with_cases(1000))]
 
     #[test]
-    fn products_in_blocks_equal_slice_loops(case in cases()) {
+    fn products_in_chunks_equal_slice_loops(case in cases()) {
         let c = csc(&case.ptr, &case.idx, case.nrows as u64);
         // Aᵀ·x reads x at the rows; rows past nrows read 0.
         let xt: Vec<f64> = (0..case.nrows).map(|i| float_from(i as u64 * 0x9E37_79B9)).collect();
-        let r = blocks_equal_slice_loops(&c, &case.values, &case.x, &xt, case.nrows, f64::to_bits, f64::NAN);
+        let r = chunks_equal_slice_loops(&c, &case.values, &case.x, &xt, case.nrows, f64::to_bits, f64::NAN);
         proptest::prop_assert!(r.is_ok(), "f64: {:?}", r);
         let values: Vec<f32> = case.values.iter().map(|&v| v as f32).collect();
         let x: Vec<f32> = case.x.iter().map(|&v| v as f32).collect();
         let xt: Vec<f32> = xt.iter().map(|&v| v as f32).collect();
-        let r = blocks_equal_slice_loops(&c, &values, &x, &xt, case.nrows, |v| u64::from(v.to_bits()), f32::NAN);
+        let r = chunks_equal_slice_loops(&c, &values, &x, &xt, case.nrows, |v| u64::from(v.to_bits()), f32::NAN);
         proptest::prop_assert!(r.is_ok(), "f32: {:?}", r);
     }
 }
 
-/// A slice's sum restarts at +0.0, as the loop's does: a slice whose one
-/// product is -0.0 gives +0.0 (0.0 + -0.0), after a slice whose sum was
-/// negative; and an infinite or NaN sum does not leak into the next slice.
+/// A slice's sum starts at +0.0, as the loop's does, and the steps past
+/// its end add +0.0: a slice whose one product is -0.0 gives +0.0 (0.0 +
+/// -0.0), after a slice whose sum was negative; an infinite or NaN sum
+/// does not leak into the next slice; a slice of 5 elements (two trips)
+/// and an empty one (one trip of steps past its end) come out exact.
 #[test]
-fn block_sums_restart_at_positive_zero() {
-    let ptr = [0u64, 2, 3, 4, 6];
-    let idx = [0u64, 1, 0, 1, 0, 1];
-    let values = [-1.0f32, -2.0, -0.0, f32::INFINITY, 1.0, 1.0];
+fn chunk_sums_start_at_positive_zero() {
+    let ptr = [0u64, 2, 3, 4, 6, 6, 11];
+    let idx = [0u64, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0];
+    let values = [-1.0f32, -2.0, -0.0, f32::INFINITY, 1.0, 1.0, 0.5, 0.25, -8.0, 1e-3, 3.0];
     let x = [1.0f32, 1.0];
-    let mut y = [9.0f32; 4];
-    dots::dots_in_blocks::<f32, false>(&ptr, &idx, &values, &x, &mut y, 64);
+    let mut y = [9.0f32; 6];
+    chunks::dots::<f32, false>(&ptr, &idx, &values, &x, &mut y);
+    let five = 0.5f32 + 0.25 + -8.0 + 1e-3 + 3.0;
     assert_eq!(
         y.map(f32::to_bits),
-        [-3.0f32, 0.0, f32::INFINITY, 2.0].map(f32::to_bits)
+        [-3.0f32, 0.0, f32::INFINITY, 2.0, 0.0, five].map(f32::to_bits)
     );
+    // A·x: column 0 puts an infinity and a NaN into rows 1 and 2; column
+    // 1's -0.0 into the empty row 0 gives +0.0, and its steps past its end
+    // (over column 2's rows 1 and 2) leave them as they are; the loop's bits.
+    let c = csc(&[0, 2, 3, 5], &[1, 2, 0, 1, 2], 3);
+    let values = [f32::INFINITY, f32::NAN, -0.0, 1.0, 1.0];
+    let (mut chunked, mut looped) = ([0f32; 3], [0f32; 3]);
+    chunks::scatter::<f32, false>((c.ptr, c.idx, &values), &[1.0; 3], &mut chunked, 0);
+    c.scatter_direct_with::<f32, false, false>(&values, &[1.0; 3], &mut looped, 0);
+    assert_eq!(chunked.map(f32::to_bits), looped.map(f32::to_bits));
+    assert_eq!(chunked[..2], [0.0, f32::INFINITY]);
+    assert_eq!(chunked[0].to_bits(), 0.0f32.to_bits());
+    assert!(chunked[2].is_nan());
 }
 
 /// Where two NaNs meet in an addition, x86 returns the first operand's,
 /// and the compiler orders the operands as it likes: `inf + -inf` gives
 /// the default NaN (sign set), `+ NaN` then keeps one or the other. The
-/// slice loop and the blocks (and scipy) may differ in the NaN's sign
+/// slice loop and the chunks (and scipy) may differ in the NaN's sign
 /// (a fresh-user review found 0x7FC0_0000 against scipy's 0xFFC0_0000);
 /// every path gives a NaN there, and the same bits elsewhere.
 #[test]
@@ -614,33 +625,31 @@ fn nan_sums_are_nan_on_every_path() {
     let x = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 3.0, -8.0];
     let mut slices = [7.0f32; 2];
     dots::dot_slices_with::<f32, false, false>(&ptr, &idx, &values, &x, &mut slices);
-    let mut blocks = [7.0f32; 2];
-    dots::dots_in_blocks::<f32, false>(&ptr, &idx, &values, &x, &mut blocks, 64);
-    assert!(slices[0].is_nan() && blocks[0].is_nan());
-    assert_eq!((slices[1], blocks[1]), (2.0, 2.0));
+    let mut chunked = [7.0f32; 2];
+    chunks::dots::<f32, false>(&ptr, &idx, &values, &x, &mut chunked);
+    assert!(slices[0].is_nan() && chunked[0].is_nan());
+    assert_eq!((slices[1], chunked[1]), (2.0, 2.0));
 }
 
 proptest::proptest! {
     #![proptest_config(proptest::test_runner::Config::with_cases(500))]
 
-    /// The blocks on pointers never validated (decreasing, past the
+    /// The chunks on pointers never validated (decreasing, past the
     /// arrays, huge) and rows past `y`: no panic, whatever they compute.
     #[test]
-    fn blocks_survive_unchecked_pointers(
+    fn chunks_survive_unchecked_pointers(
         ptr in proptest::collection::vec(proptest::prop_oneof![0u64..40, proptest::prelude::any::<u64>()], 0..30),
         idx in proptest::collection::vec(proptest::prop_oneof![0u64..20, proptest::prelude::any::<u64>()], 0..40),
-        block in 1usize..20,
         first in 0u64..5,
     ) {
-        let c = csc(&ptr, &idx, 20);
         let values: Vec<f32> = (0..idx.len()).map(|k| k as f32 - 3.5).collect();
         let x = vec![1.5f32; ptr.len().saturating_sub(1)];
         let mut y = vec![0f32; 12];
-        c.scatter_in_blocks::<f32, true>(&values, &x, &mut y, first, block);
-        c.scatter_in_blocks::<f32, false>(&values, &x, &mut y, first, block);
+        chunks::scatter::<f32, true>((&ptr, &idx, &values), &x, &mut y, first);
+        chunks::scatter::<f32, false>((&ptr, &idx, &values), &x, &mut y, first);
         let mut z = vec![0f32; ptr.len()];
-        dots::dots_in_blocks::<f32, true>(&ptr, &idx, &values, &y, &mut z, block);
-        dots::dots_in_blocks::<f32, false>(&ptr, &idx, &values, &y, &mut z, block);
+        chunks::dots::<f32, true>(&ptr, &idx, &values, &y, &mut z);
+        chunks::dots::<f32, false>(&ptr, &idx, &values, &y, &mut z);
     }
 }
 
