@@ -11,17 +11,24 @@
 //! to 4). A step past the slice's end reads the element there, which
 //! belongs to the next slice (whose own steps read it again, from the L1
 //! cache), and adds its product's bits masked to `+0.0`
-//! ([`Float::kept`]); past the arrays it adds nothing.
+//! ([`Float::kept`]); past the arrays the dot products add `+0.0` and
+//! the scatter skips the step.
 //!
-//! **The same bits as the slice loops.** A sum that starts at `+0.0` and
-//! adds products one at a time is never `-0.0`: in round-to-nearest
-//! `a + b` is `-0.0` only when both are. And `s + (+0.0)` is `s` for every
-//! other `s`, infinities and NaNs included. So the steps past the end
-//! change nothing: the dot products start each slice at `+0.0` as the loop
-//! does; the scatter's `y` is zeroed before the pass, and a step past the
-//! end reads a row of the next slice and writes it back unchanged. Tested
-//! against the loops bit for bit (`tests.rs`), but for which NaN comes out
-//! where two NaNs meet (`tests::nan_sums_are_nan_on_every_path`).
+//! **The same bits as the slice loops**, in the default floating-point
+//! environment, which Rust assumes (round to nearest, subnormals kept:
+//! no flush-to-zero). A sum that starts at `+0.0` and adds products one
+//! at a time is never `-0.0`: `a + b` is `-0.0` only when both are. And
+//! `s + (+0.0)` is `s` for every other `s`, subnormals, infinities and
+//! NaNs included. So the steps past the end change nothing: the dot
+//! products start each slice at `+0.0` as the loop does; the scatter's
+//! `y` is zeroed before the pass, and a step past the end reads a row of
+//! the next slice and writes it back unchanged. (A host that sets
+//! flush-to-zero would see `-0.0` or a subnormal sum come out `+0.0`.)
+//! The masked products are still computed, so they may raise the CPU's
+//! floating-point exception flags (`inf · 0`), which nothing here reads.
+//! Tested against the loops bit for bit (`tests.rs`, with `-0.0`,
+//! subnormals, infinities and NaNs among the values), but for which NaN
+//! comes out where two NaNs meet (`tests::nan_sums_are_nan_on_every_path`).
 //!
 //! Measured on the Zen 4 host against the labelled blocks they replace
 //! (four runs of slices side by side; issue #34, `docs/perf-log/run-t.md`),
@@ -29,11 +36,12 @@
 //! the time with `x` in L2 or in L3 on one thread, 0.85x and 0.76x on
 //! two; A·x 0.91x with `y` in L3 (one thread and two) and, with `y` in
 //! L2, 1.00x on one thread and 1.12x on two (its steps past a column's
-//! end read and write rows of `y` that the labels did not touch). Chunks
-//! of 2 took 0.95–1.13x the time of chunks of 4 and chunks of 8 1.55–1.6x.
-//! Where slices hold about 10 (`random10`), chunks of 4, 8 and 16 took
-//! 1.16–1.6x the slice loop's time; with `x` far beyond the caches
-//! (`far-d2`, 128 MiB) chunks of 4 took 1.03x (1.07x on two threads), so
+//! end read and write rows of `y` that the labels did not touch). By the
+//! ratio of medians of 10 or 12 rounds: chunks of 2 took 0.95–1.13x the
+//! time of chunks of 4 and chunks of 8 1.55–1.6x; where slices hold about
+//! 10 (`random10`), chunks of 4, 8 and 16 took 1.16–1.6x the slice loop's
+//! time; with `x` far beyond the caches (`far-d2`, 128 MiB) chunks of 4
+//! took 1.03x (1.07x on two threads), so
 //! the slice loop and its prefetch stay there ([`DOTS_MAX_X_BYTES`]).
 
 use super::float::Float;

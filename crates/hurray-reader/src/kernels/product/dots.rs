@@ -39,7 +39,9 @@ pub(super) const MIN_SLACK: usize = 4096;
 /// `y[i]` = the dot product of slice `i` with `x`, over the slices of the
 /// pointer window `ptr` (`ptr.len() - 1` slices, positions absolute in
 /// `idx` and `values`), summed in storage order; an index past `x` reads 0.
-/// Slices that [`pairs`] does not yield (data never validated) leave 0.
+/// Slices that [`pairs`] does not yield (data never validated) leave 0;
+/// on the chunks' path, every slice from the first whose pointers
+/// decrease or pass the arrays.
 /// With `prefetch`, each element asks for the `x` entry of the element
 /// [`prefetch::DISTANCE`] positions on. Where slices are short
 /// ([`chunks::short`]) and `x` within [`chunks::DOTS_MAX_X_BYTES`],

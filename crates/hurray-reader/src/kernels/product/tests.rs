@@ -518,7 +518,7 @@ fn plan_examples() {
 /// bit for bit, with and without the prefetch: the scatter into the whole
 /// of `y` and into a window of its rows, the dot products into a `y` full
 /// of garbage and longer than the slices.
-fn chunks_equal_slice_loops<T: Float + std::fmt::Debug>(
+fn chunks_equal_slice_loops<T: Float + PartialEq + std::fmt::Debug>(
     c: &Arrays<'_>,
     values: &[T],
     x: &[T],
@@ -527,7 +527,12 @@ fn chunks_equal_slice_loops<T: Float + std::fmt::Debug>(
     bits: impl Fn(T) -> u64,
     garbage: T,
 ) -> Result<(), String> {
-    let same = |a: &[T], b: &[T]| a.iter().map(|&v| bits(v)).eq(b.iter().map(|&v| bits(v)));
+    // The same bits, or NaN on both sides (which NaN comes out where two
+    // meet is the compiler's choice: `nan_sums_are_nan_on_every_path`).
+    #[allow(clippy::eq_op)]
+    let same = |a: &[T], b: &[T]| {
+        a.len() == b.len() && a.iter().zip(b).all(|(&p, &q)| bits(p) == bits(q) || (p != p && q != q))
+    };
     let arrays = (c.ptr, c.idx, values);
     for (lo, hi) in [(0, nrows), (nrows / 3, nrows * 2 / 3)] {
         let mut expected = vec![T::default(); hi - lo];
@@ -558,7 +563,34 @@ fn chunks_equal_slice_loops<T: Float + std::fmt::Debug>(
             return Err(format!("dots: {y:?} for {expected:?}"));
         }
     }
+    // A window of the pointers that starts past 0, as a thread's share.
+    let (from, to) = (slices / 3, slices - slices / 4);
+    let window = &c.ptr[from..=to];
+    let mut expected = vec![garbage; to - from];
+    dots::dot_slices_with::<T, false, false>(window, c.idx, values, xt, &mut expected);
+    let mut y = vec![garbage; to - from];
+    chunks::dots::<T, false>(window, c.idx, values, xt, &mut y);
+    if !same(&y, &expected) {
+        return Err(format!("dots, slices {from}..{to}: {y:?} for {expected:?}"));
+    }
     Ok(())
+}
+
+/// The values of `case` with some replaced by the values the chunks'
+/// argument is about: `±0.0`, subnormals (and their negatives, which
+/// cancel), `±inf`, NaN, and the negation of the value before (sums
+/// that cancel to `+0.0`). `pick[k % len]` chooses for element `k`.
+fn special<T: Float + std::ops::Neg<Output = T>>(values: &[T], picks: &[u8], specials: [T; 8]) -> Vec<T> {
+    let mut out: Vec<T> = values.to_vec();
+    for k in 0..out.len() {
+        let pick = usize::from(picks[k % picks.len()]);
+        if let Some(&v) = specials.get(pick) {
+            out[k] = v;
+        } else if pick == 8 && k > 0 {
+            out[k] = -out[k - 1];
+        }
+    }
+    out
 }
 
 proptest::proptest! {
@@ -572,6 +604,31 @@ proptest::proptest! {
         let r = chunks_equal_slice_loops(&c, &case.values, &case.x, &xt, case.nrows, f64::to_bits, f64::NAN);
         proptest::prop_assert!(r.is_ok(), "f64: {:?}", r);
         let values: Vec<f32> = case.values.iter().map(|&v| v as f32).collect();
+        let x: Vec<f32> = case.x.iter().map(|&v| v as f32).collect();
+        let xt: Vec<f32> = xt.iter().map(|&v| v as f32).collect();
+        let r = chunks_equal_slice_loops(&c, &values, &x, &xt, case.nrows, |v| u64::from(v.to_bits()), f32::NAN);
+        proptest::prop_assert!(r.is_ok(), "f32: {:?}", r);
+    }
+
+    /// The same with `-0.0`, subnormals, infinities, NaNs and cancelling
+    /// pairs among the values (picks 0 to 8 of [`special`]; 9 to 19 keep
+    /// the value).
+    #[test]
+    fn chunks_equal_slice_loops_on_special_values(
+        case in cases(),
+        picks in proptest::collection::vec(0u8..20, 1..50),
+    ) {
+        let c = csc(&case.ptr, &case.idx, case.nrows as u64);
+        let xt: Vec<f64> = (0..case.nrows).map(|i| float_from(i as u64 * 0x9E37_79B9)).collect();
+        let tiny = f64::MIN_POSITIVE / 4.0;
+        let specials = [0.0, -0.0, tiny, -tiny, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -1.0];
+        let values = special(&case.values, &picks, specials);
+        let r = chunks_equal_slice_loops(&c, &values, &case.x, &xt, case.nrows, f64::to_bits, f64::NAN);
+        proptest::prop_assert!(r.is_ok(), "f64: {:?}", r);
+        let tiny = f32::MIN_POSITIVE / 4.0;
+        let specials = [0.0, -0.0, tiny, -tiny, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -1.0];
+        let values: Vec<f32> = case.values.iter().map(|&v| v as f32).collect();
+        let values = special(&values, &picks, specials);
         let x: Vec<f32> = case.x.iter().map(|&v| v as f32).collect();
         let xt: Vec<f32> = xt.iter().map(|&v| v as f32).collect();
         let r = chunks_equal_slice_loops(&c, &values, &x, &xt, case.nrows, |v| u64::from(v.to_bits()), f32::NAN);
