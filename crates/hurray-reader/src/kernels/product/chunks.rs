@@ -32,17 +32,19 @@
 //!
 //! Measured on the Zen 4 host against the labelled blocks they replace
 //! (four runs of slices side by side; issue #34, `docs/perf-log/run-t.md`),
-//! `short2`, A B A B, the median of 20 rounds' ratios: Aᵀ·x took 0.85x
-//! the time with `x` in L2 or in L3 on one thread, 0.85x and 0.76x on
-//! two; A·x 0.91x with `y` in L3 (one thread and two) and, with `y` in
-//! L2, 1.00x on one thread and 1.12x on two (its steps past a column's
-//! end read and write rows of `y` that the labels did not touch). By the
-//! ratio of medians of 10 or 12 rounds: chunks of 2 took 0.95–1.13x the
-//! time of chunks of 4 and chunks of 8 1.55–1.6x; where slices hold about
-//! 10 (`random10`), chunks of 4, 8 and 16 took 1.16–1.6x the slice loop's
-//! time; with `x` far beyond the caches (`far-d2`, 128 MiB) chunks of 4
-//! took 1.03x (1.07x on two threads), so
-//! the slice loop and its prefetch stay there ([`DOTS_MAX_X_BYTES`]).
+//! `short2`, A B A B, the median of 20 rounds' ratios: Aᵀ·x took 0.85x the
+//! time with `x` in L2 or in L3 on one thread, 0.85x and 0.76x on two; A·x
+//! 0.91x with `y` in L3 (one thread and two) and, with `y` in L2, 1.00x and
+//! 1.11x on one thread and 1.12x and 1.13x on two in two such comparisons
+//! (its steps past a column's end read and write rows of `y` that the
+//! labels did not touch; chunks of 2 for the scatter, with fewer such
+//! steps, took 1.24x the labels' time). By the ratio of medians of 10 or 12
+//! rounds: chunks of 2 took 0.95–1.13x the time of chunks of 4 and chunks
+//! of 8 1.55–1.6x; where slices hold about 10 (`random10`), chunks of 4, 8
+//! and 16 took 1.16–1.6x the slice loop's time; with `x` far beyond the
+//! caches (`far-d2`, 128 MiB) chunks of 4 took 1.03x (1.07x on two
+//! threads), so the slice loop and its prefetch stay there
+//! ([`DOTS_MAX_X_BYTES`]).
 
 use super::float::Float;
 use crate::cursor::{to_u64, to_usize};
