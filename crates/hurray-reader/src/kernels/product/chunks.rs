@@ -88,6 +88,25 @@ fn positions(pair: &[u64], len: usize) -> Option<(usize, usize)> {
     (from <= to && to <= len).then_some((from, to))
 }
 
+/// Calls `step(at)` for the positions `from..to` of one slice and the
+/// steps past its end: [`CHUNK`] positions a trip, as many trips as the
+/// slice needs and at least one (an empty slice too), so that every
+/// slice of up to `CHUNK` elements takes one trip of the same loop. The
+/// step adds nothing where `at >= to`.
+#[inline(always)]
+fn walk(from: usize, to: usize, mut step: impl FnMut(usize)) {
+    let mut k = from;
+    loop {
+        for at in (0..CHUNK).map(|s| k.wrapping_add(s)) {
+            step(at);
+        }
+        k = k.wrapping_add(CHUNK);
+        if k >= to {
+            break;
+        }
+    }
+}
+
 /// `idx` and `values` cut to the shorter's length: one bounds check a
 /// step for both.
 fn same_length<'a, T>(idx: &'a [u64], values: &'a [T]) -> (&'a [u64], &'a [T]) {
@@ -114,26 +133,19 @@ pub(super) fn dots<T: Float, const PREFETCH: bool>(ptr: &[u64], idx: &[u64], val
     for (pair, yi) in ptr.windows(2).zip(y.iter_mut()) {
         let Some((from, to)) = positions(pair, len) else { break };
         let mut sum = T::default();
-        let mut k = from;
-        loop {
-            for at in (0..CHUNK).map(|step| k.wrapping_add(step)) {
-                if PREFETCH {
-                    let later = idx.get(at.wrapping_add(prefetch::DISTANCE));
-                    if let Some(later) = later.and_then(|&c| x.get(to_usize(c))) {
-                        prefetch::prefetch(later);
-                    }
+        walk(from, to, |at| {
+            if PREFETCH {
+                let later = idx.get(at.wrapping_add(prefetch::DISTANCE));
+                if let Some(later) = later.and_then(|&c| x.get(to_usize(c))) {
+                    prefetch::prefetch(later);
                 }
-                let product = match (idx.get(at), values.get(at)) {
-                    (Some(&c), Some(&v)) => v * x.get(to_usize(c)).copied().unwrap_or_default(),
-                    _ => T::default(),
-                };
-                sum = sum + product.kept(at < to);
             }
-            k = k.wrapping_add(CHUNK);
-            if k >= to {
-                break;
-            }
-        }
+            let product = match (idx.get(at), values.get(at)) {
+                (Some(&c), Some(&v)) => v * x.get(to_usize(c)).copied().unwrap_or_default(),
+                _ => T::default(),
+            };
+            sum = sum + product.kept(at < to);
+        });
         *yi = sum;
         written = written.wrapping_add(1);
     }
@@ -162,25 +174,18 @@ pub(super) fn scatter<T: Float, const PREFETCH: bool>(
     let len = idx.len();
     for (pair, &xj) in ptr.windows(2).zip(x) {
         let Some((from, to)) = positions(pair, len) else { break };
-        let mut k = from;
-        loop {
-            for at in (0..CHUNK).map(|step| k.wrapping_add(step)) {
-                if PREFETCH {
-                    let later = idx.get(at.wrapping_add(prefetch::DISTANCE));
-                    if let Some(later) = later.and_then(|&r| y.get(slot(r).min(last))) {
-                        prefetch::prefetch(later);
-                    }
-                }
-                if let (Some(&r), Some(&v)) = (idx.get(at), values.get(at)) {
-                    if let Some(yr) = y.get_mut(slot(r)) {
-                        *yr = *yr + (v * xj).kept(at < to);
-                    }
+        walk(from, to, |at| {
+            if PREFETCH {
+                let later = idx.get(at.wrapping_add(prefetch::DISTANCE));
+                if let Some(later) = later.and_then(|&r| y.get(slot(r).min(last))) {
+                    prefetch::prefetch(later);
                 }
             }
-            k = k.wrapping_add(CHUNK);
-            if k >= to {
-                break;
+            if let (Some(&r), Some(&v)) = (idx.get(at), values.get(at)) {
+                if let Some(yr) = y.get_mut(slot(r)) {
+                    *yr = *yr + (v * xj).kept(at < to);
+                }
             }
-        }
+        });
     }
 }
