@@ -2,13 +2,15 @@
 //! input too, when redirected from one), or with `--no-mmap` a copy in
 //! memory; an in-memory copy of a pipe on standard input, at most
 //! `--stdin-limit` bytes. A path that is not a regular file is refused,
-//! never waited on.
+//! never waited on. Read into memory, a file or a stream that does not
+//! start with the file magic is rejected after its first 104 bytes
+//! ([`AlignedBytes::read`], [`AlignedBytes::read_stream`]).
 
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use hurray_reader::{AlignedBytes, HurrayFile, MappedFile, Options, FILE_MAGIC};
+use hurray_reader::{AlignedBytes, HurrayFile, MappedFile, Options};
 
 use crate::cli::Input;
 
@@ -32,11 +34,15 @@ impl Source {
     /// reads standard input into memory unless it is a regular file that
     /// can be mapped. A path that is not a regular file (a FIFO, a socket,
     /// a device) is refused at once: the library opens it without waiting.
+    /// Read into memory, a file or stream that does not start with the
+    /// file magic is rejected after its first 104 bytes, with the error the
+    /// parse of a mapped file gives ([`hurray_reader::Error::BadMagic`]).
     ///
     /// # Errors
     /// The library's [`hurray_reader::Error::Io`] (it names the path), or
     /// one naming `<stdin>` when standard input holds more than
-    /// `reading.stdin_limit` bytes.
+    /// `reading.stdin_limit` bytes; [`hurray_reader::Error::BadMagic`] as
+    /// said.
     pub fn open(input: Input<'_>, options: Options, reading: Reading) -> hurray_reader::Result<Self> {
         match input {
             Input::Stdin => {
@@ -102,20 +108,17 @@ fn stdin_file() -> Option<File> {
     None
 }
 
-/// Bytes read before deciding whether a stream can be a Hurray file: the
-/// smallest file (64-byte header and 40-byte trailer).
-const PROBE: u64 = 104;
-
-/// Reads a stream into memory, at most `limit` bytes; when its first bytes
-/// are not a Hurray header (`/dev/zero`, a stray pipe) only those are
-/// kept, so the parse fails on the magic at once instead of after reading
-/// an endless stream.
+/// Reads a stream into memory, at most `limit` bytes, with
+/// [`AlignedBytes::read_stream`]: when its first bytes are not a Hurray
+/// header (`/dev/zero`, a stray pipe) it is rejected on the magic after
+/// those (at most 104 bytes), instead of after reading an endless stream.
 ///
 /// # Errors
+/// The magic error, as the mapped file gives it;
 /// [`hurray_reader::Error::Io`] naming the stream as `name` (as every other
 /// message does: `<stdin>` or the path) when it cannot be read, or when it
 /// holds more than `limit` bytes (kind `FileTooLarge`).
-fn read_stream(mut stream: impl Read, name: &str, limit: u64) -> hurray_reader::Result<AlignedBytes> {
+fn read_stream(stream: impl Read, name: &str, limit: u64) -> hurray_reader::Result<AlignedBytes> {
     let named = |e: hurray_reader::Error| match e {
         hurray_reader::Error::Io { kind, message } => hurray_reader::Error::Io {
             kind,
@@ -124,14 +127,7 @@ fn read_stream(mut stream: impl Read, name: &str, limit: u64) -> hurray_reader::
         other => other,
     };
     // One byte past the limit tells a stream of exactly `limit` bytes from a longer one.
-    let most = limit.saturating_add(1);
-    let probe = AlignedBytes::from_reader((&mut stream).take(PROBE.min(most))).map_err(named)?;
-    let bytes = if probe.starts_with(FILE_MAGIC) {
-        // The rest straight into aligned storage: one copy in memory.
-        AlignedBytes::from_reader((&probe[..]).chain(stream).take(most)).map_err(named)?
-    } else {
-        probe
-    };
+    let bytes = AlignedBytes::read_stream(stream.take(limit.saturating_add(1))).map_err(named)?;
     if u64::try_from(bytes.len()).map_or(true, |n| n > limit) {
         return Err(hurray_reader::Error::Io {
             kind: std::io::ErrorKind::FileTooLarge,

@@ -1112,6 +1112,38 @@ fn no_mmap_gives_the_same_verdicts_on_the_whole_corpus() {
     assert_eq!(stdout(&out), stdout(&inspect(&["--validate"], &fixture)));
 }
 
+/// `--no-mmap` on a large file that is not a Hurray file (1 GiB of zeros,
+/// sparse: no disk used) rejects it on the magic after its first 104 bytes,
+/// with the line and exit status of the mapped path, in text and JSON.
+/// (Before, it read the whole file into memory first: seconds and 2 GB of
+/// memory for a 2 GB file. That it reads no more than those bytes is shown
+/// in the library's tests, `aligned.rs`, with a reader that counts.)
+#[test]
+fn no_mmap_rejects_a_large_non_hurray_file_on_its_magic() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("zeros.hry");
+    std::fs::File::create(&file).unwrap().set_len(1 << 30).unwrap();
+    let expected = format!(
+        "error: {}: magic at offset 0: expected HRRYFILE, found \"{}\" (file-format.md § File Header)\n",
+        file.display(),
+        "\\x00".repeat(8)
+    );
+    for args in [&[][..], &["--validate"], &["--json", "--validate"]] {
+        let mapped = inspect(args, &file);
+        let mut no_mmap = args.to_vec();
+        no_mmap.push("--no-mmap");
+        let read = inspect(&no_mmap, &file);
+        assert_eq!(read.status.code(), Some(1), "{args:?}");
+        assert_eq!(stderr(&read), expected, "{args:?}");
+        assert!(args.contains(&"--json") || read.stdout.is_empty(), "{args:?}");
+        assert_eq!(
+            (read.status.code(), stdout(&read), stderr(&read)),
+            (mapped.status.code(), stdout(&mapped), stderr(&mapped)),
+            "{args:?}"
+        );
+    }
+}
+
 /// Standard input that cannot be read is named `<stdin>`, as in every other
 /// message (it was `-`).
 #[cfg(target_os = "linux")]

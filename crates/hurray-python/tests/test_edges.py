@@ -138,8 +138,8 @@ def test_an_unmappable_file_names_its_errno_and_filename():
 @pytest.mark.skipif(not os.path.exists("/proc/version"), reason="no /proc")
 def test_mmap_false_reads_a_file_that_reports_size_zero_to_its_end():
     """/proc/version reports size 0 but has content: mmap=False read it
-    as empty ("file size 0"); now it reads every byte, which are not a
-    Hurray file."""
+    as empty ("file size 0"); now it reads it, and its first bytes are not
+    a Hurray file's."""
     with open("/proc/version", "rb") as raw:
         content = raw.read()
     assert os.stat("/proc/version").st_size == 0 and len(content) > 0
@@ -148,6 +148,38 @@ def test_mmap_false_reads_a_file_that_reports_size_zero_to_its_end():
     assert len(content) >= 104  # header + trailer: the magic is what fails
     assert (caught.value.field, caught.value.offset) == ("magic", 0)
     assert "expected HRRYFILE" in str(caught.value)
+
+
+def test_mmap_false_rejects_a_large_non_hurray_file_on_its_magic(tmp_path):
+    """mmap=False read the whole file before its magic was checked: a 2 GB
+    file that is not a Hurray file took seconds and 2 GB of memory to
+    reject. Now its first 104 bytes decide, as for the mapped file, with
+    the same error (the Rust tests of aligned.rs show with a reader that
+    counts that no more is read)."""
+    path = tmp_path / "zeros.hry"
+    with open(path, "wb") as f:
+        f.truncate(1 << 30)  # 1 GiB of zeros, sparse: no disk used
+    caught = {}
+    for mmap in (True, False):
+        with pytest.raises(hr.FormatError) as e:
+            hr.open(path, mmap=mmap)
+        caught[mmap] = e.value
+    read, mapped = caught[False], caught[True]
+    assert (read.field, read.offset, read.rule, read.tensor) == ("magic", 0, "file-format.md § File Header", None)
+    assert str(read) == str(mapped)
+    assert str(read).startswith('magic at offset 0: expected HRRYFILE, found "' + "\\x00" * 8 + '"')
+
+
+def test_mmap_false_opens_every_fixture_as_the_mapping_does():
+    fixtures = sorted(FIXTURES.glob("*.hry"))
+    assert len(fixtures) >= 4
+    for path in fixtures:
+        with hr.open(path) as mapped, hr.open(path, mmap=False) as read:
+            assert (mapped.container["mapped"], read.container["mapped"]) == (True, False)
+            same = lambda f: ({k: v for k, v in f.container.items() if k != "mapped"}, f.metadata, list(f))
+            assert same(read) == same(mapped), path.name
+            for name in mapped:
+                assert repr(read[name]) == repr(mapped[name]), (path.name, name)
 
 
 def test_validate_returns_and_issues_the_readers_warnings(tmp_path):

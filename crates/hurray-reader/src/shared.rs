@@ -90,7 +90,8 @@ impl SharedFile {
 
     /// Reads the file at `path` into memory ([`AlignedBytes::read`]) and
     /// parses its container: no mapping hazard, at the cost of reading every
-    /// byte.
+    /// byte. A file that does not start with the file magic is rejected
+    /// after its first 104 bytes, with the error [`open`](Self::open) gives.
     ///
     /// # Errors
     /// As [`AlignedBytes::read`] and [`HurrayFile::parse`].

@@ -111,7 +111,7 @@ fn every_invalid_file_is_rejected_as_the_manifest_says() {
         let want_spec = entry["spec"].as_str().expect("spec");
         let offending = entry["offending_tensor"].as_str();
         let gap = entry["known_gap"].as_str();
-        let bytes = AlignedBytes::read(dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let bytes = support::corpus::bytes_of(&dir().join(name));
 
         let got = catch_unwind(AssertUnwindSafe(|| outcome(&bytes, offending)));
         let verdict = match &got {

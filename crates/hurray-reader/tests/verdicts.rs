@@ -34,7 +34,26 @@ fn verdicts(set: &str, dir: &Path, out: &mut BTreeMap<String, String>) {
         .collect();
     names.sort();
     for name in names {
-        let bytes = AlignedBytes::read(dir.join(&name)).unwrap();
+        let path = dir.join(&name);
+        let bytes = AlignedBytes::from_reader(std::fs::File::open(&path).unwrap()).unwrap();
+        // `AlignedBytes::read` reads every byte, or refuses a file without
+        // the file magic after its first bytes with the very error the
+        // parse of every byte gives.
+        match AlignedBytes::read(&path) {
+            Ok(read) => assert_eq!(&read[..], &bytes[..], "{set}/{name}"),
+            Err(e) => {
+                assert_eq!(
+                    HurrayFile::parse(&bytes, Options::permissive()).err(),
+                    Some(e.clone()),
+                    "{set}/{name}"
+                );
+                assert_eq!(
+                    HurrayFile::parse(&bytes, Options::strict()).err(),
+                    Some(e),
+                    "{set}/{name}"
+                );
+            }
+        }
         for (mode, options) in [("strict", Options::strict()), ("permissive", Options::permissive())] {
             out.insert(format!("{set}/{name}\t{mode}"), verdict(&bytes, options));
         }

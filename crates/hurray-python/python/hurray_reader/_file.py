@@ -102,7 +102,9 @@ def open(  # noqa: A001 (the name the package promises)
         ``True`` (default) maps the file: opening costs the same for any file
         size and arrays point into the mapping. ``False`` reads the whole file
         into memory first, for files that may change while open or that live
-        on storage where mapping is a poor idea (see *The mapping hazard*).
+        on storage where mapping is a poor idea (see *The mapping hazard*);
+        a file that does not start with the file magic is rejected after its
+        first 104 bytes, with the ``FormatError`` the mapped file gives.
     threads : int, optional
         Threads for the storage-invariant scans (``to_scipy``, ``validate``);
         by default the CPUs this process may run on. At most 64 are used;

@@ -9,9 +9,28 @@ use crate::raw;
 
 pub use hurray_format::container::file_flags;
 
+/// Checks a file's first bytes (`start`: the whole file, or any prefix of
+/// it) against the file magic: they must begin with `HRRYFILE`, or, fewer
+/// than 8, be the start of it. The one magic check of
+/// [`HurrayFile::parse`](super::HurrayFile::parse), and of
+/// [`AlignedBytes::read`](crate::AlignedBytes::read) before it reads more
+/// than the first bytes, so both give the same error.
+///
+/// # Errors
+/// [`Error::BadMagic`] (field `magic`, offset 0, `file-format.md` § File
+/// Header) naming the first 8 bytes (all of them in a shorter `start`).
+pub(crate) fn check_file_magic(start: &[u8]) -> Result<()> {
+    let prefix = start.get(..FILE_MAGIC.len()).unwrap_or(start);
+    if FILE_MAGIC.starts_with(prefix) {
+        Ok(())
+    } else {
+        Err(bad_file_magic(prefix))
+    }
+}
+
 /// The file does not start with `HRRYFILE`; `found` is what it starts with
 /// (fewer than 8 bytes in a shorter file).
-pub(super) fn bad_file_magic(found: &[u8]) -> Error {
+fn bad_file_magic(found: &[u8]) -> Error {
     Error::BadMagic {
         at: Location {
             scope: Scope::File,
@@ -25,9 +44,7 @@ pub(super) fn bad_file_magic(found: &[u8]) -> Error {
 }
 
 pub(super) fn check_header(h: &raw::FileHeader) -> Result<()> {
-    if &h.magic != FILE_MAGIC {
-        return Err(bad_file_magic(&h.magic));
-    }
+    check_file_magic(&h.magic)?;
     if h.container_version_major != CONTAINER_VERSION_MAJOR {
         return Err(Error::UnsupportedVersion {
             at: Location {

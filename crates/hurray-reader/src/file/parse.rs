@@ -3,9 +3,9 @@
 
 use zerocopy::FromBytes;
 
-use super::container::{bad_file_magic, check_header, check_trailer, file_flags, kv_section, section};
+use super::container::{check_file_magic, check_header, check_trailer, file_flags, kv_section, section};
 use super::index::{check_sorted, parse_index, sort_by_name};
-use super::{HurrayFile, IndexEntry, Options, CONTAINER_VERSION_MINOR, FILE_MAGIC, HEADER_LEN, TRAILER_LEN};
+use super::{HurrayFile, IndexEntry, Options, CONTAINER_VERSION_MINOR, HEADER_LEN, TRAILER_LEN};
 use crate::cursor::to_u64;
 use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::kv;
@@ -40,10 +40,7 @@ impl<'data> HurrayFile<'data> {
         if size < minimum {
             // What is there of the magic decides: a short file that does
             // not even start like a Hurray file is reported as such.
-            let prefix = data.get(..FILE_MAGIC.len()).unwrap_or(data);
-            if !FILE_MAGIC.starts_with(prefix) {
-                return Err(bad_file_magic(prefix));
-            }
+            check_file_magic(data)?;
             return Err(Error::FileTooSmall { size, minimum });
         }
         let header = raw::FileHeader::ref_from_prefix(data)
