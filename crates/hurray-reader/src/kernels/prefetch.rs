@@ -14,7 +14,7 @@
 //!   from vectors larger than the caches.
 //! - Where that vector is cached and the slices are short, the products'
 //!   slice-by-slice loops follow their index and value arrays instead,
-//!   [`LOOKAHEAD`] elements ahead ([`Lookahead`]; `docs/perf-log/run-r.md`).
+//!   [`LOOKAHEAD`] elements ahead ([`arrays_ahead`]; `docs/perf-log/run-r.md`).
 //!
 //! This module holds the crate's second `unsafe` block, the hint itself.
 #![allow(unsafe_code)]
@@ -39,63 +39,54 @@ pub(crate) const DISTANCE: usize = 64;
 /// other than x86-64.
 #[inline(always)]
 pub(crate) fn prefetch<T>(value: &T) {
+    hint(std::ptr::from_ref(value).cast());
+}
+
+/// Asks for the cache line of `items[i]`, or of where it would be past the
+/// end: a hint never faults, so the products ask for entries without a
+/// bounds check (a branch an element). An index far past the end asks for
+/// some other line, which costs at most a wasted load.
+#[inline(always)]
+pub(crate) fn prefetch_at<T>(items: &[T], i: usize) {
+    hint(items.as_ptr().wrapping_add(i).cast());
+}
+
+/// The hint itself (`prefetcht0`).
+#[inline(always)]
+fn hint(address: *const i8) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let address = std::ptr::from_ref(value).cast::<i8>();
         // SAFETY: `_mm_prefetch` is a hint: it reads and writes nothing the
-        // program can observe and never faults, whatever the address (here
-        // that of a live reference anyway). Its only requirement is the SSE
-        // instruction set, which every x86-64 CPU has (the target's
-        // baseline).
+        // program can observe and never faults, whatever the address (that
+        // of a live reference, or one computed with `wrapping_add` that may
+        // point anywhere). Its only requirement is the SSE instruction set,
+        // which every x86-64 CPU has (the target's baseline).
         unsafe { _mm_prefetch::<_MM_HINT_T0>(address) }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
+    let _ = address;
 }
 
-/// How many elements ahead [`Lookahead`] follows the index and value
+/// How many elements ahead [`arrays_ahead`] follows the index and value
 /// arrays: 2 KiB of `u64` indices. On the Zen 4 host, of 128, 256, 512,
 /// 768 and 2 048 (the scans' [`STREAM_AHEAD`]), 256 took the least time
 /// (`docs/perf-log/run-r.md`; 2 048, 24 KiB of lines ahead of the loop in
 /// an L1 cache of 32 KiB, 1.00–1.09x 256's).
 pub(crate) const LOOKAHEAD: usize = 256;
 
-/// The index and value arrays a product walks slice by slice, followed
-/// [`LOOKAHEAD`] elements ahead of the loop: before each slice,
-/// [`pass`](Self::pass) asks for the index lines at that distance and 8
-/// indices on, and for the value line (slices of about 10 touch one or
-/// two of each). Without the hints, where slices are short and the
-/// vector read or written at random is in the caches, the loop's
-/// mispredicted branch at each slice's end left the arrays' loads
+/// Before a slice that starts at position `at`, asks for the lines of
+/// `idx` [`LOOKAHEAD`] elements on and 8 indices further, and for the line
+/// of `values` [`LOOKAHEAD`] elements on (slices of about 10 touch one or
+/// two of each): the index and value arrays a product walks slice by
+/// slice, followed ahead of the loop. Without the hints, where slices are
+/// short and the vector read or written at random is in the caches, the
+/// loop's mispredicted branch at each slice's end left the arrays' loads
 /// waiting. The products decide where it is on (`product::lookahead`).
-pub(crate) struct Lookahead<'a, T> {
-    idx: &'a [u64],
-    values: &'a [T],
-}
-
-impl<'a, T> Lookahead<'a, T> {
-    /// Following `idx` and `values` from position `at` (the loop's first
-    /// element).
-    pub(crate) fn new(idx: &'a [u64], values: &'a [T], at: usize) -> Self {
-        let ahead = at.saturating_add(LOOKAHEAD);
-        Lookahead {
-            idx: idx.get(ahead..).unwrap_or_default(),
-            values: values.get(ahead..).unwrap_or_default(),
-        }
-    }
-
-    /// Prefetches [`LOOKAHEAD`] elements past the start of the slice that
-    /// starts now, which holds `len` elements, and moves on past it.
-    #[inline(always)]
-    pub(crate) fn pass(&mut self, len: usize) {
-        for line in [self.idx.first(), self.idx.get(8)].into_iter().flatten() {
-            prefetch(line);
-        }
-        if let Some(line) = self.values.first() {
-            prefetch(line);
-        }
-        self.idx = self.idx.get(len..).unwrap_or_default();
-        self.values = self.values.get(len..).unwrap_or_default();
-    }
+#[inline(always)]
+pub(crate) fn arrays_ahead<T>(idx: &[u64], values: &[T], at: usize) {
+    let ahead = at.wrapping_add(LOOKAHEAD);
+    prefetch_at(idx, ahead);
+    prefetch_at(idx, ahead.wrapping_add(8));
+    prefetch_at(values, ahead);
 }

@@ -47,6 +47,7 @@
 //! ([`DOTS_MAX_X_BYTES`]).
 
 use super::float::Float;
+use super::{positions, same_length};
 use crate::cursor::{to_u64, to_usize};
 use crate::kernels::prefetch;
 
@@ -78,16 +79,6 @@ pub(super) fn mean_within(ptr: &[u64], mean: u64) -> bool {
     slices > 0 && stored <= slices.saturating_mul(mean)
 }
 
-/// The positions `from..to` of one slice (`pair`: its two pointers), if
-/// they lie within `0..len` in order; `None` ends a walk (data never
-/// validated).
-#[inline(always)]
-fn positions(pair: &[u64], len: usize) -> Option<(usize, usize)> {
-    let &[from, to] = pair else { return None };
-    let (from, to) = (to_usize(from), to_usize(to));
-    (from <= to && to <= len).then_some((from, to))
-}
-
 /// Calls `step(at)` for the positions `from..to` of one slice and the
 /// steps past its end: [`CHUNK`] positions a trip, as many trips as the
 /// slice needs and at least one (an empty slice too), so that every
@@ -105,16 +96,6 @@ fn walk(from: usize, to: usize, mut step: impl FnMut(usize)) {
             break;
         }
     }
-}
-
-/// `idx` and `values` cut to the shorter's length: one bounds check a
-/// step for both.
-fn same_length<'a, T>(idx: &'a [u64], values: &'a [T]) -> (&'a [u64], &'a [T]) {
-    let len = idx.len().min(values.len());
-    (
-        idx.get(..len).unwrap_or_default(),
-        values.get(..len).unwrap_or_default(),
-    )
 }
 
 /// `y[i]` = the dot product of slice `i` with `x`, over the slices of the

@@ -734,11 +734,10 @@ fn lookahead_where_slices_are_short_and_the_vector_cached() {
 fn lookahead_past_the_end_is_nothing() {
     let idx = [1u64, 2, 3];
     let values = [1f32, 2.0, 3.0];
-    let mut ahead = crate::kernels::prefetch::Lookahead::new(&idx, &values, 0);
-    for len in [1, 1, 1, usize::MAX] {
-        ahead.pass(len);
+    for at in [0, 1, 2, 3, usize::MAX - 300, usize::MAX] {
+        crate::kernels::prefetch::arrays_ahead(&idx, &values, at);
+        crate::kernels::prefetch::prefetch_at(&values, at);
     }
-    let _ = crate::kernels::prefetch::Lookahead::new(&idx, &values, usize::MAX);
     // And the products that use it agree with the definition on short slices.
     let ptr: Vec<u64> = (0..=30).map(|j| j * 10).collect();
     let rows: Vec<u64> = (0..300).map(|k| (k * 13) % 64).collect();
