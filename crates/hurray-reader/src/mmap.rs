@@ -131,7 +131,7 @@ impl MappedFile {
             // A device, FIFO or socket: the OS error alone ("No such
             // device") does not say why.
             let what = if file.metadata().is_ok_and(|m| !m.is_file()) {
-                "cannot map (not a regular file; read it with AlignedBytes::read)"
+                "cannot map (not a regular file; read it with AlignedBytes::read_stream)"
             } else {
                 "cannot map"
             };
