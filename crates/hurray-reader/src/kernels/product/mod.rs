@@ -110,8 +110,12 @@ impl<'a> Arrays<'a> {
         });
     }
 
-    /// Each outer slice's indices and values, in order, for the products:
-    /// [`pairs`] over the whole pointer array.
+    /// Each outer slice's indices and values, in order, for the blocked
+    /// scatter (`blocking.rs`): [`pairs`] over the whole pointer array.
+    /// Its walk ends where [`pairs`] does (a pointer pair that does not
+    /// fit the arrays), not at [`positions`]' first bad pair as the direct
+    /// and chunked loops do: on data never validated the paths may leave
+    /// different rows, never a panic.
     fn slices<'s, T>(&'s self, values: &'s [T]) -> impl Iterator<Item = (&'s [u64], &'s [T])> + 's {
         pairs(self.ptr, self.idx, values)
     }
