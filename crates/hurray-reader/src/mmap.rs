@@ -94,7 +94,7 @@ impl MappedFile {
     /// Only a regular file is mapped, and nothing waits: a FIFO, a socket
     /// or a device is refused at once (opening a FIFO for reading would
     /// block until a writer comes). Read a stream with
-    /// [`AlignedBytes::from_reader`].
+    /// [`AlignedBytes::read_stream`].
     ///
     /// # Errors
     /// [`Error::Io`](crate::Error::Io) if the file cannot be opened or

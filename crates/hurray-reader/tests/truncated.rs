@@ -46,8 +46,13 @@ fn a_file_truncated_before_opening_is_rejected() {
                 "cut {cut}: {err:?}"
             );
         }
-        let copy = AlignedBytes::read(&path).unwrap();
-        let same = HurrayFile::parse(&copy, Options::strict()).unwrap_err();
+        // Read into memory: refused from its two ends when it is long
+        // enough to have them, else read and refused by the parse.
+        let same = match AlignedBytes::read(&path) {
+            Ok(copy) if cut < 104 => HurrayFile::parse(&copy, Options::strict()).unwrap_err(),
+            Ok(_) => panic!("cut {cut}: read whole"),
+            Err(e) => e,
+        };
         assert_eq!(err.to_string(), same.to_string(), "cut {cut}");
     }
 }

@@ -2,10 +2,11 @@
 //! header and trailer checks, the sections the trailer locates (index, KV),
 //! and the reserved-bytes rule every section shares.
 
-use super::{CONTAINER_VERSION_MAJOR, FILE_MAGIC, HEADER_LEN, TRAILER_MAGIC};
+use super::{CONTAINER_VERSION_MAJOR, FILE_MAGIC, HEADER_LEN, TRAILER_LEN, TRAILER_MAGIC};
 use crate::cursor::to_u64;
 use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::raw;
+use zerocopy::FromBytes;
 
 pub use hurray_format::container::file_flags;
 
@@ -41,6 +42,33 @@ fn bad_file_magic(found: &[u8]) -> Error {
         expected: "HRRYFILE",
         found: found.escape_ascii().to_string(),
     }
+}
+
+/// The checks of the file's two ends, the first of
+/// [`HurrayFile::parse`](super::HurrayFile::parse), on `start` (at least
+/// the 64-byte header) and `end` (the 40-byte trailer) of a file of `size`
+/// bytes (at least 104): the header, then the trailer, whose offsets are
+/// checked against `size`. [`AlignedBytes::read`](crate::AlignedBytes::read)
+/// runs them on the two ends alone before it reads the rest, so both give
+/// the same error for a file cut short or corrupt at either end.
+///
+/// # Errors
+/// As [`check_header`] and [`check_trailer`];
+/// [`Error::FileTooSmall`] when `start` or `end` is too short.
+pub(crate) fn check_ends<'a>(
+    start: &'a [u8],
+    end: &'a [u8],
+    size: u64,
+) -> Result<(&'a raw::FileHeader, &'a raw::Trailer)> {
+    let minimum = HEADER_LEN + TRAILER_LEN;
+    let too_small = || Error::FileTooSmall { size, minimum };
+    let header = raw::FileHeader::ref_from_prefix(start)
+        .map(|(h, _)| h)
+        .map_err(|_| too_small())?;
+    check_header(header)?;
+    let trailer = raw::Trailer::ref_from_bytes(end).map_err(|_| too_small())?;
+    check_trailer(header, trailer, size.checked_sub(TRAILER_LEN).ok_or_else(too_small)?)?;
+    Ok((header, trailer))
 }
 
 pub(super) fn check_header(h: &raw::FileHeader) -> Result<()> {

@@ -19,7 +19,7 @@ use crate::kv::KvEntry;
 use crate::raw;
 
 pub use container::file_flags;
-pub(crate) use container::{check_file_magic, reserved_zero};
+pub(crate) use container::{check_ends, check_file_magic, reserved_zero};
 pub use index::{EntryField, IndexEntry};
 pub use options::{Mode, Options};
 

@@ -1,15 +1,12 @@
 //! [`HurrayFile::parse`]: the header, the trailer, the footer index and the
 //! KV section, in one pass over the bytes the trailer locates.
 
-use zerocopy::FromBytes;
-
-use super::container::{check_file_magic, check_header, check_trailer, file_flags, kv_section, section};
+use super::container::{check_ends, check_file_magic, file_flags, kv_section, section};
 use super::index::{check_sorted, parse_index, sort_by_name};
 use super::{HurrayFile, IndexEntry, Options, CONTAINER_VERSION_MINOR, HEADER_LEN, TRAILER_LEN};
 use crate::cursor::to_u64;
 use crate::error::{rule, Error, Field, Location, Result, Scope};
 use crate::kv;
-use crate::raw;
 
 impl<'data> HurrayFile<'data> {
     /// Parses the container: header, trailer, footer index and KV section,
@@ -43,16 +40,9 @@ impl<'data> HurrayFile<'data> {
             check_file_magic(data)?;
             return Err(Error::FileTooSmall { size, minimum });
         }
-        let header = raw::FileHeader::ref_from_prefix(data)
-            .map(|(h, _)| h)
-            .map_err(|_| Error::FileTooSmall { size, minimum })?;
-        check_header(header)?;
         let trailer_offset = size - TRAILER_LEN;
-        let trailer = data
-            .get(data.len().saturating_sub(40)..)
-            .and_then(|b| raw::Trailer::ref_from_bytes(b).ok())
-            .ok_or(Error::FileTooSmall { size, minimum })?;
-        check_trailer(header, trailer, trailer_offset)?;
+        let end = data.get(data.len().saturating_sub(40)..).unwrap_or_default();
+        let (header, trailer) = check_ends(data, end, size)?;
 
         let index_bytes = section(
             data,
