@@ -7,7 +7,7 @@ use std::path::Path;
 use hurray_format::container::{HEADER_LEN, TRAILER_LEN};
 use zerocopy::IntoBytes;
 
-use crate::cursor::{to_u64, to_usize};
+use crate::cursor::to_u64;
 use crate::error::{io_error, Error, Result};
 use crate::file::{check_ends, check_file_magic};
 
@@ -196,22 +196,18 @@ fn read_probed(
 /// than header and trailer is left to the read and the parse.
 fn check_ends_of(file: &mut std::fs::File, len: usize, failed: impl Fn(std::io::Error) -> Error) -> Result<()> {
     use std::io::{Seek, SeekFrom};
-    let (size, header_len, trailer_len) = (to_u64(len), to_usize(HEADER_LEN), to_usize(TRAILER_LEN));
-    let Some(trailer_at) = size.checked_sub(HEADER_LEN + TRAILER_LEN).map(|_| size - TRAILER_LEN) else {
+    let size = to_u64(len);
+    if size < HEADER_LEN + TRAILER_LEN {
         return Ok(());
-    };
-    let mut header = [0u8; PROBE];
-    let mut trailer = [0u8; PROBE];
-    let (header, trailer) = (
-        header.get_mut(..header_len).unwrap_or_default(),
-        trailer.get_mut(..trailer_len).unwrap_or_default(),
-    );
-    let got = fill(file, header).map_err(&failed)?;
+    }
+    let mut header = [0u8; HEADER_LEN as usize];
+    let mut trailer = [0u8; TRAILER_LEN as usize];
+    let got = fill(file, &mut header).map_err(&failed)?;
     check_file_magic(header.get(..got).unwrap_or_default())?;
-    file.seek(SeekFrom::Start(trailer_at)).map_err(&failed)?;
-    file.read_exact(trailer).map_err(&failed)?;
+    file.seek(SeekFrom::Start(size - TRAILER_LEN)).map_err(&failed)?;
+    file.read_exact(&mut trailer).map_err(&failed)?;
     file.seek(SeekFrom::Start(0)).map_err(&failed)?;
-    check_ends(header, trailer, size).map(|_| ())
+    check_ends(&header, &trailer, size).map(|_| ())
 }
 
 /// Reads into `buffer` until it is full or `reader` ends; the bytes read.
