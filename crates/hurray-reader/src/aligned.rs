@@ -188,8 +188,8 @@ fn read_probed(
     Ok(AlignedBytes { words, len })
 }
 
-/// Before a file of `len` bytes is read whole: its magic, then its
-/// header and trailer checked as the parse checks them first
+/// Before a file of `len` bytes is read whole: its header (the magic
+/// first) and trailer checked as the parse checks them first
 /// ([`check_ends`]: the trailer's offsets against `len`), from their 64
 /// and 40 bytes alone, so that a file cut short or corrupt at either end
 /// costs what mapping it costs. Leaves `file` at its start. A file shorter
@@ -202,8 +202,7 @@ fn check_ends_of(file: &mut std::fs::File, len: usize, failed: impl Fn(std::io::
     }
     let mut header = [0u8; HEADER_LEN as usize];
     let mut trailer = [0u8; TRAILER_LEN as usize];
-    let got = fill(file, &mut header).map_err(&failed)?;
-    check_file_magic(header.get(..got).unwrap_or_default())?;
+    file.read_exact(&mut header).map_err(&failed)?;
     file.seek(SeekFrom::Start(size - TRAILER_LEN)).map_err(&failed)?;
     file.read_exact(&mut trailer).map_err(&failed)?;
     file.seek(SeekFrom::Start(0)).map_err(&failed)?;
