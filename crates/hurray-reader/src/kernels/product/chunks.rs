@@ -116,9 +116,8 @@ pub(super) fn dots<T: Float, const PREFETCH: bool>(ptr: &[u64], idx: &[u64], val
         let mut sum = T::default();
         walk(from, to, |at| {
             if PREFETCH {
-                let later = idx.get(at.wrapping_add(prefetch::DISTANCE));
-                if let Some(later) = later.and_then(|&c| x.get(to_usize(c))) {
-                    prefetch::prefetch(later);
+                if let Some(&later) = idx.get(at.wrapping_add(prefetch::DISTANCE)) {
+                    prefetch::prefetch_at(x, to_usize(later));
                 }
             }
             let product = match (idx.get(at), values.get(at)) {
@@ -157,9 +156,8 @@ pub(super) fn scatter<T: Float, const PREFETCH: bool>(
         let Some((from, to)) = positions(pair, len) else { break };
         walk(from, to, |at| {
             if PREFETCH {
-                let later = idx.get(at.wrapping_add(prefetch::DISTANCE));
-                if let Some(later) = later.and_then(|&r| y.get(slot(r).min(last))) {
-                    prefetch::prefetch(later);
+                if let Some(&later) = idx.get(at.wrapping_add(prefetch::DISTANCE)) {
+                    prefetch::prefetch_at(y, slot(later).min(last));
                 }
             }
             if let (Some(&r), Some(&v)) = (idx.get(at), values.get(at)) {
