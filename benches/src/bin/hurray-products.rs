@@ -40,7 +40,7 @@
 //! element in four running sums (`kernels::dot_sum`): the reads and the
 //! arithmetic of Aᵀ·x without its rows (no per-row sum, store or branch,
 //! no single chain of additions), split by position over the threads,
-//! prefetched as the library's loop when `x` is over 2 MiB;
+//! prefetched where the library's loop is (`prefetches`);
 //! `bound_ax1` / `bound_ax2` and `bound_atx1` / `bound_atx2`, the bounds
 //! the targets are judged by: the bare stores and the dot without rows,
 //! each moving too the rest of the bytes its product must, in step with
@@ -259,7 +259,7 @@ fn scatter_stores<T: Real, V: Copy, S: Slot>(
 /// also moves its even share of them, in step with its elements: every
 /// byte Aᵀ·x reads and writes. Returns the dot and the pointers' sum.
 fn dot<T: Real>((ptr, idx, values, x): (&[u64], &[u64], &[T], &[T]), y: &mut [T], threads: usize) -> (T, u64) {
-    let prefetch = prefetches(x);
+    let prefetch = prefetches(ptr, x);
     let (ylen, mut rest) = (y.len(), y);
     let mut jobs = Vec::new();
     for t in 0..threads {
@@ -280,10 +280,19 @@ fn dot<T: Real>((ptr, idx, values, x): (&[u64], &[u64], &[T], &[T]), y: &mut [T]
         .fold((T::default(), 0), |(s, p), (r, q)| (s + r, p.wrapping_add(q)))
 }
 
-/// Whether the gathers of `x` prefetch, as the library's Aᵀ·x decides it:
-/// when `x` is over 2 MiB.
-fn prefetches<T>(x: &[T]) -> bool {
-    std::mem::size_of_val(x) > 2 << 20
+/// Whether the gathers of `x` prefetch, as the library's Aᵀ·x decides it
+/// (`kernels::product::prefetches`, crate-private): `x` over 2 MiB, but
+/// not with more than 32 elements a slice on average and `x` within
+/// 8 MiB, nor with more than one element every 16 entries of `x`.
+fn prefetches<T>(ptr: &[u64], x: &[T]) -> bool {
+    let bytes = std::mem::size_of_val(x);
+    let slices = ptr.len().saturating_sub(1) as u64;
+    let (first, last) = (ptr.first().copied().unwrap_or(0), ptr.last().copied().unwrap_or(0));
+    let stored = last.saturating_sub(first);
+    let within = |mean: u64| slices > 0 && stored <= slices * mean;
+    let long_in_l3 = bytes <= 8 << 20 && !within(32);
+    let dense = !within((x.len() / 16) as u64);
+    bytes > 2 << 20 && !long_in_l3 && !dense
 }
 
 /// Runs each job on a thread of its own; their results, in order.

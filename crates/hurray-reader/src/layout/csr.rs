@@ -386,7 +386,9 @@ impl<T: Float> CsrView<'_, T> {
     /// When `x` is larger than 2 MiB (`ncols × size_of::<T>()`, about what
     /// an L2 cache holds), each read asks the CPU to prefetch the entry of
     /// `x` that the element 64 positions on will read (a cache hint,
-    /// x86-64 only; it changes no result). On an unvalidated view the
+    /// x86-64 only; it changes no result), but where rows hold more than
+    /// 32 elements on average and `x` is within 8 MiB, or rows are dense
+    /// enough to read `x` as a stream (`docs/design.md`). On an unvalidated view the
     /// invariants are verified first, on every call. On
     /// [`CscView::transpose`](crate::CscView::transpose) this is Aᵀ·x for the CSC matrix A.
     ///

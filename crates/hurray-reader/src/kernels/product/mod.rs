@@ -122,19 +122,19 @@ impl<'a> Arrays<'a> {
 
     /// The direct scatter into rows `first..first + y.len()`: one pass over
     /// `ptr`, `idx` and `values`, `y[idx[k] - first] += v[k] · x[j]` at
-    /// random positions of `y`, prefetching when `y` is larger than
-    /// [`CACHED_BYTES`]; where slices are short ([`chunks::short`]),
+    /// random positions of `y`, prefetching where [`prefetches`] holds;
+    /// where slices are short ([`chunks::short`]),
     /// [`chunks::scatter`], the same additions in the same order.
     pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
         y.fill(T::default());
         let arrays = (self.ptr, self.idx, values);
-        match (cached(y), chunks::short(self.ptr), lookahead(self.ptr, y)) {
-            (false, true, _) => chunks::scatter::<T, true>(arrays, x, y, first),
-            (true, true, _) => chunks::scatter::<T, false>(arrays, x, y, first),
-            (false, false, false) => self.scatter_direct_with::<T, true, false>(values, x, y, first),
-            (false, false, true) => self.scatter_direct_with::<T, true, true>(values, x, y, first),
-            (true, false, false) => self.scatter_direct_with::<T, false, false>(values, x, y, first),
-            (true, false, true) => self.scatter_direct_with::<T, false, true>(values, x, y, first),
+        match (prefetches(self.ptr, y), chunks::short(self.ptr), lookahead(self.ptr, y)) {
+            (true, true, _) => chunks::scatter::<T, true>(arrays, x, y, first),
+            (false, true, _) => chunks::scatter::<T, false>(arrays, x, y, first),
+            (true, false, false) => self.scatter_direct_with::<T, true, false>(values, x, y, first),
+            (true, false, true) => self.scatter_direct_with::<T, true, true>(values, x, y, first),
+            (false, false, false) => self.scatter_direct_with::<T, false, false>(values, x, y, first),
+            (false, false, true) => self.scatter_direct_with::<T, false, true>(values, x, y, first),
         }
     }
 
@@ -193,7 +193,7 @@ impl<'a> Arrays<'a> {
     /// of slice `i` with `x`, summed in storage order. Same preconditions as
     /// [`scatter`](Self::scatter); an index past `x` reads 0.
     pub(crate) fn dots<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
-        dots::dot_slices(self.ptr, self.idx, values, x, y, !cached(x));
+        dots::dot_slices(self.ptr, self.idx, values, x, y, prefetches(self.ptr, x));
     }
 
     /// [`dots`](Self::dots) on `threads` threads (`std::thread::scope`,
@@ -209,7 +209,7 @@ impl<'a> Arrays<'a> {
         if threads == 1 || self.stored() < SPLIT_MIN_NNZ {
             return self.dots(values, x, y);
         }
-        let split = (threads, dots::MIN_SLACK, !cached(x));
+        let split = (threads, dots::MIN_SLACK, prefetches(self.ptr, x));
         dots::dot_slices_split(self.ptr, self.idx, values, x, y, split);
     }
 }
@@ -271,12 +271,40 @@ pub(super) fn same_length<'a, T>(idx: &'a [u64], values: &'a [T]) -> (&'a [u64],
     )
 }
 
-/// Whether `v`, the vector a product's random accesses go to, is within
-/// [`CACHED_BYTES`]: then the product neither prefetches ([`prefetch`])
-/// nor splits `y` over threads.
-fn cached<T>(v: &[T]) -> bool {
-    std::mem::size_of_val(v) <= CACHED_BYTES
+/// Whether a product walking the slices of `ptr`, with `vector` read or
+/// written at the positions its indices give, asks for those entries
+/// [`prefetch::DISTANCE`] elements ahead: where `vector` is over
+/// [`CACHED_BYTES`], but for two kinds of slices the core follows alone.
+/// On the Zen 5 host (issue #34, `docs/perf-log/run-v.md`), A B A B:
+///
+/// - **Long slices, `vector` in L3**: more than [`LOOKAHEAD_MAX_MEAN`]
+///   elements a slice on average and `vector` within
+///   [`LOOKAHEAD_MAX_VECTOR`]. A slice's loop then runs without a
+///   mispredicted end for long stretches and the core's window keeps
+///   enough L3 accesses in flight: without the hint, about 100 a slice
+///   and 8 MiB, A·x and Aᵀ·x took 0.72–0.74x the time on one thread,
+///   0.90–0.96x and 0.67–0.80x on two. With about 10 it was mixed
+///   (without: 0.92–1.00x on one thread, 0.90–0.95x for Aᵀ·x on two,
+///   1.19–1.25x for A·x on two) and with 2 the hint paid (1.12–1.7x the
+///   time without); with about 100 and 16 MiB too (1.08–2.1x). On the
+///   Zen 4 host the hint paid on every `l3` shape (without: 1.15–1.57x
+///   the CPU time, `docs/perf-log/run-l.md`).
+/// - **Dense slices**: slices that hold, on average, more than one element
+///   for every [`DENSE_GAP`] entries of `vector`. Their sorted indices then
+///   step through `vector` a cache line or less apart, a stream the
+///   hardware prefetcher follows: one column of 8 M elements over 32 Mi
+///   rows (`onecol`), A·x took 0.80x the time without the hint.
+pub(super) fn prefetches<T>(ptr: &[u64], vector: &[T]) -> bool {
+    let bytes = std::mem::size_of_val(vector);
+    let long_in_l3 = bytes <= LOOKAHEAD_MAX_VECTOR && !chunks::mean_within(ptr, LOOKAHEAD_MAX_MEAN);
+    let dense = !chunks::mean_within(ptr, to_u64(vector.len() / DENSE_GAP));
+    bytes > CACHED_BYTES && !long_in_l3 && !dense
 }
+
+/// Slices whose indices lie less than this many entries of the vector
+/// apart on average are dense, for [`prefetches`]: a cache line of
+/// `f32`s.
+const DENSE_GAP: usize = 16;
 
 #[cfg(test)]
 mod tests;

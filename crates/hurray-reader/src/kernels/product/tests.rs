@@ -728,6 +728,26 @@ fn lookahead_where_slices_are_short_and_the_vector_cached() {
     assert!(!lookahead(&[], &small));
 }
 
+/// The products prefetch the vector beyond 2 MiB, but not for slices of
+/// more than 32 on average with the vector within 8 MiB, nor for slices
+/// holding more than one element every 16 entries of the vector.
+#[test]
+fn prefetches_beyond_l2_but_not_long_slices_in_l3_or_dense_ones() {
+    let ptr = |mean: u64| -> Vec<u64> { (0..=100).map(|j| j * mean).collect() };
+    let l2 = vec![0f32; 1 << 19]; // 2 MiB
+    let l3 = vec![0f32; 2 << 20]; // 8 MiB
+    let far = vec![0f32; 1 << 25]; // 128 MiB
+    assert!(!prefetches(&ptr(2), &l2));
+    assert!(prefetches(&ptr(2), &l3));
+    assert!(prefetches(&ptr(32), &l3));
+    assert!(!prefetches(&ptr(33), &l3));
+    assert!(prefetches(&ptr(100), &far));
+    // 2^25 entries, dense from 2^21 + 1 elements a slice on average.
+    assert!(prefetches(&ptr(1 << 21), &far));
+    assert!(!prefetches(&ptr((1 << 21) + 1), &far));
+    assert!(!prefetches(&[0, 8_000_000], &far));
+}
+
 /// Asking for lines past the arrays' ends asks for nothing: a loop near
 /// the end, or one that starts past it, runs to completion.
 #[test]
