@@ -80,7 +80,7 @@ SHAPES = {
 
 OURS = ["ax1", "ax2", "atx1", "atx2"]
 BOUNDS = ["bound_sum1", "bound_sum2", "bound_scatter1", "bound_scatter2", "bound_dot1", "bound_dot2",
-          "bound_ax1", "bound_ax2", "bound_atx1", "bound_atx2"]
+          "bound_ax1", "bound_ax2", "bound_atx1", "bound_atx2", "bound_gather1", "bound_gather2"]
 PEERS = ["scipy_ax", "scipy_atx", "mkl_ax1", "mkl_ax2", "mkl_atx1", "mkl_atx2"]
 
 
@@ -251,27 +251,31 @@ def measure(shape: str, path: str, ours_bin: str, runs: int) -> dict:
     }
 
 
-# The issue's targets: (name, ours, peers, factor, bound). A target is met
-# when the fastest peer takes `factor` times our time or more; it is
+# The issue's targets: (name, ours, peers, factor, bounds). A target is
+# met when the fastest peer takes `factor` times our time or more; it is
 # bounded when even the bound, measured in our process, is not `factor`
 # times faster than that peer: no kernel moving those bytes could meet it
 # on this machine. The bound of each product moves every byte the product
 # must (its pointers, indices, values, the x it reads and, for Aᵀ·x, the
-# y it writes) with less work: bound_ax* the bare stores (each value
-# stored to its row's slot: no read of y, no multiply, no column walk)
-# with the pointers and x summed in step; bound_atx* the dot without rows
-# (every value times its x, in four sums: no per-row sum, store or
-# branch) with the pointers summed and y written in step. LEAN: the same
+# y it writes) with less work; where there are two, the faster is the
+# bound. A·x: bound_ax* the bare stores (each value stored to its row's
+# slot: no read of y, no multiply, no column walk) and bound_gather* its
+# loads without the stores (every value times y's entry at its row, in
+# four sums), each with the pointers and x summed in step. Aᵀ·x:
+# bound_atx* the dot without rows (every value times its x, in four sums:
+# no per-row sum, store or branch) with the pointers summed and y written
+# in step. A bound that took longer than ours bounds nothing (our kernel
+# did the work in less time): the target is then not met. LEAN: the same
 # without the pointers, x (A·x) and y (Aᵀ·x), the bounds through run O,
 # judged by too (``verdicts_lean``).
 TARGETS = [
-    ("ax1", "ax1", ("scipy_ax", "mkl_ax1"), 1.2, "bound_ax1"),
-    ("atx1", "atx1", ("scipy_atx", "mkl_atx1"), 1.1, "bound_atx1"),
-    ("ax2", "ax2", ("mkl_ax2",), 1.1, "bound_ax2"),
-    ("atx2", "atx2", ("mkl_atx2",), 1.1, "bound_atx2"),
+    ("ax1", "ax1", ("scipy_ax", "mkl_ax1"), 1.2, ("bound_ax1", "bound_gather1")),
+    ("atx1", "atx1", ("scipy_atx", "mkl_atx1"), 1.1, ("bound_atx1",)),
+    ("ax2", "ax2", ("mkl_ax2",), 1.1, ("bound_ax2", "bound_gather2")),
+    ("atx2", "atx2", ("mkl_atx2",), 1.1, ("bound_atx2",)),
 ]
-LEAN = {"bound_ax1": "bound_scatter1", "bound_atx1": "bound_dot1", "bound_ax2": "bound_scatter2",
-        "bound_atx2": "bound_dot2"}
+LEAN = {"bound_ax1": "bound_scatter1", "bound_gather1": "bound_dot1", "bound_atx1": "bound_dot1",
+        "bound_ax2": "bound_scatter2", "bound_gather2": "bound_dot2", "bound_atx2": "bound_dot2"}
 
 
 def ratios(r: dict) -> dict:
@@ -285,17 +289,20 @@ def ratios(r: dict) -> dict:
 
 
 def verdicts(r: dict, stat: str = "median_s", lean: bool = False) -> dict:
-    """Each target's ratio, the peer's over the bound's, and the verdict:
-    "met", "bounded" or "not met", on the medians (or the minimums:
+    """Each target's ratio, the peer's over the bound's (the faster of
+    its bounds), and the verdict: "met", "bounded" (only by a bound that
+    took no longer than ours) or "not met", on the medians (or the minimums:
     ``stat="min_s"``) of the rounds; with ``lean``, by the ``LEAN``
     bounds."""
     m = r[stat]
     out = {}
-    for name, ours, peers, factor, bound in TARGETS:
-        bound = LEAN[bound] if lean else bound
+    for name, ours, peers, factor, bounds in TARGETS:
+        # The faster bound (runs before bound_gather* had one).
+        bound = min((LEAN[b] if lean else b for b in bounds if b in m), key=lambda b: m[b])
         peer = min(m[p] for p in peers)
         ratio, headroom = peer / m[ours], peer / m[bound]
-        verdict = "met" if ratio >= factor else "bounded" if headroom < factor else "not met"
+        bounds_ours = m[bound] <= m[ours]
+        verdict = "met" if ratio >= factor else "bounded" if headroom < factor and bounds_ours else "not met"
         out[name] = {"ratio": ratio, "target": factor, "peer_over_bound": headroom, "bound": bound,
                      "verdict": verdict}
     return out

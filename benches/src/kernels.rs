@@ -442,23 +442,25 @@ pub fn gather_sum<T: Real, const PREFETCH: bool>(idx: &[u64], x: &[T]) -> T {
 /// also asks for `x[idx[k + 32]]`, as [`gather_sum`]. Indices past `x`
 /// count as zero.
 ///
-/// With `ptr` and `y` empty, that is all (the dot without rows). With the
-/// pointers a product reads and the `y` it writes, the pass moves their
-/// bytes too, in step with the elements: after every [`STEP`] elements, the
-/// step's even share of `ptr` is summed (as `u64`s) and of `y` set to the
-/// sum so far; every byte of `Aᵀ·x`, read or written once, with none of
-/// its rows' work. Returns the dot and the pointers' sum.
+/// With `ptr`, `y` and `reads` empty, that is all (the dot without rows).
+/// With the pointers a product reads and the `y` it writes, the pass moves
+/// their bytes too, in step with the elements: after every [`STEP`]
+/// elements, the step's even share of `ptr` is summed (as `u64`s) and of
+/// `y` set to the sum so far; every byte of `Aᵀ·x`, read or written once,
+/// with none of its rows' work. The step's share of `reads` is summed
+/// too (the `x` of A·x, whose loads of `y` at the row indices are this
+/// gather with `x` as that `y`). Returns the dot (plus the sum of
+/// `reads`) and the pointers' sum.
 #[inline(never)]
 pub fn dot_sum<T: Real, const PREFETCH: bool>(
-    idx: &[u64],
-    values: &[T],
-    x: &[T],
+    (idx, values, x): (&[u64], &[T], &[T]),
     ptr: &[u64],
     y: &mut [T],
+    reads: &[T],
 ) -> (T, u64) {
     let n = idx.len().min(values.len());
     let mut sums = [T::default(); 4];
-    let mut pointers = 0u64;
+    let (mut pointers, mut read) = (0u64, T::default());
     for step in steps(n) {
         let elements = step.elements.clone();
         let ahead = idx.get(elements.start + DISTANCE..).unwrap_or_default();
@@ -466,13 +468,14 @@ pub fn dot_sum<T: Real, const PREFETCH: bool>(
         pointers = ptr[step.share(ptr.len())]
             .iter()
             .fold(pointers, |s, &p| s.wrapping_add(p));
+        read = reads[step.share(reads.len())].iter().fold(read, |s, &v| s + v);
         let [a, b, c, d] = sums;
         let mine = step.share(y.len());
         y[mine].fill((a + b) + (c + d));
     }
     let [a, b, c, d] = sums;
     let tail = (n / 4 * 4..n).map(|k| values[k] * at(x, idx[k]));
-    (tail.fold((a + b) + (c + d), |sum, p| sum + p), pointers)
+    (tail.fold((a + b) + (c + d), |sum, p| sum + p) + read, pointers)
 }
 
 /// How many elements a step of [`steps`] takes (a multiple of 4, for
@@ -583,13 +586,13 @@ mod tests {
         let x = [1.0f32, 10.0, 100.0];
         // Six elements: one quad and a tail of two; index 9 reads 0.
         let (idx, values) = ([2, 0, 1, 9, 2, 1], [1.0f32, 2.0, 3.0, 4.0, 0.5, 0.25]);
-        let (dot, _) = dot_sum::<f32, false>(&idx, &values, &x, &[], &mut []);
+        let (dot, _) = dot_sum::<f32, false>((&idx, &values, &x), &[], &mut [], &[]);
         assert_eq!(dot, 100.0 + 2.0 + 30.0 + 50.0 + 2.5);
         let idx: Vec<u64> = (0..103).map(|k| k % 3).collect();
         let values = vec![2.0f64; 103];
         let x = [1.0f64, 10.0, 100.0];
         // 35 of index 0, 34 of 1 and 34 of 2, each value 2.
-        let (dot, _) = dot_sum::<f64, true>(&idx, &values, &x, &[], &mut []);
+        let (dot, _) = dot_sum::<f64, true>((&idx, &values, &x), &[], &mut [], &[]);
         assert_eq!(dot, 2.0 * (35.0 + 340.0 + 3400.0));
     }
 
@@ -601,7 +604,7 @@ mod tests {
         let (idx, values, x) = (vec![0u64; n], vec![1.0f32; n], [2.0f32]);
         let ptr: Vec<u64> = (0..10).collect();
         let mut y = vec![-1.0f32; 7];
-        let (dot, pointers) = dot_sum::<f32, true>(&idx, &values, &x, &ptr, &mut y);
+        let (dot, pointers) = dot_sum::<f32, true>((&idx, &values, &x), &ptr, &mut y, &[]);
         assert_eq!(dot, 2.0 * n as f32);
         assert_eq!(pointers, 45);
         // Four steps (the last one of 3 elements, its quads none): y's 7
@@ -612,8 +615,12 @@ mod tests {
         assert_eq!((part(7, 4, 4), part(7, 9, 4)), (7..7, 7..7));
         // No elements: still every pointer read and every entry of y written.
         let mut y = vec![-1.0f32; 3];
-        assert_eq!(dot_sum::<f32, false>(&[], &[], &x, &ptr, &mut y), (0.0, 45));
+        assert_eq!(dot_sum::<f32, false>((&[], &[], &x), &ptr, &mut y, &[]), (0.0, 45));
         assert_eq!(y, [0.0; 3]);
+        // Reads summed in step and added to the dot: 0.5 · 100 read.
+        let reads = vec![0.5f32; 100];
+        let (dot, _) = dot_sum::<f32, false>((&idx, &values, &x), &[], &mut [], &reads);
+        assert_eq!(dot, 2.0 * n as f32 + 50.0);
     }
 
     #[test]

@@ -48,6 +48,13 @@
 //! share): A·x's `col_ptr` and `x` summed; Aᵀ·x's pointers (`col_ptr`)
 //! summed and its `y` written. A product reads its pointers once per slice and, on the
 //! shapes of about 2 a slice, they are half again the elements' bytes.
+//! `bound_gather1` / `bound_gather2`: A·x without its stores, the dot
+//! without rows over a vector of `y`'s length (the loads of `y` at the
+//! row indices, each times its value, in four sums), with `col_ptr` and
+//! `x` summed in step. On the Zen 5 host the bare stores took longer than
+//! A·x itself with `y` in L2 and L3 (a store to a line not in L1 holds its
+//! slot until the line arrives; A·x's load brings the line first): the
+//! targets take the faster of the two as A·x's bound.
 
 #![forbid(unsafe_code)]
 
@@ -62,7 +69,7 @@ use hurray_reader::{CscView, ElementType, MappedFile, Options};
 use zerocopy::IntoBytes;
 
 /// Every routine, in the order of the first line's list.
-const ROUTINES: [&str; 14] = [
+const ROUTINES: [&str; 16] = [
     "ax1",
     "ax2",
     "atx1",
@@ -77,6 +84,8 @@ const ROUTINES: [&str; 14] = [
     "bound_ax2",
     "bound_atx1",
     "bound_atx2",
+    "bound_gather1",
+    "bound_gather2",
 ];
 
 /// The products' inputs and outputs.
@@ -148,15 +157,19 @@ impl<T: Real> Bench<'_, T> {
                 };
                 pointers as f64 + xs.to_f64()
             }
-            "bound_dot1" | "bound_dot2" | "bound_atx1" | "bound_atx2" => {
+            "bound_dot1" | "bound_dot2" | "bound_atx1" | "bound_atx2" | "bound_gather1" | "bound_gather2" => {
                 let threads = if name.ends_with('1') { 1 } else { 2 };
-                // The dot without rows, or with the pointers and a y: Aᵀ·x's bytes.
-                let (ptr, y) = if name.starts_with("bound_atx") {
-                    (ptr, self.w.as_mut_slice())
-                } else {
-                    (&[][..], &mut [][..])
+                // The gather of an x of nrows entries (as A·x loads y's)
+                // and prefetched as the library's loop over such a vector.
+                let (x, prefetch) = (self.xt.as_slice(), prefetches(ptr, self.xt.as_slice()));
+                // The dot without rows; with the pointers and a y, Aᵀ·x's
+                // bytes; with the pointers and x read, A·x's but its stores.
+                let (ptr, moved) = match name {
+                    "bound_atx1" | "bound_atx2" => (ptr, (self.w.as_mut_slice(), &[][..])),
+                    "bound_gather1" | "bound_gather2" => (ptr, (&mut [][..], self.x.as_slice())),
+                    _ => (&[][..], (&mut [][..], &[][..])),
                 };
-                let (dot, pointers) = dot((ptr, idx, values, self.xt.as_slice()), y, threads);
+                let (dot, pointers) = dot((ptr, idx, values, x), moved, threads, prefetch);
                 dot.to_f64() + pointers as f64
             }
             other => return Err(format!("no routine {other}")),
@@ -254,24 +267,31 @@ fn scatter_stores<T: Real, V: Copy, S: Slot>(
 }
 
 /// `sum values[k] · x[idx[k]]` ([`dot_sum`]) over every `k`, the positions
-/// cut into `threads` equal parts, one thread each; with `ptr` and `y` not
-/// empty (the pointers Aᵀ·x reads and a `y` of its length), each thread
-/// also moves its even share of them, in step with its elements: every
-/// byte Aᵀ·x reads and writes. Returns the dot and the pointers' sum.
-fn dot<T: Real>((ptr, idx, values, x): (&[u64], &[u64], &[T], &[T]), y: &mut [T], threads: usize) -> (T, u64) {
-    let prefetch = prefetches(ptr, x);
+/// cut into `threads` equal parts, one thread each, each asking for `x`
+/// ahead if `prefetch`; with `ptr` and `y` not empty (the pointers Aᵀ·x
+/// reads and a `y` of its length), each thread also moves its even share
+/// of them, in step with its elements: every byte Aᵀ·x reads and writes;
+/// with `reads` (A·x's `x`), its share of those summed too. Returns the
+/// dot (plus the sum of `reads`) and the pointers' sum.
+fn dot<T: Real>(
+    (ptr, idx, values, x): (&[u64], &[u64], &[T], &[T]),
+    (y, reads): (&mut [T], &[T]),
+    threads: usize,
+    prefetch: bool,
+) -> (T, u64) {
     let (ylen, mut rest) = (y.len(), y);
     let mut jobs = Vec::new();
     for t in 0..threads {
         let range = part(idx.len(), t, threads);
         let (rows, vals, ptr) = (&idx[range.clone()], &values[range], &ptr[part(ptr.len(), t, threads)]);
         let (mine, others) = std::mem::take(&mut rest).split_at_mut(part(ylen, t, threads).len());
+        let reads = &reads[part(reads.len(), t, threads)];
         rest = others;
         jobs.push(move || {
             if prefetch {
-                dot_sum::<T, true>(rows, vals, x, ptr, mine)
+                dot_sum::<T, true>((rows, vals, x), ptr, mine, reads)
             } else {
-                dot_sum::<T, false>(rows, vals, x, ptr, mine)
+                dot_sum::<T, false>((rows, vals, x), ptr, mine, reads)
             }
         });
     }
@@ -441,20 +461,35 @@ mod tests {
         let ptr: Vec<u64> = (0..=100).collect();
         for threads in 1..=2 {
             let mut y = vec![-1.0f64; 100];
-            assert_eq!(dot((&ptr, &idx, &values, &x), &mut y, threads), (0.5 * n as f64, 5050));
+            assert_eq!(
+                dot((&ptr, &idx, &values, &x), (&mut y, &[]), threads, true),
+                (0.5 * n as f64, 5050)
+            );
             // Each share of y holds the sum so far of its thread.
             assert!(y.iter().all(|&v| v >= 0.5 * 1024.0), "threads {threads}: {y:?}");
         }
         let mut y = vec![-1.0f64; 100];
-        dot((&ptr, &idx, &values, &x), &mut y, 1);
+        dot((&ptr, &idx, &values, &x), (&mut y, &[]), 1, false);
         assert_eq!(
             (y[0], y[24], y[25], y[74], y[75], y[99]),
             (1024.0, 1024.0, 2048.0, 3072.0, 3072.0, 3072.0)
         );
-        assert_eq!(dot((&[], &idx, &values, &x), &mut [], 2), (0.5 * n as f64, 0));
+        assert_eq!(
+            dot((&[], &idx, &values, &x), (&mut [], &[]), 2, false),
+            (0.5 * n as f64, 0)
+        );
+        // x of A·x read in step, its sum added: 0.25 · 64.
+        let reads = vec![0.25f64; 64];
+        for threads in 1..=2 {
+            let got = dot((&ptr, &idx, &values, &x), (&mut [], &reads), threads, true);
+            assert_eq!(got, (0.5 * n as f64 + 16.0, 5050), "threads {threads}");
+        }
         // More threads than elements: every entry of y is still written.
         let mut y = vec![-1.0f64; 100];
-        assert_eq!(dot((&ptr, &idx[..1], &values[..1], &x), &mut y, 2), (0.5, 5050));
+        assert_eq!(
+            dot((&ptr, &idx[..1], &values[..1], &x), (&mut y, &[]), 2, false),
+            (0.5, 5050)
+        );
         // Each thread's y holds its sums before the tail: none here.
         assert_eq!(y, vec![0.0; 100]);
     }

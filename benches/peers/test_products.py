@@ -1,0 +1,47 @@
+"""The verdicts of products.py (issue #34): what counts as met, bounded
+or not met. Run by test.sh beside the package's tests."""
+
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+
+import products  # noqa: E402
+
+
+def medians(**ms):
+    """A shape's medians (seconds): every routine 1.0 unless given."""
+    names = products.OURS + products.PEERS + products.BOUNDS
+    return {"median_s": {n: ms.get(n, 1.0) for n in names}}
+
+
+def test_met_when_the_fastest_peer_takes_the_factor_of_ours():
+    r = medians(ax1=1.0, scipy_ax=1.3, mkl_ax1=1.25)
+    v = products.verdicts(r)["ax1"]
+    assert (round(v["ratio"], 2), v["verdict"]) == (1.25, "met")
+
+
+def test_a_xs_bound_is_the_faster_of_the_stores_and_the_gather():
+    # Peer 1.1 against ours 1.0: not met at 1.2. The stores (1.2) leave
+    # the peer 0.92x: below 1.2, but slower than ours, so they bound
+    # nothing; the gather (0.95, no slower than ours) leaves 1.16x.
+    r = medians(ax1=1.0, scipy_ax=1.1, mkl_ax1=1.1, bound_ax1=1.2, bound_gather1=0.95)
+    v = products.verdicts(r)["ax1"]
+    assert (v["bound"], round(v["peer_over_bound"], 2), v["verdict"]) == ("bound_gather1", 1.16, "bounded")
+    lean = products.verdicts(dict(r, median_s=dict(r["median_s"], bound_dot1=0.5)), lean=True)["ax1"]
+    assert (lean["bound"], lean["verdict"]) == ("bound_dot1", "not met")
+
+
+def test_a_bound_slower_than_ours_bounds_nothing():
+    r = medians(atx1=1.0, scipy_atx=1.05, mkl_atx1=1.05, bound_atx1=1.02)
+    v = products.verdicts(r)["atx1"]
+    assert (round(v["peer_over_bound"], 2), v["verdict"]) == (1.03, "not met")
+    r["median_s"]["bound_atx1"] = 1.0
+    assert products.verdicts(r)["atx1"]["verdict"] == "bounded"
+
+
+def test_runs_without_the_gather_bound_are_judged_by_the_stores():
+    r = medians(ax2=1.0, mkl_ax2=1.0, bound_ax2=0.95)
+    del r["median_s"]["bound_gather2"]
+    v = products.verdicts(r)["ax2"]
+    assert (v["bound"], v["verdict"]) == ("bound_ax2", "bounded")
