@@ -40,7 +40,7 @@
 //! element in four running sums (`kernels::dot_sum`): the reads and the
 //! arithmetic of Aᵀ·x without its rows (no per-row sum, store or branch,
 //! no single chain of additions), split by position over the threads,
-//! prefetched where the library's loop is (`prefetches`);
+//! prefetched as the library's loop (`prefetch_distance`);
 //! `bound_ax1` / `bound_ax2` and `bound_atx1` / `bound_atx2`, the bounds
 //! the targets are judged by: the bare stores and the dot without rows,
 //! each moving too the rest of the bytes its product must, in step with
@@ -161,7 +161,7 @@ impl<T: Real> Bench<'_, T> {
                 let threads = if name.ends_with('1') { 1 } else { 2 };
                 // The gather of an x of nrows entries (as A·x loads y's)
                 // and prefetched as the library's loop over such a vector.
-                let (x, prefetch) = (self.xt.as_slice(), prefetches(ptr, self.xt.as_slice()));
+                let (x, prefetch) = (self.xt.as_slice(), prefetch_distance(ptr, self.xt.as_slice()));
                 // The dot without rows; with the pointers and a y, Aᵀ·x's
                 // bytes; with the pointers and x read, A·x's but its stores.
                 let (ptr, moved) = match name {
@@ -268,7 +268,7 @@ fn scatter_stores<T: Real, V: Copy, S: Slot>(
 
 /// `sum values[k] · x[idx[k]]` ([`dot_sum`]) over every `k`, the positions
 /// cut into `threads` equal parts, one thread each, each asking for `x`
-/// ahead if `prefetch`; with `ptr` and `y` not empty (the pointers Aᵀ·x
+/// `prefetch` elements ahead (0: not); with `ptr` and `y` not empty (the pointers Aᵀ·x
 /// reads and a `y` of its length), each thread also moves its even share
 /// of them, in step with its elements: every byte Aᵀ·x reads and writes;
 /// with `reads` (A·x's `x`), its share of those summed too. Returns the
@@ -277,7 +277,7 @@ fn dot<T: Real>(
     (ptr, idx, values, x): (&[u64], &[u64], &[T], &[T]),
     (y, reads): (&mut [T], &[T]),
     threads: usize,
-    prefetch: bool,
+    prefetch: usize,
 ) -> (T, u64) {
     let (ylen, mut rest) = (y.len(), y);
     let mut jobs = Vec::new();
@@ -287,12 +287,10 @@ fn dot<T: Real>(
         let (mine, others) = std::mem::take(&mut rest).split_at_mut(part(ylen, t, threads).len());
         let reads = &reads[part(reads.len(), t, threads)];
         rest = others;
-        jobs.push(move || {
-            if prefetch {
-                dot_sum::<T, true>((rows, vals, x), ptr, mine, reads)
-            } else {
-                dot_sum::<T, false>((rows, vals, x), ptr, mine, reads)
-            }
+        jobs.push(move || match prefetch {
+            0 => dot_sum::<T, 0>((rows, vals, x), ptr, mine, reads),
+            64 => dot_sum::<T, 64>((rows, vals, x), ptr, mine, reads),
+            _ => dot_sum::<T, 128>((rows, vals, x), ptr, mine, reads),
         });
     }
     on_threads(jobs)
@@ -300,11 +298,12 @@ fn dot<T: Real>(
         .fold((T::default(), 0), |(s, p), (r, q)| (s + r, p.wrapping_add(q)))
 }
 
-/// Whether the gathers of `x` prefetch, as the library's Aᵀ·x decides it
-/// (`kernels::product::prefetches`, crate-private): `x` over 2 MiB, but
-/// not with more than 32 elements a slice on average and `x` within
-/// 8 MiB, nor with more than one element every 16 entries of `x`.
-fn prefetches<T>(ptr: &[u64], x: &[T]) -> bool {
+/// How many elements ahead the gathers of `x` prefetch (0: not at all), as
+/// the library's Aᵀ·x decides it (`kernels::product::prefetch_distance`,
+/// crate-private): 64 with `x` over 2 MiB, 128 over 8 MiB, but not at all
+/// with more than 32 elements a slice on average and `x` within 8 MiB, nor
+/// with more than one element every 16 entries of `x`.
+fn prefetch_distance<T>(ptr: &[u64], x: &[T]) -> usize {
     let bytes = std::mem::size_of_val(x);
     let slices = ptr.len().saturating_sub(1) as u64;
     let (first, last) = (ptr.first().copied().unwrap_or(0), ptr.last().copied().unwrap_or(0));
@@ -312,7 +311,11 @@ fn prefetches<T>(ptr: &[u64], x: &[T]) -> bool {
     let within = |mean: u64| slices > 0 && stored <= slices * mean;
     let long_in_l3 = bytes <= 8 << 20 && !within(32);
     let dense = !within((x.len() / 16) as u64);
-    bytes > 2 << 20 && !long_in_l3 && !dense
+    match bytes {
+        _ if bytes <= 2 << 20 || long_in_l3 || dense => 0,
+        _ if bytes <= 8 << 20 => 64,
+        _ => 128,
+    }
 }
 
 /// Runs each job on a thread of its own; their results, in order.
@@ -462,32 +465,29 @@ mod tests {
         for threads in 1..=2 {
             let mut y = vec![-1.0f64; 100];
             assert_eq!(
-                dot((&ptr, &idx, &values, &x), (&mut y, &[]), threads, true),
+                dot((&ptr, &idx, &values, &x), (&mut y, &[]), threads, 64),
                 (0.5 * n as f64, 5050)
             );
             // Each share of y holds the sum so far of its thread.
             assert!(y.iter().all(|&v| v >= 0.5 * 1024.0), "threads {threads}: {y:?}");
         }
         let mut y = vec![-1.0f64; 100];
-        dot((&ptr, &idx, &values, &x), (&mut y, &[]), 1, false);
+        dot((&ptr, &idx, &values, &x), (&mut y, &[]), 1, 0);
         assert_eq!(
             (y[0], y[24], y[25], y[74], y[75], y[99]),
             (1024.0, 1024.0, 2048.0, 3072.0, 3072.0, 3072.0)
         );
-        assert_eq!(
-            dot((&[], &idx, &values, &x), (&mut [], &[]), 2, false),
-            (0.5 * n as f64, 0)
-        );
+        assert_eq!(dot((&[], &idx, &values, &x), (&mut [], &[]), 2, 0), (0.5 * n as f64, 0));
         // x of A·x read in step, its sum added: 0.25 · 64.
         let reads = vec![0.25f64; 64];
         for threads in 1..=2 {
-            let got = dot((&ptr, &idx, &values, &x), (&mut [], &reads), threads, true);
+            let got = dot((&ptr, &idx, &values, &x), (&mut [], &reads), threads, 128);
             assert_eq!(got, (0.5 * n as f64 + 16.0, 5050), "threads {threads}");
         }
         // More threads than elements: every entry of y is still written.
         let mut y = vec![-1.0f64; 100];
         assert_eq!(
-            dot((&ptr, &idx[..1], &values[..1], &x), (&mut y, &[]), 2, false),
+            dot((&ptr, &idx[..1], &values[..1], &x), (&mut y, &[]), 2, 0),
             (0.5, 5050)
         );
         // Each thread's y holds its sums before the tail: none here.

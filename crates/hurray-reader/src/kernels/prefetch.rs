@@ -31,8 +31,18 @@ pub(crate) const STREAM_AHEAD: usize = 2048;
 /// host of `docs/perf-log/run-l.md`, with `y` or `x` in L3 (8 MiB), 64
 /// took 0.88–0.95x the CPU time of 32 (A·x and Aᵀ·x, 2 and 100
 /// non-zeros a column), 128 about as long as 64; with 128 MiB, the same
-/// as 32 within noise.
+/// as 32 within noise. Beyond 8 MiB the products ask [`FAR_DISTANCE`]
+/// ahead instead (`product::prefetch_distance`).
 pub(crate) const DISTANCE: usize = 64;
+
+/// How many stored elements ahead the products prefetch a vector beyond
+/// 8 MiB. On the Zen 5 host (issue #34, `docs/perf-log/run-v.md`), A B A
+/// B against [`DISTANCE`]: Aᵀ·x took 0.75x the time with about 10 and 100
+/// a slice and `x` of 128 MiB (one thread and two), 0.87x with about 2;
+/// with a `float64` vector of 16 MiB, A·x 0.72–0.83x and Aᵀ·x 0.86–0.93x.
+/// With 8 MiB it cost up to 1.07x, so [`DISTANCE`] stays there; 256 took
+/// 1.04–1.07x 128's time beyond 8 MiB.
+pub(crate) const FAR_DISTANCE: usize = 128;
 
 /// Asks the CPU to bring the cache line holding `value` into its caches.
 /// Changes nothing the program can observe but timing; a no-op on targets

@@ -104,10 +104,10 @@ fn walk(from: usize, to: usize, mut step: impl FnMut(usize)) {
 /// module's description): the same bits as `dots::dot_slices_with`. An
 /// index past `x` reads 0; a slice whose pointers decrease or pass the
 /// arrays, and every slice after it, gives 0, as does any `y` past the
-/// slices. With `PREFETCH`, each step asks for the `x` entry of the
-/// element [`prefetch::DISTANCE`] positions on.
+/// slices. With `PREFETCH` above 0, each step asks for the `x` entry of
+/// the element that many positions on.
 #[inline(never)] // its own registers, as `dot_slices_with`
-pub(super) fn dots<T: Float, const PREFETCH: bool>(ptr: &[u64], idx: &[u64], values: &[T], x: &[T], y: &mut [T]) {
+pub(super) fn dots<T: Float, const PREFETCH: usize>(ptr: &[u64], idx: &[u64], values: &[T], x: &[T], y: &mut [T]) {
     let (idx, values) = same_length(idx, values);
     let len = idx.len();
     let mut written = 0usize;
@@ -115,8 +115,8 @@ pub(super) fn dots<T: Float, const PREFETCH: bool>(ptr: &[u64], idx: &[u64], val
         let Some((from, to)) = positions(pair, len) else { break };
         let mut sum = T::default();
         walk(from, to, |at| {
-            if PREFETCH {
-                if let Some(&later) = idx.get(at.wrapping_add(prefetch::DISTANCE)) {
+            if PREFETCH > 0 {
+                if let Some(&later) = idx.get(at.wrapping_add(PREFETCH)) {
                     prefetch::prefetch_at(x, to_usize(later));
                 }
             }
@@ -137,10 +137,10 @@ pub(super) fn dots<T: Float, const PREFETCH: bool>(ptr: &[u64], idx: &[u64], val
 /// description): the same additions as `scatter_direct_with`, into a `y`
 /// that holds no `-0.0` (the caller zeroes it). Rows outside the window
 /// `first..first + y.len()` are skipped; the walk ends at a slice whose
-/// pointers decrease or pass the arrays. With `PREFETCH`, each step asks
-/// for the `y` entry of the row [`prefetch::DISTANCE`] elements on.
+/// pointers decrease or pass the arrays. With `PREFETCH` above 0, each
+/// step asks for the `y` entry of the row that many elements on.
 #[inline(never)] // its own registers, as `scatter_direct_with`
-pub(super) fn scatter<T: Float, const PREFETCH: bool>(
+pub(super) fn scatter<T: Float, const PREFETCH: usize>(
     (ptr, idx, values): (&[u64], &[u64], &[T]),
     x: &[T],
     y: &mut [T],
@@ -155,8 +155,8 @@ pub(super) fn scatter<T: Float, const PREFETCH: bool>(
     for (pair, &xj) in ptr.windows(2).zip(x) {
         let Some((from, to)) = positions(pair, len) else { break };
         walk(from, to, |at| {
-            if PREFETCH {
-                if let Some(&later) = idx.get(at.wrapping_add(prefetch::DISTANCE)) {
+            if PREFETCH > 0 {
+                if let Some(&later) = idx.get(at.wrapping_add(PREFETCH)) {
                     prefetch::prefetch_at(y, slot(later).min(last));
                 }
             }

@@ -42,24 +42,30 @@ pub(super) const MIN_SLACK: usize = 4096;
 /// `idx` and `values`), summed in storage order; an index past `x` reads 0.
 /// A slice whose pointers decrease or pass the arrays (data never
 /// validated), and every slice after it, gives 0.
-/// With `prefetch`, each element asks for the `x` entry of the element
-/// [`prefetch::DISTANCE`] positions on. Where slices are short
+/// With `prefetch` (a distance, 0 for none; [`prefetch_distance`](super::prefetch_distance)), each
+/// element asks for the `x` entry of the element that many positions on.
+/// Where slices are short
 /// ([`chunks::short`]) and `x` within [`chunks::DOTS_MAX_X_BYTES`],
 /// [`chunks::dots`], the same sums bit for bit.
-pub(super) fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[T], y: &mut [T], prefetch: bool) {
+pub(super) fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[T], y: &mut [T], prefetch: usize) {
+    const NEAR: usize = prefetch::DISTANCE;
+    const FAR: usize = prefetch::FAR_DISTANCE;
     let short = chunks::short(ptr) && std::mem::size_of_val(x) <= chunks::DOTS_MAX_X_BYTES;
     match (prefetch, short, super::lookahead(ptr, x)) {
-        (true, true, _) => chunks::dots::<T, true>(ptr, idx, values, x, y),
-        (false, true, _) => chunks::dots::<T, false>(ptr, idx, values, x, y),
-        (true, false, false) => dot_slices_with::<T, true, false>(ptr, idx, values, x, y),
-        (true, false, true) => dot_slices_with::<T, true, true>(ptr, idx, values, x, y),
-        (false, false, false) => dot_slices_with::<T, false, false>(ptr, idx, values, x, y),
-        (false, false, true) => dot_slices_with::<T, false, true>(ptr, idx, values, x, y),
+        (0, true, _) => chunks::dots::<T, 0>(ptr, idx, values, x, y),
+        (NEAR, true, _) => chunks::dots::<T, NEAR>(ptr, idx, values, x, y),
+        (0, false, false) => dot_slices_with::<T, 0, false>(ptr, idx, values, x, y),
+        (0, false, true) => dot_slices_with::<T, 0, true>(ptr, idx, values, x, y),
+        (NEAR, false, false) => dot_slices_with::<T, NEAR, false>(ptr, idx, values, x, y),
+        (NEAR, false, true) => dot_slices_with::<T, NEAR, true>(ptr, idx, values, x, y),
+        (_, true, _) => chunks::dots::<T, FAR>(ptr, idx, values, x, y),
+        (_, false, _) => dot_slices_with::<T, FAR, false>(ptr, idx, values, x, y),
     }
 }
 
-/// [`dot_slices`] with the prefetch as a constant: each element asks for
-/// the `x` entry of the index [`prefetch::DISTANCE`] elements on. With
+/// [`dot_slices`] with the prefetch as a constant: with `PREFETCH` above
+/// 0, each element asks for the `x` entry of the index that many
+/// elements on. With
 /// `AHEAD` (where [`lookahead`](super::lookahead) holds), `idx` and
 /// `values` are followed ahead too ([`prefetch::arrays_ahead`]). Slices
 /// by position, as `scatter_direct_with` walks them: on the Zen 3 host
@@ -68,7 +74,7 @@ pub(super) fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[
 /// (0.95x on two threads), 0.92x with about 10 and `x` in L2 (0.90x on
 /// two), the same with about 100 and `x` in L3.
 #[inline(never)] // its own registers, as `scatter_direct_with`
-pub(super) fn dot_slices_with<T: Float, const PREFETCH: bool, const AHEAD: bool>(
+pub(super) fn dot_slices_with<T: Float, const PREFETCH: usize, const AHEAD: bool>(
     ptr: &[u64],
     idx: &[u64],
     values: &[T],
@@ -85,8 +91,8 @@ pub(super) fn dot_slices_with<T: Float, const PREFETCH: bool, const AHEAD: bool>
         }
         let mut sum = T::default();
         for at in from..to {
-            if PREFETCH {
-                if let Some(&later) = idx.get(at.wrapping_add(prefetch::DISTANCE)) {
+            if PREFETCH > 0 {
+                if let Some(&later) = idx.get(at.wrapping_add(PREFETCH)) {
                     prefetch::prefetch_at(x, to_usize(later));
                 }
             }
@@ -113,7 +119,7 @@ pub(super) fn dot_slices_split<T: Float>(
     values: &[T],
     x: &[T],
     y: &mut [T],
-    (threads, min_slack, prefetch): (usize, usize, bool),
+    (threads, min_slack, prefetch): (usize, usize, usize),
 ) {
     let slices = ptr.len().saturating_sub(1).min(y.len());
     let ptr = ptr.get(..=slices).unwrap_or_default();
@@ -177,7 +183,7 @@ pub(super) fn dot_slices_split<T: Float>(
 
 /// The dot product of the elements at positions `from..to` with `x`,
 /// summed in storage order from 0 ([`dot_slices`] on one slice).
-fn dot_part<T: Float>(from: u64, to: u64, (idx, values, x): (&[u64], &[T], &[T]), prefetch: bool) -> T {
+fn dot_part<T: Float>(from: u64, to: u64, (idx, values, x): (&[u64], &[T], &[T]), prefetch: usize) -> T {
     let mut one = [T::default()];
     dot_slices(&[from, to], idx, values, x, &mut one, prefetch);
     let [sum] = one;

@@ -122,28 +122,35 @@ impl<'a> Arrays<'a> {
 
     /// The direct scatter into rows `first..first + y.len()`: one pass over
     /// `ptr`, `idx` and `values`, `y[idx[k] - first] += v[k] · x[j]` at
-    /// random positions of `y`, prefetching where [`prefetches`] holds;
+    /// random positions of `y`, prefetching as [`prefetch_distance`] says;
     /// where slices are short ([`chunks::short`]),
     /// [`chunks::scatter`], the same additions in the same order.
     pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
         y.fill(T::default());
         let arrays = (self.ptr, self.idx, values);
-        match (prefetches(self.ptr, y), chunks::short(self.ptr), lookahead(self.ptr, y)) {
-            (true, true, _) => chunks::scatter::<T, true>(arrays, x, y, first),
-            (false, true, _) => chunks::scatter::<T, false>(arrays, x, y, first),
-            (true, false, false) => self.scatter_direct_with::<T, true, false>(values, x, y, first),
-            (true, false, true) => self.scatter_direct_with::<T, true, true>(values, x, y, first),
-            (false, false, false) => self.scatter_direct_with::<T, false, false>(values, x, y, first),
-            (false, false, true) => self.scatter_direct_with::<T, false, true>(values, x, y, first),
+        const NEAR: usize = prefetch::DISTANCE;
+        const FAR: usize = prefetch::FAR_DISTANCE;
+        match (
+            prefetch_distance(self.ptr, y),
+            chunks::short(self.ptr),
+            lookahead(self.ptr, y),
+        ) {
+            (0, true, _) => chunks::scatter::<T, 0>(arrays, x, y, first),
+            (NEAR, true, _) => chunks::scatter::<T, NEAR>(arrays, x, y, first),
+            (_, true, _) => chunks::scatter::<T, FAR>(arrays, x, y, first),
+            (0, false, false) => self.scatter_direct_with::<T, 0, false>(values, x, y, first),
+            (0, false, true) => self.scatter_direct_with::<T, 0, true>(values, x, y, first),
+            (NEAR, false, false) => self.scatter_direct_with::<T, NEAR, false>(values, x, y, first),
+            (NEAR, false, true) => self.scatter_direct_with::<T, NEAR, true>(values, x, y, first),
+            (_, false, _) => self.scatter_direct_with::<T, FAR, false>(values, x, y, first),
         }
     }
 
     /// The additions of [`scatter_direct`](Self::scatter_direct) (`y` not
     /// zeroed first), slice by slice in storage order; the walk ends at a
     /// slice whose pointers decrease or pass the arrays (data never
-    /// validated). With `PREFETCH`, the `y` entry of the row
-    /// [`prefetch::DISTANCE`] elements on is requested while each element
-    /// is added. With `AHEAD` (where [`lookahead`] holds), `idx` and
+    /// validated). With `PREFETCH` above 0, the `y` entry of the row that
+    /// many elements on is requested while each element is added. With `AHEAD` (where [`lookahead`] holds), `idx` and
     /// `values` are followed ahead too ([`prefetch::arrays_ahead`]).
     ///
     /// Positions rather than sub-slices: a slice costs its two pointers'
@@ -155,7 +162,7 @@ impl<'a> Arrays<'a> {
     // Its own registers: inlined beside its twin, the loop reloaded `y`
     // from the stack.
     #[inline(never)]
-    pub(super) fn scatter_direct_with<T: Float, const PREFETCH: bool, const AHEAD: bool>(
+    pub(super) fn scatter_direct_with<T: Float, const PREFETCH: usize, const AHEAD: bool>(
         &self,
         values: &[T],
         x: &[T],
@@ -175,8 +182,8 @@ impl<'a> Arrays<'a> {
                 prefetch::arrays_ahead(idx, values, from);
             }
             for at in from..to {
-                if PREFETCH {
-                    if let Some(&later) = idx.get(at.wrapping_add(prefetch::DISTANCE)) {
+                if PREFETCH > 0 {
+                    if let Some(&later) = idx.get(at.wrapping_add(PREFETCH)) {
                         prefetch::prefetch_at(y, slot(later).min(last));
                     }
                 }
@@ -193,7 +200,7 @@ impl<'a> Arrays<'a> {
     /// of slice `i` with `x`, summed in storage order. Same preconditions as
     /// [`scatter`](Self::scatter); an index past `x` reads 0.
     pub(crate) fn dots<T: Float>(&self, values: &[T], x: &[T], y: &mut [T]) {
-        dots::dot_slices(self.ptr, self.idx, values, x, y, prefetches(self.ptr, x));
+        dots::dot_slices(self.ptr, self.idx, values, x, y, prefetch_distance(self.ptr, x));
     }
 
     /// [`dots`](Self::dots) on `threads` threads (`std::thread::scope`,
@@ -209,7 +216,7 @@ impl<'a> Arrays<'a> {
         if threads == 1 || self.stored() < SPLIT_MIN_NNZ {
             return self.dots(values, x, y);
         }
-        let split = (threads, dots::MIN_SLACK, prefetches(self.ptr, x));
+        let split = (threads, dots::MIN_SLACK, prefetch_distance(self.ptr, x));
         dots::dot_slices_split(self.ptr, self.idx, values, x, y, split);
     }
 }
@@ -271,10 +278,12 @@ pub(super) fn same_length<'a, T>(idx: &'a [u64], values: &'a [T]) -> (&'a [u64],
     )
 }
 
-/// Whether a product walking the slices of `ptr`, with `vector` read or
-/// written at the positions its indices give, asks for those entries
-/// [`prefetch::DISTANCE`] elements ahead: where `vector` is over
-/// [`CACHED_BYTES`], but for two kinds of slices the core follows alone.
+/// How many elements ahead a product walking the slices of `ptr`, with
+/// `vector` read or written at the positions its indices give, asks for
+/// those entries (0: not at all): [`prefetch::DISTANCE`] where `vector`
+/// is over [`CACHED_BYTES`], [`prefetch::FAR_DISTANCE`] beyond
+/// [`LOOKAHEAD_MAX_VECTOR`]; not at all for two kinds of slices the core
+/// follows alone.
 /// On the Zen 5 host (issue #34, `docs/perf-log/run-v.md`), A B A B:
 ///
 /// - **Long slices, `vector` in L3**: more than [`LOOKAHEAD_MAX_MEAN`]
@@ -294,15 +303,21 @@ pub(super) fn same_length<'a, T>(idx: &'a [u64], values: &'a [T]) -> (&'a [u64],
 ///   step through `vector` a cache line or less apart, a stream the
 ///   hardware prefetcher follows: one column of 8 M elements over 32 Mi
 ///   rows (`onecol`), A·x took 0.80x the time without the hint.
-pub(super) fn prefetches<T>(ptr: &[u64], vector: &[T]) -> bool {
+pub(super) fn prefetch_distance<T>(ptr: &[u64], vector: &[T]) -> usize {
     let bytes = std::mem::size_of_val(vector);
     let long_in_l3 = bytes <= LOOKAHEAD_MAX_VECTOR && !chunks::mean_within(ptr, LOOKAHEAD_MAX_MEAN);
     let dense = !chunks::mean_within(ptr, to_u64(vector.len() / DENSE_GAP));
-    bytes > CACHED_BYTES && !long_in_l3 && !dense
+    if bytes <= CACHED_BYTES || long_in_l3 || dense {
+        0
+    } else if bytes <= LOOKAHEAD_MAX_VECTOR {
+        prefetch::DISTANCE
+    } else {
+        prefetch::FAR_DISTANCE
+    }
 }
 
 /// Slices whose indices lie less than this many entries of the vector
-/// apart on average are dense, for [`prefetches`]: a cache line of
+/// apart on average are dense, for [`prefetch_distance`]: a cache line of
 /// `f32`s.
 const DENSE_GAP: usize = 16;
 

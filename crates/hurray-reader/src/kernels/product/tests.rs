@@ -236,16 +236,16 @@ fn long_slice_splits_over_threads() {
     assert_eq!(one, [1.0, 0.5]);
     assert_eq!(dots::cuts(&ptr, 2, dots::MIN_SLACK), [0, 10_000, 20_001]);
     let mut two = [f32::NAN; 2];
-    dots::dot_slices_split(&ptr, &idx, &values, &x, &mut two, (2, dots::MIN_SLACK, false));
+    dots::dot_slices_split(&ptr, &idx, &values, &x, &mut two, (2, dots::MIN_SLACK, 0));
     assert_eq!(two, [0.0, 0.5]);
     // Refused threads: the same parts, run on the calling thread.
     let mut refused = [f32::NAN; 2];
-    refusing(|| dots::dot_slices_split(&ptr, &idx, &values, &x, &mut refused, (2, dots::MIN_SLACK, true)));
+    refusing(|| dots::dot_slices_split(&ptr, &idx, &values, &x, &mut refused, (2, dots::MIN_SLACK, 64)));
     assert_eq!(refused, two);
     // Three threads: the second share lies inside the slice.
     assert_eq!(dots::cuts(&ptr, 3, dots::MIN_SLACK), [0, 6_667, 13_334, 20_001]);
     let mut three = [f32::NAN; 2];
-    dots::dot_slices_split(&ptr, &idx, &values, &x, &mut three, (3, dots::MIN_SLACK, false));
+    dots::dot_slices_split(&ptr, &idx, &values, &x, &mut three, (3, dots::MIN_SLACK, 0));
     assert_eq!(three, [0.0, 0.5]);
     // A slice of 4 096 elements beside one of 1: the cut moves to the boundary.
     assert_eq!(dots::cuts(&[0, 4_096, 4_097], 2, dots::MIN_SLACK), [0, 4_096, 4_097]);
@@ -276,7 +276,7 @@ fn split_dots_equal_parts<T: Float + std::fmt::Debug>(
             values,
             x,
             &mut split,
-            (threads, 0, threads % 2 == 0),
+            (threads, 0, [0, 64, 128][threads % 3]),
         );
         for (i, w) in case.ptr.windows(2).enumerate() {
             let inside: Vec<u64> = cuts.iter().copied().filter(|&c| w[0] < c && c < w[1]).collect();
@@ -536,13 +536,13 @@ fn chunks_equal_slice_loops<T: Float + PartialEq + std::fmt::Debug>(
     let arrays = (c.ptr, c.idx, values);
     for (lo, hi) in [(0, nrows), (nrows / 3, nrows * 2 / 3)] {
         let mut expected = vec![T::default(); hi - lo];
-        c.scatter_direct_with::<T, false, false>(values, x, &mut expected, lo as u64);
-        for prefetch in [false, true] {
+        c.scatter_direct_with::<T, 0, false>(values, x, &mut expected, lo as u64);
+        for prefetch in [0, 64, 128] {
             let mut y = vec![T::default(); hi - lo];
-            if prefetch {
-                chunks::scatter::<T, true>(arrays, x, &mut y, lo as u64);
-            } else {
-                chunks::scatter::<T, false>(arrays, x, &mut y, lo as u64);
+            match prefetch {
+                0 => chunks::scatter::<T, 0>(arrays, x, &mut y, lo as u64),
+                64 => chunks::scatter::<T, 64>(arrays, x, &mut y, lo as u64),
+                _ => chunks::scatter::<T, 128>(arrays, x, &mut y, lo as u64),
             }
             if !same(&y, &expected) {
                 return Err(format!("scatter, rows {lo}..{hi}: {y:?} for {expected:?}"));
@@ -551,13 +551,13 @@ fn chunks_equal_slice_loops<T: Float + PartialEq + std::fmt::Debug>(
     }
     let slices = c.ptr.len() - 1;
     let mut expected = vec![garbage; slices + 2];
-    dots::dot_slices_with::<T, false, false>(c.ptr, c.idx, values, xt, &mut expected);
-    for prefetch in [false, true] {
+    dots::dot_slices_with::<T, 0, false>(c.ptr, c.idx, values, xt, &mut expected);
+    for prefetch in [0, 64, 128] {
         let mut y = vec![garbage; slices + 2];
-        if prefetch {
-            chunks::dots::<T, true>(c.ptr, c.idx, values, xt, &mut y);
-        } else {
-            chunks::dots::<T, false>(c.ptr, c.idx, values, xt, &mut y);
+        match prefetch {
+            0 => chunks::dots::<T, 0>(c.ptr, c.idx, values, xt, &mut y),
+            64 => chunks::dots::<T, 64>(c.ptr, c.idx, values, xt, &mut y),
+            _ => chunks::dots::<T, 128>(c.ptr, c.idx, values, xt, &mut y),
         }
         if !same(&y, &expected) {
             return Err(format!("dots: {y:?} for {expected:?}"));
@@ -567,9 +567,9 @@ fn chunks_equal_slice_loops<T: Float + PartialEq + std::fmt::Debug>(
     let (from, to) = (slices / 3, slices - slices / 4);
     let window = &c.ptr[from..=to];
     let mut expected = vec![garbage; to - from];
-    dots::dot_slices_with::<T, false, false>(window, c.idx, values, xt, &mut expected);
+    dots::dot_slices_with::<T, 0, false>(window, c.idx, values, xt, &mut expected);
     let mut y = vec![garbage; to - from];
-    chunks::dots::<T, false>(window, c.idx, values, xt, &mut y);
+    chunks::dots::<T, 0>(window, c.idx, values, xt, &mut y);
     if !same(&y, &expected) {
         return Err(format!("dots, slices {from}..{to}: {y:?} for {expected:?}"));
     }
@@ -648,7 +648,7 @@ fn chunk_sums_start_at_positive_zero() {
     let values = [-1.0f32, -2.0, -0.0, f32::INFINITY, 1.0, 1.0, 0.5, 0.25, -8.0, 1e-3, 3.0];
     let x = [1.0f32, 1.0];
     let mut y = [9.0f32; 6];
-    chunks::dots::<f32, false>(&ptr, &idx, &values, &x, &mut y);
+    chunks::dots::<f32, 0>(&ptr, &idx, &values, &x, &mut y);
     let five = 0.5f32 + 0.25 + -8.0 + 1e-3 + 3.0;
     assert_eq!(
         y.map(f32::to_bits),
@@ -660,8 +660,8 @@ fn chunk_sums_start_at_positive_zero() {
     let c = csc(&[0, 2, 3, 5], &[1, 2, 0, 1, 2], 3);
     let values = [f32::INFINITY, f32::NAN, -0.0, 1.0, 1.0];
     let (mut chunked, mut looped) = ([0f32; 3], [0f32; 3]);
-    chunks::scatter::<f32, false>((c.ptr, c.idx, &values), &[1.0; 3], &mut chunked, 0);
-    c.scatter_direct_with::<f32, false, false>(&values, &[1.0; 3], &mut looped, 0);
+    chunks::scatter::<f32, 0>((c.ptr, c.idx, &values), &[1.0; 3], &mut chunked, 0);
+    c.scatter_direct_with::<f32, 0, false>(&values, &[1.0; 3], &mut looped, 0);
     assert_eq!(chunked.map(f32::to_bits), looped.map(f32::to_bits));
     assert_eq!(chunked[..2], [0.0, f32::INFINITY]);
     assert_eq!(chunked[0].to_bits(), 0.0f32.to_bits());
@@ -681,9 +681,9 @@ fn nan_sums_are_nan_on_every_path() {
     let values = [1.0f32, 1.0, 1.0, 2.0, 0.5];
     let x = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 3.0, -8.0];
     let mut slices = [7.0f32; 2];
-    dots::dot_slices_with::<f32, false, false>(&ptr, &idx, &values, &x, &mut slices);
+    dots::dot_slices_with::<f32, 0, false>(&ptr, &idx, &values, &x, &mut slices);
     let mut chunked = [7.0f32; 2];
-    chunks::dots::<f32, false>(&ptr, &idx, &values, &x, &mut chunked);
+    chunks::dots::<f32, 0>(&ptr, &idx, &values, &x, &mut chunked);
     assert!(slices[0].is_nan() && chunked[0].is_nan());
     assert_eq!((slices[1], chunked[1]), (2.0, 2.0));
 }
@@ -702,11 +702,11 @@ proptest::proptest! {
         let values: Vec<f32> = (0..idx.len()).map(|k| k as f32 - 3.5).collect();
         let x = vec![1.5f32; ptr.len().saturating_sub(1)];
         let mut y = vec![0f32; 12];
-        chunks::scatter::<f32, true>((&ptr, &idx, &values), &x, &mut y, first);
-        chunks::scatter::<f32, false>((&ptr, &idx, &values), &x, &mut y, first);
+        chunks::scatter::<f32, 64>((&ptr, &idx, &values), &x, &mut y, first);
+        chunks::scatter::<f32, 0>((&ptr, &idx, &values), &x, &mut y, first);
         let mut z = vec![0f32; ptr.len()];
-        chunks::dots::<f32, true>(&ptr, &idx, &values, &y, &mut z);
-        chunks::dots::<f32, false>(&ptr, &idx, &values, &y, &mut z);
+        chunks::dots::<f32, 64>(&ptr, &idx, &values, &y, &mut z);
+        chunks::dots::<f32, 0>(&ptr, &idx, &values, &y, &mut z);
     }
 }
 
@@ -728,24 +728,28 @@ fn lookahead_where_slices_are_short_and_the_vector_cached() {
     assert!(!lookahead(&[], &small));
 }
 
-/// The products prefetch the vector beyond 2 MiB, but not for slices of
-/// more than 32 on average with the vector within 8 MiB, nor for slices
-/// holding more than one element every 16 entries of the vector.
+/// The products prefetch the vector 64 elements ahead beyond 2 MiB and
+/// 128 beyond 8 MiB, but not for slices of more than 32 on average with
+/// the vector within 8 MiB, nor for slices holding more than one element
+/// every 16 entries of the vector.
 #[test]
-fn prefetches_beyond_l2_but_not_long_slices_in_l3_or_dense_ones() {
+fn prefetch_distance_by_the_vector_and_the_slices() {
     let ptr = |mean: u64| -> Vec<u64> { (0..=100).map(|j| j * mean).collect() };
     let l2 = vec![0f32; 1 << 19]; // 2 MiB
     let l3 = vec![0f32; 2 << 20]; // 8 MiB
+    let wide = vec![0f64; 2 << 20]; // 16 MiB
     let far = vec![0f32; 1 << 25]; // 128 MiB
-    assert!(!prefetches(&ptr(2), &l2));
-    assert!(prefetches(&ptr(2), &l3));
-    assert!(prefetches(&ptr(32), &l3));
-    assert!(!prefetches(&ptr(33), &l3));
-    assert!(prefetches(&ptr(100), &far));
+    assert_eq!(prefetch_distance(&ptr(2), &l2), 0);
+    assert_eq!(prefetch_distance(&ptr(2), &l3), 64);
+    assert_eq!(prefetch_distance(&ptr(32), &l3), 64);
+    assert_eq!(prefetch_distance(&ptr(33), &l3), 0);
+    assert_eq!(prefetch_distance(&ptr(100), &wide), 128);
+    assert_eq!(prefetch_distance(&ptr(2), &far), 128);
+    assert_eq!(prefetch_distance(&ptr(100), &far), 128);
     // 2^25 entries, dense from 2^21 + 1 elements a slice on average.
-    assert!(prefetches(&ptr(1 << 21), &far));
-    assert!(!prefetches(&ptr((1 << 21) + 1), &far));
-    assert!(!prefetches(&[0, 8_000_000], &far));
+    assert_eq!(prefetch_distance(&ptr(1 << 21), &far), 128);
+    assert_eq!(prefetch_distance(&ptr((1 << 21) + 1), &far), 0);
+    assert_eq!(prefetch_distance(&[0, 8_000_000], &far), 0);
 }
 
 /// Asking for lines past the arrays' ends asks for nothing: a loop near
@@ -774,8 +778,8 @@ fn lookahead_past_the_end_is_nothing() {
     // Aᵀ·x: the dot products with the hints and without, the same bits.
     let xt: Vec<f32> = (0..64u16).map(|i| f32::from(i) * 0.25 - 5.0).collect();
     let (mut ahead, mut plain) = (vec![0f32; 30], vec![0f32; 30]);
-    dots::dot_slices_with::<f32, false, true>(&ptr, &rows, &v, &xt, &mut ahead);
-    dots::dot_slices_with::<f32, false, false>(&ptr, &rows, &v, &xt, &mut plain);
+    dots::dot_slices_with::<f32, 0, true>(&ptr, &rows, &v, &xt, &mut ahead);
+    dots::dot_slices_with::<f32, 0, false>(&ptr, &rows, &v, &xt, &mut plain);
     assert_eq!(ahead, plain);
     let first: f32 = (0..10).map(|k| v[k] * xt[rows[k] as usize]).fold(0.0, |a, p| a + p);
     assert_eq!(ahead[0], first);
