@@ -24,7 +24,7 @@ def test_met_when_the_fastest_peer_takes_the_factor_of_ours():
 def test_a_xs_bound_is_the_faster_of_the_stores_and_the_gather():
     # Peer 1.1 against ours 1.0: not met at 1.2. The stores (1.2) leave
     # the peer 0.92x: below 1.2, but slower than ours, so they bound
-    # nothing; the gather (0.95, no slower than ours) leaves 1.16x.
+    # nothing; the gather (0.95, the faster) leaves 1.16x.
     r = medians(ax1=1.0, scipy_ax=1.1, mkl_ax1=1.1, bound_ax1=1.2, bound_gather1=0.95)
     v = products.verdicts(r)["ax1"]
     assert (v["bound"], round(v["peer_over_bound"], 2), v["verdict"]) == ("bound_gather1", 1.16, "bounded")
@@ -33,10 +33,11 @@ def test_a_xs_bound_is_the_faster_of_the_stores_and_the_gather():
 
 
 def test_a_bound_slower_than_ours_bounds_nothing():
-    r = medians(atx1=1.0, scipy_atx=1.05, mkl_atx1=1.05, bound_atx1=1.02)
+    # More than 5% slower than ours: no bound; up to 5%, the rounds' noise.
+    r = medians(atx1=1.0, scipy_atx=1.05, mkl_atx1=1.05, bound_atx1=1.06)
     v = products.verdicts(r)["atx1"]
-    assert (round(v["peer_over_bound"], 2), v["verdict"]) == (1.03, "not met")
-    r["median_s"]["bound_atx1"] = 1.0
+    assert (round(v["peer_over_bound"], 2), v["verdict"]) == (0.99, "not met")
+    r["median_s"]["bound_atx1"] = 1.04
     assert products.verdicts(r)["atx1"]["verdict"] == "bounded"
 
 
