@@ -37,11 +37,11 @@ pub(crate) const DISTANCE: usize = 64;
 
 /// How many stored elements ahead the products prefetch a vector beyond
 /// 8 MiB. On the Zen 5 host (issue #34, `docs/perf-log/run-v.md`), A B A
-/// B against [`DISTANCE`]: Aᵀ·x took 0.75x the time with about 10 and 100
-/// a slice and `x` of 128 MiB (one thread and two), 0.87x with about 2;
-/// with a `float64` vector of 16 MiB, A·x 0.72–0.83x and Aᵀ·x 0.86–0.93x.
-/// With 8 MiB it cost up to 1.07x, so [`DISTANCE`] stays there; 256 took
-/// 1.04–1.07x 128's time beyond 8 MiB.
+/// B against [`DISTANCE`]: Aᵀ·x took 0.74–0.75x the time with about 10
+/// and 100 a slice and `x` of 128 MiB (0.74–0.84x on two threads),
+/// 0.87–0.94x with about 2; with a `float64` vector of 16 MiB, A·x
+/// 0.71–0.83x and Aᵀ·x 0.81–0.95x. With 8 MiB it cost up to 1.07x, so
+/// [`DISTANCE`] stays there; 256 took 1.03–1.06x 128's time beyond 8 MiB.
 pub(crate) const FAR_DISTANCE: usize = 128;
 
 /// Asks the CPU to bring the cache line holding `value` into its caches.

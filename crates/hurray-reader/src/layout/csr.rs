@@ -385,8 +385,8 @@ impl<T: Float> CsrView<'_, T> {
     /// products).
     /// When `x` is larger than 2 MiB (`ncols × size_of::<T>()`, about what
     /// an L2 cache holds), each read asks the CPU to prefetch the entry of
-    /// `x` that the element 64 positions on will read (a cache hint,
-    /// x86-64 only; it changes no result), but where rows hold more than
+    /// `x` that the element 64 positions on will read (128 beyond 8 MiB; a
+    /// cache hint, x86-64 only; it changes no result), but where rows hold more than
     /// 32 elements on average and `x` is within 8 MiB, or rows are dense
     /// enough to read `x` as a stream (`docs/design.md`). On an unvalidated view the
     /// invariants are verified first, on every call. On
