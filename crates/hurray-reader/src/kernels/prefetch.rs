@@ -10,13 +10,14 @@
 //!   array gives, one random access per stored element. Without the hint
 //!   the core keeps only as many of those misses in flight as its
 //!   out-of-order window reaches; with it they start [`DISTANCE`] elements
-//!   earlier (`docs/perf-log/run-g.md`). The products prefetch only
-//!   from vectors larger than the caches.
+//!   earlier, [`FAR_DISTANCE`] beyond 8 MiB (`docs/perf-log/run-g.md`,
+//!   `run-v.md`). The products prefetch only from vectors larger than L2,
+//!   and not where the core follows alone (`product::prefetch_distance`).
 //! - Where that vector is cached and the slices are short, the products'
 //!   slice-by-slice loops follow their index and value arrays instead,
 //!   [`LOOKAHEAD`] elements ahead ([`arrays_ahead`]; `docs/perf-log/run-r.md`).
 //!
-//! This module holds the crate's second `unsafe` block, the hint itself.
+//! This module's one `unsafe` block is the hint itself.
 #![allow(unsafe_code)]
 
 /// How many `u64`s ahead the scans (`kernels::scan`, `kernels::coo`) prefetch

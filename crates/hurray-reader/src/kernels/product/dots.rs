@@ -42,11 +42,13 @@ pub(super) const MIN_SLACK: usize = 4096;
 /// `idx` and `values`), summed in storage order; an index past `x` reads 0.
 /// A slice whose pointers decrease or pass the arrays (data never
 /// validated), and every slice after it, gives 0.
-/// With `prefetch` (a distance, 0 for none; [`prefetch_distance`](super::prefetch_distance)), each
-/// element asks for the `x` entry of the element that many positions on.
-/// Where slices are short
-/// ([`chunks::short`]) and `x` within [`chunks::DOTS_MAX_X_BYTES`],
-/// [`chunks::dots`], the same sums bit for bit.
+/// With `prefetch` above 0 (the distance of
+/// [`prefetch_distance`](super::prefetch_distance)), each element asks
+/// for the `x` entry of the element [`prefetch::DISTANCE`] positions on
+/// if that is the distance, [`prefetch::FAR_DISTANCE`] otherwise. Where slices
+/// are short ([`chunks::short`]) and `x` within
+/// [`chunks::DOTS_MAX_X_BYTES`], [`chunks::dots`], the same sums bit for
+/// bit.
 pub(super) fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[T], y: &mut [T], prefetch: usize) {
     const NEAR: usize = prefetch::DISTANCE;
     const FAR: usize = prefetch::FAR_DISTANCE;
@@ -65,9 +67,9 @@ pub(super) fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[
 
 /// [`dot_slices`] with the prefetch as a constant: with `PREFETCH` above
 /// 0, each element asks for the `x` entry of the index that many
-/// elements on. With
-/// `AHEAD` (where [`lookahead`](super::lookahead) holds), `idx` and
-/// `values` are followed ahead too ([`prefetch::arrays_ahead`]). Slices
+/// elements on. With `AHEAD` (where [`lookahead`](super::lookahead)
+/// holds), `idx` and `values` are followed ahead too
+/// ([`prefetch::arrays_ahead`]). Slices
 /// by position, as `scatter_direct_with` walks them: on the Zen 3 host
 /// (issue #34), 0.92x the time of the loop over [`pairs`](crate::kernels::pairs)'
 /// sub-slices with about 2 elements a slice and `x` far beyond the caches

@@ -150,8 +150,9 @@ impl<'a> Arrays<'a> {
     /// zeroed first), slice by slice in storage order; the walk ends at a
     /// slice whose pointers decrease or pass the arrays (data never
     /// validated). With `PREFETCH` above 0, the `y` entry of the row that
-    /// many elements on is requested while each element is added. With `AHEAD` (where [`lookahead`] holds), `idx` and
-    /// `values` are followed ahead too ([`prefetch::arrays_ahead`]).
+    /// many elements on is requested while each element is added. With
+    /// `AHEAD` (where [`lookahead`] holds), `idx` and `values` are
+    /// followed ahead too ([`prefetch::arrays_ahead`]).
     ///
     /// Positions rather than sub-slices: a slice costs its two pointers'
     /// check and no slice bookkeeping, and the hints need no bounds check
@@ -249,7 +250,9 @@ const LOOKAHEAD_MAX_MEAN: u64 = 32;
 /// quarter of the Zen 4 host's L3 cache. Beyond it the hints slowed the
 /// products: with a `float64` vector of 16 MiB, 1.1–1.25x the time;
 /// far beyond the caches, where the products prefetch the vector's
-/// entries, 1.06x.
+/// entries, 1.06x. [`prefetch_distance`] draws its lines here too: long
+/// slices take no prefetch within it, and the prefetch reaches further
+/// beyond it.
 const LOOKAHEAD_MAX_VECTOR: usize = 8 << 20;
 
 /// Below this many stored elements the products run on one thread: the
@@ -300,7 +303,8 @@ pub(super) fn same_length<'a, T>(idx: &'a [u64], values: &'a [T]) -> (&'a [u64],
 ///   the CPU time, `docs/perf-log/run-l.md`).
 /// - **Dense slices**: slices that hold, on average, more than one element
 ///   for every [`DENSE_GAP`] entries of `vector`. Their sorted indices then
-///   step through `vector` a cache line or less apart, a stream the
+///   step through `vector` a cache line (`f32`) or two (`f64`) apart or
+///   less, a stream the
 ///   hardware prefetcher follows: one column of 8 M elements over 32 Mi
 ///   rows (`onecol`), A·x took 0.80x the time without the hint.
 pub(super) fn prefetch_distance<T>(ptr: &[u64], vector: &[T]) -> usize {
@@ -318,7 +322,7 @@ pub(super) fn prefetch_distance<T>(ptr: &[u64], vector: &[T]) -> usize {
 
 /// Slices whose indices lie less than this many entries of the vector
 /// apart on average are dense, for [`prefetch_distance`]: a cache line of
-/// `f32`s.
+/// `f32`s, two of `f64`s (measured with `f32` only).
 const DENSE_GAP: usize = 16;
 
 #[cfg(test)]

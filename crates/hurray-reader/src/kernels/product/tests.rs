@@ -710,35 +710,29 @@ proptest::proptest! {
     }
 }
 
-/// The loops follow their arrays ahead where slices hold 32 elements or
-/// fewer on average and the vector is within 8 MiB; not otherwise, nor
-/// with no slices.
+/// What the loops ask for ahead, by the vector's size and the slices'
+/// mean length. They follow their arrays ahead where slices hold 32
+/// elements or fewer on average and the vector is within 8 MiB; not
+/// otherwise, nor with no slices. They prefetch the vector 64 elements
+/// ahead beyond 2 MiB and 128 beyond 8 MiB, but not for slices of more
+/// than 32 on average with the vector within 8 MiB, nor for slices
+/// holding more than one element every 16 entries of the vector.
 #[test]
-fn lookahead_where_slices_are_short_and_the_vector_cached() {
+fn lookahead_and_prefetch_distance_by_the_vector_and_the_slices() {
     let ptr = |mean: u64| -> Vec<u64> { (0..=100).map(|j| j * mean).collect() };
     let small = vec![0f32; 1 << 18]; // 1 MiB
-    let quarter = vec![0f32; 2 << 20]; // 8 MiB
+    let l2 = vec![0f32; 1 << 19]; // 2 MiB
+    let l3 = vec![0f32; 2 << 20]; // 8 MiB
     let wide = vec![0f64; 2 << 20]; // 16 MiB
+    let far = vec![0f32; 1 << 25]; // 128 MiB
     assert!(lookahead(&ptr(10), &small));
-    assert!(lookahead(&ptr(32), &quarter));
+    assert!(lookahead(&ptr(32), &l3));
     assert!(!lookahead(&ptr(33), &small));
     assert!(!lookahead(&ptr(100), &small));
     assert!(!lookahead(&ptr(10), &wide));
     assert!(!lookahead(&[7], &small));
     assert!(!lookahead(&[], &small));
-}
 
-/// The products prefetch the vector 64 elements ahead beyond 2 MiB and
-/// 128 beyond 8 MiB, but not for slices of more than 32 on average with
-/// the vector within 8 MiB, nor for slices holding more than one element
-/// every 16 entries of the vector.
-#[test]
-fn prefetch_distance_by_the_vector_and_the_slices() {
-    let ptr = |mean: u64| -> Vec<u64> { (0..=100).map(|j| j * mean).collect() };
-    let l2 = vec![0f32; 1 << 19]; // 2 MiB
-    let l3 = vec![0f32; 2 << 20]; // 8 MiB
-    let wide = vec![0f64; 2 << 20]; // 16 MiB
-    let far = vec![0f32; 1 << 25]; // 128 MiB
     assert_eq!(prefetch_distance(&ptr(2), &l2), 0);
     assert_eq!(prefetch_distance(&ptr(2), &l3), 64);
     assert_eq!(prefetch_distance(&ptr(32), &l3), 64);
