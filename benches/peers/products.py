@@ -299,8 +299,10 @@ def verdicts(r: dict, stat: str = "median_s", lean: bool = False) -> dict:
     m = r[stat]
     out = {}
     for name, ours, peers, factor, bounds in TARGETS:
-        # The faster bound (runs before bound_gather* had one).
-        bound = min((LEAN[b] if lean else b for b in bounds if b in m), key=lambda b: m[b])
+        present = [LEAN[b] if lean else b for b in bounds if (LEAN[b] if lean else b) in m]
+        if not present:
+            raise SystemExit(f"products.py: no bound of {name} ({', '.join(bounds)}) in these results")
+        bound = min(present, key=lambda b: m[b])  # the faster bound
         peer = min(m[p] for p in peers)
         ratio, headroom = peer / m[ours], peer / m[bound]
         bounds_ours = m[bound] <= m[ours] * SLACK

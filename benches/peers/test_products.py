@@ -46,3 +46,32 @@ def test_runs_without_the_gather_bound_are_judged_by_the_stores():
     del r["median_s"]["bound_gather2"]
     v = products.verdicts(r)["ax2"]
     assert (v["bound"], v["verdict"]) == ("bound_ax2", "bounded")
+
+
+def test_the_stores_bound_when_they_are_the_faster():
+    r = medians(ax1=1.0, scipy_ax=1.1, mkl_ax1=1.1, bound_ax1=0.95, bound_gather1=0.99)
+    v = products.verdicts(r)["ax1"]
+    assert (v["bound"], v["verdict"]) == ("bound_ax1", "bounded")
+
+
+def test_a_bound_exactly_five_percent_slower_still_bounds():
+    r = medians(atx2=1.0, mkl_atx2=1.0, bound_atx2=1.05)
+    assert products.verdicts(r)["atx2"]["verdict"] == "bounded"
+    r["median_s"]["bound_atx2"] = 1.051
+    assert products.verdicts(r)["atx2"]["verdict"] == "not met"
+
+
+def test_the_fastest_rounds_are_judged_alike():
+    r = medians(atx1=1.0, scipy_atx=1.2, mkl_atx1=1.3)
+    r["min_s"] = dict(r["median_s"], atx1=1.2, bound_atx1=1.15)
+    assert products.verdicts(r)["atx1"]["verdict"] == "met"
+    assert products.verdicts(r, "min_s")["atx1"]["verdict"] == "bounded"
+
+
+def test_no_bound_at_all_is_a_clear_error():
+    import pytest
+
+    r = medians()
+    del r["median_s"]["bound_atx1"]
+    with pytest.raises(SystemExit, match="no bound of atx1"):
+        products.verdicts(r)

@@ -268,9 +268,10 @@ fn scatter_stores<T: Real, V: Copy, S: Slot>(
 
 /// `sum values[k] · x[idx[k]]` ([`dot_sum`]) over every `k`, the positions
 /// cut into `threads` equal parts, one thread each, each asking for `x`
-/// `prefetch` elements ahead (0: not); with `ptr` and `y` not empty (the pointers Aᵀ·x
-/// reads and a `y` of its length), each thread also moves its even share
-/// of them, in step with its elements: every byte Aᵀ·x reads and writes;
+/// `prefetch` elements ahead (0: not); with `ptr` and `y` not empty (the
+/// pointers Aᵀ·x reads and a `y` of its length), each thread also moves
+/// its even share of them, in step with its elements: every byte Aᵀ·x
+/// reads and writes;
 /// with `reads` (A·x's `x`), its share of those summed too. Returns the
 /// dot (plus the sum of `reads`) and the pointers' sum.
 fn dot<T: Real>(
@@ -308,13 +309,15 @@ fn prefetch_distance<T>(ptr: &[u64], x: &[T]) -> usize {
     let slices = ptr.len().saturating_sub(1) as u64;
     let (first, last) = (ptr.first().copied().unwrap_or(0), ptr.last().copied().unwrap_or(0));
     let stored = last.saturating_sub(first);
-    let within = |mean: u64| slices > 0 && stored <= slices * mean;
+    let within = |mean: u64| slices > 0 && stored <= slices.saturating_mul(mean);
     let long_in_l3 = bytes <= 8 << 20 && !within(32);
     let dense = !within((x.len() / 16) as u64);
-    match bytes {
-        _ if bytes <= 2 << 20 || long_in_l3 || dense => 0,
-        _ if bytes <= 8 << 20 => 64,
-        _ => 128,
+    if bytes <= 2 << 20 || long_in_l3 || dense {
+        0
+    } else if bytes <= 8 << 20 {
+        64
+    } else {
+        128
     }
 }
 
@@ -454,6 +457,27 @@ mod tests {
                 (55, 5.0)
             );
         }
+    }
+
+    /// The library's table (`kernels/product/tests.rs`,
+    /// `lookahead_and_prefetch_distance_by_the_vector_and_the_slices`):
+    /// the mirror gives the same distances.
+    #[test]
+    fn prefetch_distance_mirrors_the_librarys() {
+        let ptr = |mean: u64| -> Vec<u64> { (0..=100).map(|j| j * mean).collect() };
+        let (l2, l3) = (vec![0f32; 1 << 19], vec![0f32; 2 << 20]);
+        let (wide, far) = (vec![0f64; 2 << 20], vec![0f32; 1 << 25]);
+        assert_eq!(prefetch_distance(&ptr(2), &l2), 0);
+        assert_eq!(prefetch_distance(&ptr(2), &l3), 64);
+        assert_eq!(prefetch_distance(&ptr(32), &l3), 64);
+        assert_eq!(prefetch_distance(&ptr(33), &l3), 0);
+        assert_eq!(prefetch_distance(&ptr(100), &wide), 128);
+        assert_eq!(prefetch_distance(&ptr(2), &far), 128);
+        assert_eq!(prefetch_distance(&ptr(1 << 21), &far), 128);
+        assert_eq!(prefetch_distance(&ptr((1 << 21) + 1), &far), 0);
+        assert_eq!(prefetch_distance(&[0, 8_000_000], &far), 0);
+        assert_eq!(prefetch_distance(&[], &far), 0);
+        assert_eq!(prefetch_distance(&[0, u64::MAX], &far), 0);
     }
 
     #[test]
