@@ -299,7 +299,8 @@ def verdicts(r: dict, stat: str = "median_s", lean: bool = False) -> dict:
     m = r[stat]
     out = {}
     for name, ours, peers, factor, bounds in TARGETS:
-        present = [LEAN[b] if lean else b for b in bounds if (LEAN[b] if lean else b) in m]
+        named = [LEAN[b] if lean else b for b in bounds]
+        present = [b for b in named if b in m]
         if not present:
             raise SystemExit(f"products.py: no bound of {name} ({', '.join(bounds)}) in these results")
         bound = min(present, key=lambda b: m[b])  # the faster bound

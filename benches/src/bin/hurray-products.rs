@@ -40,7 +40,7 @@
 //! element in four running sums (`kernels::dot_sum`): the reads and the
 //! arithmetic of Aᵀ·x without its rows (no per-row sum, store or branch,
 //! no single chain of additions), split by position over the threads,
-//! prefetched as the library's loop (`prefetch_distance`);
+//! prefetched as the library's loop (`for_benches::prefetch_distance`);
 //! `bound_ax1` / `bound_ax2` and `bound_atx1` / `bound_atx2`, the bounds
 //! the targets are judged by: the bare stores and the dot without rows,
 //! each moving too the rest of the bytes its product must, in step with
@@ -65,7 +65,7 @@ use std::time::Instant;
 
 use hurray_benches::data::TENSOR;
 use hurray_benches::kernels::{dot_sum, part, steps, sum_u64_prefetched_threads, x_vector, HugeVec, Real};
-use hurray_reader::{CscView, ElementType, MappedFile, Options};
+use hurray_reader::{for_benches, CscView, ElementType, MappedFile, Options};
 use zerocopy::IntoBytes;
 
 /// Every routine, in the order of the first line's list.
@@ -161,7 +161,10 @@ impl<T: Real> Bench<'_, T> {
                 let threads = if name.ends_with('1') { 1 } else { 2 };
                 // The gather of an x of nrows entries (as A·x loads y's)
                 // and prefetched as the library's loop over such a vector.
-                let (x, prefetch) = (self.xt.as_slice(), prefetch_distance(ptr, self.xt.as_slice()));
+                let (x, prefetch) = (
+                    self.xt.as_slice(),
+                    for_benches::prefetch_distance(ptr, self.xt.as_slice()),
+                );
                 // The dot without rows; with the pointers and a y, Aᵀ·x's
                 // bytes; with the pointers and x read, A·x's but its stores.
                 let (ptr, moved) = match name {
@@ -297,28 +300,6 @@ fn dot<T: Real>(
     on_threads(jobs)
         .into_iter()
         .fold((T::default(), 0), |(s, p), (r, q)| (s + r, p.wrapping_add(q)))
-}
-
-/// How many elements ahead the gathers of `x` prefetch (0: not at all), as
-/// the library's Aᵀ·x decides it (`kernels::product::prefetch_distance`,
-/// crate-private): 64 with `x` over 2 MiB, 128 over 8 MiB, but not at all
-/// with more than 32 elements a slice on average and `x` within 8 MiB, nor
-/// with more than one element every 16 entries of `x`.
-fn prefetch_distance<T>(ptr: &[u64], x: &[T]) -> usize {
-    let bytes = std::mem::size_of_val(x);
-    let slices = ptr.len().saturating_sub(1) as u64;
-    let (first, last) = (ptr.first().copied().unwrap_or(0), ptr.last().copied().unwrap_or(0));
-    let stored = last.saturating_sub(first);
-    let within = |mean: u64| slices > 0 && stored <= slices.saturating_mul(mean);
-    let long_in_l3 = bytes <= 8 << 20 && !within(32);
-    let dense = !within((x.len() / 16) as u64);
-    if bytes <= 2 << 20 || long_in_l3 || dense {
-        0
-    } else if bytes <= 8 << 20 {
-        64
-    } else {
-        128
-    }
 }
 
 /// Runs each job on a thread of its own; their results, in order.
@@ -457,27 +438,6 @@ mod tests {
                 (55, 5.0)
             );
         }
-    }
-
-    /// The library's table (`kernels/product/tests.rs`,
-    /// `lookahead_and_prefetch_distance_by_the_vector_and_the_slices`):
-    /// the mirror gives the same distances.
-    #[test]
-    fn prefetch_distance_mirrors_the_librarys() {
-        let ptr = |mean: u64| -> Vec<u64> { (0..=100).map(|j| j * mean).collect() };
-        let (l2, l3) = (vec![0f32; 1 << 19], vec![0f32; 2 << 20]);
-        let (wide, far) = (vec![0f64; 2 << 20], vec![0f32; 1 << 25]);
-        assert_eq!(prefetch_distance(&ptr(2), &l2), 0);
-        assert_eq!(prefetch_distance(&ptr(2), &l3), 64);
-        assert_eq!(prefetch_distance(&ptr(32), &l3), 64);
-        assert_eq!(prefetch_distance(&ptr(33), &l3), 0);
-        assert_eq!(prefetch_distance(&ptr(100), &wide), 128);
-        assert_eq!(prefetch_distance(&ptr(2), &far), 128);
-        assert_eq!(prefetch_distance(&ptr(1 << 21), &far), 128);
-        assert_eq!(prefetch_distance(&ptr((1 << 21) + 1), &far), 0);
-        assert_eq!(prefetch_distance(&[0, 8_000_000], &far), 0);
-        assert_eq!(prefetch_distance(&[], &far), 0);
-        assert_eq!(prefetch_distance(&[0, u64::MAX], &far), 0);
     }
 
     #[test]

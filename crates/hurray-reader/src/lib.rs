@@ -86,6 +86,19 @@ mod tensor;
 mod validate;
 mod value;
 
+/// Internals that the workspace's benchmarks (`benches/`) must match, so
+/// that their bounds do what the library does: not part of the API, no
+/// stability promise.
+#[doc(hidden)]
+pub mod for_benches {
+    /// How many elements ahead the sparse products prefetch `vector`
+    /// while walking the slices of `ptr` (0: not at all); the rule is
+    /// `kernels::product::prefetch_distance`'s.
+    pub fn prefetch_distance<T>(ptr: &[u64], vector: &[T]) -> usize {
+        crate::kernels::product::prefetch_distance(ptr, vector)
+    }
+}
+
 pub use aligned::AlignedBytes;
 pub use annotate::{AnnotatedField, DescriptorDump};
 pub use buffer::{Buffer, BufferRole};

@@ -307,7 +307,7 @@ pub(super) fn same_length<'a, T>(idx: &'a [u64], values: &'a [T]) -> (&'a [u64],
 ///   less, a stream the
 ///   hardware prefetcher follows: one column of 8 M elements over 32 Mi
 ///   rows (`onecol`), A·x took 0.80x the time without the hint.
-pub(super) fn prefetch_distance<T>(ptr: &[u64], vector: &[T]) -> usize {
+pub(crate) fn prefetch_distance<T>(ptr: &[u64], vector: &[T]) -> usize {
     let bytes = std::mem::size_of_val(vector);
     let long_in_l3 = bytes <= LOOKAHEAD_MAX_VECTOR && !chunks::mean_within(ptr, LOOKAHEAD_MAX_MEAN);
     let dense = !chunks::mean_within(ptr, to_u64(vector.len() / DENSE_GAP));

@@ -744,6 +744,8 @@ fn lookahead_and_prefetch_distance_by_the_vector_and_the_slices() {
     assert_eq!(prefetch_distance(&ptr(1 << 21), &far), 128);
     assert_eq!(prefetch_distance(&ptr((1 << 21) + 1), &far), 0);
     assert_eq!(prefetch_distance(&[0, 8_000_000], &far), 0);
+    assert_eq!(prefetch_distance(&[], &far), 0);
+    assert_eq!(prefetch_distance(&[0, u64::MAX], &far), 0);
 }
 
 /// Asking for lines past the arrays' ends asks for nothing: a loop near
