@@ -238,3 +238,28 @@ def test_dask_without_dask_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "dask.array", None)
     with pytest.raises(ModuleNotFoundError, match=r'the package with its "dask" extra'):
         hd.from_hurray(WORKED, "A", chunk_cols=2)
+
+
+def test_a_forked_child_checks_on_threads_of_its_own(tmp_path):
+    # The scans' threads (a pool, started on first use) do not survive
+    # `fork`: a child that used its parent's pool would wait forever for
+    # them. It starts its own. In a child process, so that a hang fails
+    # the test instead of the run.
+    path = tmp_path / "big.hry"
+    m = sp.random(2048, 2048, density=0.25, format="csc", dtype=np.float32, rng=np.random.default_rng(3))
+    hr.save(path, {"A": m})
+    code = (
+        "import os, sys\n"
+        "import hurray_reader as hr\n"
+        f"path = {str(path)!r}\n"
+        "assert hr.open(path, threads=2).validate() == []\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    problems = hr.open(path, threads=2).validate()\n"
+        "    os._exit(0 if problems == [] else 3)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "print('child', os.waitstatus_to_exitcode(status))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["child", "0"]

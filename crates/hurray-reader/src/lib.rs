@@ -97,6 +97,13 @@ pub mod for_benches {
     pub fn prefetch_distance<T>(ptr: &[u64], vector: &[T]) -> usize {
         crate::kernels::product::prefetch_distance(ptr, vector)
     }
+
+    /// Runs `jobs` on the threads the scans and products use (the last on
+    /// the calling thread, the others on the library's pool); their
+    /// results, in order.
+    pub fn run_all<R: Send>(jobs: Vec<impl FnOnce() -> R + Send>) -> Vec<R> {
+        crate::kernels::threads::run_all(jobs)
+    }
 }
 
 pub use aligned::AlignedBytes;

@@ -88,15 +88,22 @@ impl Options {
     /// and the CSC, CSR and sorted-COO scans of
     /// [`Tensor::validate_data`](crate::Tensor::validate_data) and
     /// [`HurrayFile::validate`](crate::HurrayFile::validate). The index array is cut into ranges of
-    /// equal length, one per thread (`std::thread::scope`; a cut may fall
-    /// inside a column), and arrays of fewer than 256 Ki entries per thread
-    /// get fewer threads. Verdicts and errors do not depend on it: a
-    /// failure is named by a sequential exact pass. With one thread the
-    /// scans allocate nothing; with more, starting the threads allocates a
-    /// constant amount (their handles and stacks), never anything
-    /// proportional to the data. A thread the OS refuses to start (a limit
-    /// on threads, no memory for its stack) fails nothing: its range is
-    /// scanned on the calling thread.
+    /// equal length, one per thread (a cut may fall inside a column), and
+    /// arrays of fewer than 256 Ki entries per thread get fewer threads.
+    /// Verdicts and errors do not depend on it: a failure is named by a
+    /// sequential exact pass.
+    ///
+    /// **The threads.** The calling thread takes one range; the others go
+    /// to the library's pool: [`std::thread::available_parallelism`] − 1
+    /// threads (at least one), started on first use and kept, asleep
+    /// between calls, for the life of the process (a child `fork`ed from
+    /// it starts its own). So no more ranges run at once than the machine
+    /// has cores, and the products' threads (`mul_vec_parallel`) are the
+    /// same ones. Where the OS will not start the pool (a limit on
+    /// threads, no memory for their stacks) nothing fails: every range is
+    /// scanned on the calling thread. With one thread the scans allocate
+    /// nothing; with more, a constant amount a call (a few words a range),
+    /// never anything proportional to the data.
     pub fn threads(&self) -> usize {
         self.threads.max(1)
     }

@@ -6,7 +6,7 @@
 //! pass", which names the first violation (`layout::coo`).
 
 use super::prefetch::prefetch;
-use super::threads::{share, spawn_or_run, MAX_THREADS};
+use super::threads::{self, share, MAX_THREADS};
 
 /// The most dimensions the pass takes (the format's `MAX_RANK`, 64); a
 /// tensor of more gets a `false` verdict, for the exact pass to decide.
@@ -46,9 +46,9 @@ impl Coordinates<'_> {
         let flags = if threads == 1 {
             self.fast_range(0, n)
         } else {
-            std::thread::scope(|scope| {
+            threads::scope(|scope| {
                 let workers: Vec<_> = (1..threads)
-                    .map(|t| spawn_or_run(scope, move || self.fast_range(share(t), share(t.saturating_add(1)))))
+                    .map(|t| scope.spawn(move || self.fast_range(share(t), share(t.saturating_add(1)))))
                     .collect();
                 let mut all = self.fast_range(0, share(1));
                 for worker in workers {

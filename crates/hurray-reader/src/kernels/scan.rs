@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::prefetch::{prefetch, STREAM_AHEAD};
-use super::threads::{share, spawn_or_run, MAX_THREADS};
+use super::threads::{self, share, MAX_THREADS};
 use super::Arrays;
 use crate::cursor::{to_u64, to_usize};
 
@@ -22,7 +22,7 @@ impl<'a> Arrays<'a> {
     /// `threads` threads (clamped to `1..=`[`MAX_THREADS`]), each scanning a
     /// contiguous range of *positions* of `idx` (cut anywhere, inside a
     /// slice too) and the outer slices that start there
-    /// (`std::thread::scope`; no allocation beyond the threads themselves).
+    /// ([`threads::scope`]; no allocation beyond the jobs' own).
     /// It assumes what the caller checks: `ptr[0]` is the first position
     /// and the last pointer the end. `progress(done)` gets the bytes scanned
     /// so far, every few megabytes, on the calling thread. Never panics.
@@ -103,13 +103,13 @@ impl<'a> Arrays<'a> {
             });
         }
         let others = AtomicU64::new(0);
-        std::thread::scope(|scope| {
+        threads::scope(|scope| {
             let others = &others;
             let workers: Vec<_> = rest
                 .iter()
                 .take(threads.saturating_sub(1))
                 .map(|&part| {
-                    spawn_or_run(scope, move || {
+                    scope.spawn(move || {
                         self.scan(part, &mut |d| {
                             others.fetch_add(d, Ordering::Relaxed);
                         })

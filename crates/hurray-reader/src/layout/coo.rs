@@ -148,11 +148,11 @@ impl<'data> CooStructure<'data> {
     }
 
     /// [`validate`](Self::validate) with the one-pass check split over
-    /// `threads` threads (`std::thread::scope`, clamped to 1..=64), each
-    /// taking an equal range of entries (and the pair across its start).
-    /// Same verdict and same error as one thread; the duplicate search of
-    /// an unsorted tensor stays on one thread. A range whose thread the OS
-    /// refuses is checked on the calling thread.
+    /// `threads` threads (clamped to 1..=64; the calling thread and the
+    /// library's pool, see [`Options::threads`](crate::Options::threads)),
+    /// each taking an equal range of entries (and the pair across its
+    /// start). Same verdict and same error as one thread; the duplicate
+    /// search of an unsorted tensor stays on one thread.
     ///
     /// # Errors
     /// As [`validate`](Self::validate).

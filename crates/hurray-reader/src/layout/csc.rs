@@ -112,7 +112,8 @@ impl<'data> CscStructure<'data> {
     }
 
     /// [`validate`](Self::validate) split over `threads` threads
-    /// (`std::thread::scope`, clamped to 1..=64): the index array is cut
+    /// (clamped to 1..=64; the calling thread and the library's pool, see
+    /// [`Options::threads`](crate::Options::threads)): the index array is cut
     /// into `threads` ranges of equal length — a cut may fall inside a
     /// column, so one huge column is shared too — and each thread checks
     /// its range and the pointers of the columns starting in it. Same
@@ -454,8 +455,10 @@ impl<T: Float> CscView<'_, T> {
     }
 
     /// [`mul_vec`](Self::mul_vec) on `threads` threads
-    /// (`std::thread::scope`; 0 counts as 1, and no more than 64 or the
-    /// cores that [`std::thread::available_parallelism`] reports). Below
+    /// (0 counts as 1, and no more than 64 or the cores that
+    /// [`std::thread::available_parallelism`] reports): the calling thread
+    /// and the threads of the library's pool, started on first use and
+    /// kept for the process (see [`Options::threads`](crate::Options::threads)). Below
     /// 2^16 stored elements, `mul_vec` on the calling thread. Otherwise the
     /// work is cut one of two ways, by the size of `y` (`nrows ×
     /// size_of::<T>()`):

@@ -112,7 +112,8 @@ impl<'data> CsrStructure<'data> {
     }
 
     /// [`validate`](Self::validate) split over `threads` threads
-    /// (`std::thread::scope`, clamped to 1..=64): the index array is cut
+    /// (clamped to 1..=64; the calling thread and the library's pool, see
+    /// [`Options::threads`](crate::Options::threads)): the index array is cut
     /// into `threads` ranges of equal length — a cut may fall inside a
     /// row, so one huge row is shared too — and each thread checks
     /// its range and the pointers of the rows starting in it. Same
@@ -416,8 +417,9 @@ impl<T: Float> CsrView<'_, T> {
     }
 
     /// [`mul_vec`](Self::mul_vec) on `threads` threads
-    /// (`std::thread::scope`; 0 counts as 1, and no more than 64 or the
-    /// cores that [`std::thread::available_parallelism`] reports, as in
+    /// (0 counts as 1, and no more than 64 or the cores that
+    /// [`std::thread::available_parallelism`] reports; the calling thread
+    /// and the library's pool, as in
     /// [`CscView::mul_vec_parallel`](crate::CscView::mul_vec_parallel)): the stored
     /// elements are cut into `threads` consecutive shares of about
     /// `nnz / threads`, and each thread computes the dot products of the

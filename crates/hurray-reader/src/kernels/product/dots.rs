@@ -25,7 +25,7 @@ use super::float::Float;
 use super::{positions, same_length};
 use crate::cursor::{to_u64, to_usize};
 use crate::kernels::prefetch;
-use crate::kernels::threads::{share, spawn_or_run, Job};
+use crate::kernels::threads::{self, share, Job};
 
 /// A cut of [`dot_slices_split`] moves to a slice boundary within
 /// `1 / SPLIT_SLACK` of a thread's share of the elements, or within
@@ -159,7 +159,7 @@ pub(super) fn dot_slices_split<T: Float>(
         let within = first.checked_sub(1).filter(|_| from < head_end)?;
         Some((within, part(from, head_end)))
     };
-    let carries: Vec<Option<(usize, T)>> = std::thread::scope(|scope| {
+    let carries: Vec<Option<(usize, T)>> = threads::scope(|scope| {
         let (mut rest, mut at) = (&mut *y, 0usize);
         let mut jobs = Vec::with_capacity(shares);
         for t in 0..shares {
@@ -171,7 +171,7 @@ pub(super) fn dot_slices_split<T: Float>(
             jobs.push(if t.wrapping_add(1) == shares {
                 Job::Done(Some(share_of(t, mine)))
             } else {
-                spawn_or_run(scope, move || share_of(t, mine))
+                scope.spawn(move || share_of(t, mine))
             });
         }
         jobs.into_iter().map(|j| j.join().flatten()).collect()

@@ -5,7 +5,7 @@
 //! several.
 
 use super::prefetch;
-use super::threads::{cores, share, spawn_or_run, MAX_THREADS};
+use super::threads::{self, cores, share, MAX_THREADS};
 use super::{pairs, Arrays};
 use crate::cursor::{to_u64, to_usize};
 
@@ -84,7 +84,7 @@ impl<'a> Arrays<'a> {
         }
     }
 
-    /// [`scatter`](Self::scatter) on `threads` threads (`std::thread::scope`,
+    /// [`scatter`](Self::scatter) on `threads` threads ([`threads::scope`],
     /// clamped to `1..=`[`MAX_THREADS`] and to the rows of `y`): the rows
     /// are cut into `threads` consecutive ranges of equal length, `y`
     /// split with them, and each thread runs the scatter over the whole
@@ -97,13 +97,13 @@ impl<'a> Arrays<'a> {
             return self.scatter(values, x, y);
         }
         let rows = y.len();
-        std::thread::scope(|scope| {
+        threads::scope(|scope| {
             let (mut rest, mut from) = (y, 0usize);
             for t in 1..threads {
                 let to = share(rows, t, threads).clamp(from, from.saturating_add(rest.len()));
                 let (part, tail) = rest.split_at_mut(to.saturating_sub(from));
                 let first = to_u64(from);
-                spawn_or_run(scope, move || self.scatter_rows(values, x, part, first));
+                scope.spawn(move || self.scatter_rows(values, x, part, first));
                 (rest, from) = (tail, to);
             }
             self.scatter_rows(values, x, rest, to_u64(from));
@@ -204,7 +204,7 @@ impl<'a> Arrays<'a> {
         dots::dot_slices(self.ptr, self.idx, values, x, y, prefetch_distance(self.ptr, x));
     }
 
-    /// [`dots`](Self::dots) on `threads` threads (`std::thread::scope`,
+    /// [`dots`](Self::dots) on `threads` threads ([`threads::scope`],
     /// clamped to `1..=`[`MAX_THREADS`] and to [`cores`]; one thread for
     /// fewer than [`SPLIT_MIN_NNZ`] elements): the elements shared out
     /// evenly, each thread computing the dot products of the slices that

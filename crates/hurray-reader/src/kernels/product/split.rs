@@ -22,7 +22,7 @@
 use super::dots;
 use super::float::Float;
 use crate::cursor::to_usize;
-use crate::kernels::threads::{share, spawn_or_run, Job, MAX_THREADS};
+use crate::kernels::threads::{self, share, MAX_THREADS};
 use crate::kernels::Arrays;
 
 /// Below this many rows the partial results are added on the calling
@@ -51,8 +51,7 @@ impl Arrays<'_> {
             }
             partials.push(p);
         }
-        std::thread::scope(|scope| {
-            let mut jobs = Vec::with_capacity(partials.len());
+        threads::scope(|scope| {
             for (t, p) in partials.iter_mut().enumerate() {
                 let range = (cuts.get(t.wrapping_add(1)), cuts.get(t.wrapping_add(2)));
                 let (&from, &to) = match range {
@@ -60,15 +59,14 @@ impl Arrays<'_> {
                     _ => (&0, &0),
                 };
                 let rows = y.len();
-                jobs.push(spawn_or_run(scope, move || {
+                scope.spawn(move || {
                     p.resize(rows, T::default());
                     self.columns(from, to)
                         .scatter(values, x.get(from..).unwrap_or_default(), p);
-                }));
+                });
             }
             let to = cuts.get(1).copied().unwrap_or(0);
             self.columns(0, to).scatter(values, x, y);
-            jobs.into_iter().for_each(|j: Job<'_, ()>| _ = j.join());
         });
         merge(y, &partials, threads);
         true
@@ -114,13 +112,13 @@ fn merge<T: Float>(y: &mut [T], partials: &[Vec<T>], threads: usize) {
         return add(y, 0);
     }
     let rows = y.len();
-    std::thread::scope(|scope| {
+    threads::scope(|scope| {
         let (mut rest, mut from) = (y, 0usize);
         for t in 1..threads {
             let to = share(rows, t, threads).clamp(from, from.saturating_add(rest.len()));
             let (part, tail) = std::mem::take(&mut rest).split_at_mut(to.saturating_sub(from));
             let at = from;
-            spawn_or_run(scope, move || add(part, at));
+            scope.spawn(move || add(part, at));
             (rest, from) = (tail, to);
         }
         add(rest, from);

@@ -19,8 +19,8 @@ impl<'data> Compressed<'data> {
     /// [`validate`](Self::validate) on `threads` threads (clamped to
     /// `1..=`[`MAX_THREADS`](crate::kernels::threads::MAX_THREADS)), each scanning a contiguous range of
     /// *positions* of `idx` (cut anywhere, inside a slice too) and the
-    /// outer slices that start there (`std::thread::scope`; no allocation
-    /// beyond the threads themselves). Same verdict and same first error as
+    /// outer slices that start there (`kernels::threads::scope`; no
+    /// allocation beyond the jobs' own). Same verdict and same first error as
     /// one thread: the exact pass that names the error is sequential.
     pub(crate) fn validate_parallel(&self, threads: usize) -> Result<()> {
         self.validate_threads(threads, &mut |_, _| {})
