@@ -83,33 +83,30 @@ pub fn sum_u64_prefetched(slices: &[&[u64]]) -> u64 {
         .fold(0, u64::wrapping_add)
 }
 
-/// [`sum_u64`] split over `threads` scoped threads (each sums its share of
-/// every slice).
+/// [`sum_u64`] split over `threads` threads, the library's (each sums its
+/// share of every slice).
 pub fn sum_u64_threads(slices: &[&[u64]], threads: usize) -> u64 {
     sum_threads_with(slices, threads, sum_u64)
 }
 
-/// [`sum_u64_prefetched`] split over `threads` scoped threads.
+/// [`sum_u64_prefetched`] split over `threads` threads, the library's.
 pub fn sum_u64_prefetched_threads(slices: &[&[u64]], threads: usize) -> u64 {
     sum_threads_with(slices, threads, sum_u64_prefetched)
 }
 
 fn sum_threads_with(slices: &[&[u64]], threads: usize, sum: fn(&[&[u64]]) -> u64) -> u64 {
     let threads = threads.max(1);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    let parts: Vec<&[u64]> = slices.iter().map(|s| share(s, t, threads)).collect();
-                    sum(&parts)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("sum thread"))
-            .fold(0, u64::wrapping_add)
-    })
+    let jobs: Vec<_> = (0..threads)
+        .map(|t| {
+            move || {
+                let parts: Vec<&[u64]> = slices.iter().map(|s| share(s, t, threads)).collect();
+                sum(&parts)
+            }
+        })
+        .collect();
+    hurray_reader::for_benches::run_all(jobs)
+        .into_iter()
+        .fold(0, u64::wrapping_add)
 }
 
 fn share(s: &[u64], t: usize, n: usize) -> &[u64] {
