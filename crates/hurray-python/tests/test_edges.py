@@ -249,12 +249,13 @@ def test_a_forked_child_checks_on_threads_of_its_own(tmp_path):
     m = sp.random(2048, 2048, density=0.25, format="csc", dtype=np.float32, rng=np.random.default_rng(3))
     hr.save(path, {"A": m})
     code = (
-        "import os, sys\n"
+        "import os, signal\n"
         "import hurray_reader as hr\n"
         f"path = {str(path)!r}\n"
         "assert hr.open(path, threads=2).validate() == []\n"
         "pid = os.fork()\n"
         "if pid == 0:\n"
+        "    signal.alarm(30)  # a hung child ends, failing the test\n"
         "    problems = hr.open(path, threads=2).validate()\n"
         "    os._exit(0 if problems == [] else 3)\n"
         "_, status = os.waitpid(pid, 0)\n"

@@ -94,15 +94,18 @@ impl Options {
     /// sequential exact pass.
     ///
     /// **The threads.** The calling thread takes one range; the others go
-    /// to the library's pool: [`std::thread::available_parallelism`] − 1
-    /// threads (at least one), started on first use and kept, asleep
-    /// between calls, for the life of the process (a child `fork`ed from
-    /// it starts its own). So no more ranges run at once than the machine
-    /// has cores, and the products' threads (`mul_vec_parallel`) are the
-    /// same ones. Where the OS will not start the pool (a limit on
-    /// threads, no memory for their stacks) nothing fails: every range is
-    /// scanned on the calling thread. With one thread the scans allocate
-    /// nothing; with more, a constant amount a call (a few words a range),
+    /// to the library's pool, [`std::thread::available_parallelism`] − 1
+    /// threads (at least one), and the calling thread, its own range done,
+    /// scans those no thread of the pool has started. The pool is started
+    /// on first use and kept, asleep between calls, for the life of the
+    /// process: from then on the process has those threads (on Python
+    /// 3.12 and later, `os.fork` warns of that), and a child `fork`ed from
+    /// it starts a pool of its own. The products (`mul_vec_parallel`) use
+    /// the same pool; calls from several threads at once share it. Where
+    /// the OS will not start the pool (a limit on threads, no memory for
+    /// their stacks) nothing fails: every range is scanned on the calling
+    /// thread. With one thread the scans allocate nothing; with more, a
+    /// few words a range a call, plus the pool's own once a process,
     /// never anything proportional to the data.
     pub fn threads(&self) -> usize {
         self.threads.max(1)

@@ -51,11 +51,8 @@ impl Coordinates<'_> {
                     .map(|t| scope.spawn(move || self.fast_range(share(t), share(t.saturating_add(1)))))
                     .collect();
                 let mut all = self.fast_range(0, share(1));
-                for worker in workers {
-                    match worker.join() {
-                        Some(part) => all.add(part),
-                        None => all.high = u64::MAX,
-                    }
+                for part in threads::join_all(workers) {
+                    all.add(part);
                 }
                 all
             })

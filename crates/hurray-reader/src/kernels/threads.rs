@@ -4,6 +4,8 @@
 //! where the OS will not start those, run on the calling thread too.
 
 use rayon_core::{ThreadPool, ThreadPoolBuilder};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 /// Threads a scan or product may use; more are clamped.
@@ -19,55 +21,73 @@ pub(crate) fn share(n: usize, t: usize, threads: usize) -> usize {
 }
 
 /// The cores [`std::thread::available_parallelism`] reports (1 when it
-/// cannot tell): the products start no more threads than that. Asked once
-/// per process: on Linux the call reads cgroup files, about 50 µs a call
-/// on the benchmark VM, as long as a small product itself.
+/// cannot tell): the products cut their work into no more parts than
+/// that, and the pool has one thread fewer. Asked once per process: on
+/// Linux the call reads cgroup files, about 50 µs a call on the benchmark
+/// VM, as long as a small product itself. (An atomic, not a `OnceLock`:
+/// a `fork` while another thread filled a `OnceLock` would leave the
+/// child waiting on it for ever.)
 pub(crate) fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+    static CORES: AtomicUsize = AtomicUsize::new(0);
+    match CORES.load(Ordering::Relaxed) {
+        0 => {
+            let cores = std::thread::available_parallelism().map_or(1, usize::from);
+            CORES.store(cores, Ordering::Relaxed);
+            cores
+        }
+        cores => cores,
+    }
 }
 
 /// The pool the parts run on: `cores() - 1` threads (at least one; the
 /// calling thread takes a part of its own), started on first use and kept
-/// for the process. `None` where the OS will not start them.
+/// for the process; `None` where the OS will not start them (tried again
+/// on the next call).
 ///
 /// Why a pool rather than a thread a call: a thread started while its
-/// parent runs may be queued on the parent's core, the other one idle,
-/// until the balancer moves it a tick or two later (measured 2–4 ms on
-/// the benchmark VM, `docs/perf-log/run-w.md`); a pool thread woken from
-/// its sleep goes back to the core it slept on. Kept per process: a child
-/// forked after the pool started has none of its threads (`fork` copies
-/// the calling thread only), so it starts a pool of its own.
+/// parent runs may be queued on the parent's core, the other one idle: on
+/// the benchmark VM it waited 3.3 ms for the parent's time slice to end
+/// and the two shared that core until the balancer moved one, 7–8 ms in
+/// (`docs/perf-log/run-w.md`). A pool thread woken from its sleep wakes on
+/// the core it slept on.
+///
+/// Kept with the process id: a child `fork`ed after the pool started has
+/// none of its threads (`fork` copies the calling thread only), so it
+/// starts a pool of its own, and its parent's stays allocated, unused.
+/// The lock is held only to read or set that pair, never while a pool
+/// starts: a `fork` from another thread at that instant would leave it
+/// held in the child (as with any lock; Python 3.12 warns of `fork` in a
+/// process with threads for that reason).
 fn pool() -> Option<&'static ThreadPool> {
-    static POOL: Mutex<Option<(u32, Option<&'static ThreadPool>)>> = Mutex::new(None);
+    static POOL: Mutex<Option<(u32, &'static ThreadPool)>> = Mutex::new(None);
     #[cfg(test)]
     if tests::REFUSE.with(std::cell::Cell::get) {
         return None;
     }
     let pid = std::process::id();
-    if let Some((owner, pool)) = *POOL.lock().unwrap_or_else(PoisonError::into_inner) {
-        if owner == pid {
-            return pool;
-        }
+    let ours =
+        |kept: &Option<(u32, &'static ThreadPool)>| kept.filter(|&(owner, _)| owner == pid).map(|(_, pool)| pool);
+    if let Some(pool) = ours(&POOL.lock().unwrap_or_else(PoisonError::into_inner)) {
+        return Some(pool);
     }
-    // Started without the lock held (a fork meanwhile would leave it held
-    // in the child); of two racing starts the second is kept, the first
-    // leaked with its idle threads.
-    let pool = ThreadPoolBuilder::new()
+    let started = ThreadPoolBuilder::new()
         .num_threads(cores().saturating_sub(1).max(1))
         .thread_name(|i| format!("hurray-pool-{i}"))
         .build()
-        .ok()
-        .map(|pool| &*Box::leak(Box::new(pool)));
-    *POOL.lock().unwrap_or_else(PoisonError::into_inner) = Some((pid, pool));
-    pool
+        .ok()?;
+    let mut kept = POOL.lock().unwrap_or_else(PoisonError::into_inner);
+    // Another thread's start may have been kept meanwhile: then this one
+    // is dropped (its threads end) and that one used.
+    Some(ours(&kept).unwrap_or_else(|| {
+        let pool: &'static ThreadPool = Box::leak(Box::new(started));
+        *kept = Some((pid, pool));
+        pool
+    }))
 }
 
-/// Runs `f` with a [`Scope`] whose [`spawn`](Scope::spawn)ed jobs all end
+/// Runs `f` with a [`Scope`] whose [`spawn`](Scope::spawn)ed parts all end
 /// before `scope` returns (as [`std::thread::scope`]'s): on the threads of
-/// [`pool`], or one after another on the calling thread where there is no
-/// pool. A job's panic is raised again when the scope ends (the first if
-/// several), so a part of a scan or product is never silently missing.
+/// [`pool`] or, where there is no pool, on the calling thread.
 pub(crate) fn scope<'scope, R>(f: impl for<'a> FnOnce(&'a Scope<'a, 'scope>) -> R) -> R {
     match pool() {
         Some(pool) => pool.in_place_scope(|s| f(&Scope { pool: Some(s) })),
@@ -76,98 +96,111 @@ pub(crate) fn scope<'scope, R>(f: impl for<'a> FnOnce(&'a Scope<'a, 'scope>) -> 
 }
 
 /// Runs `jobs` as the scans and products run their parts: the last on the
-/// calling thread, the others on the [`pool`]; their results in order.
+/// calling thread, the others handed to the [`pool`]; their results in
+/// order.
 pub(crate) fn run_all<R: Send>(mut jobs: Vec<impl FnOnce() -> R + Send>) -> Vec<R> {
     let own = jobs.pop();
     scope(|s| {
         let others: Vec<_> = jobs.into_iter().map(|job| s.spawn(job)).collect();
         let own = own.map(|job| job());
-        // A lost job (`None`) panicked: the scope raises that panic again.
-        others.into_iter().filter_map(Job::join).chain(own).collect()
+        join_all(others).into_iter().chain(own).collect()
     })
 }
 
-/// Where [`scope`]'s jobs run: see there.
+/// Each job's result, in order. Joined from the last: the pool's threads
+/// take the parts from the first, so the calling thread runs those they
+/// have not started (see [`Job::join`]).
+pub(crate) fn join_all<R>(jobs: Vec<Job<'_, R>>) -> Vec<R> {
+    let mut results: Vec<R> = jobs.into_iter().rev().map(Job::join).collect();
+    results.reverse();
+    results
+}
+
+/// Where [`scope`]'s parts run: see there.
 pub(crate) struct Scope<'a, 'scope> {
     pool: Option<&'a rayon_core::Scope<'scope>>,
 }
 
 impl<'scope> Scope<'_, 'scope> {
-    /// Hands `job` to a thread of the pool (or, without one, runs it now,
-    /// on the calling thread); its result comes back through [`Job::join`].
-    pub(crate) fn spawn<R, F>(&self, job: F) -> Job<R>
+    /// Hands `job` to the pool (without one, runs it now, on the calling
+    /// thread); its result comes back through [`Job::join`], which runs it
+    /// itself if no thread of the pool has started it.
+    pub(crate) fn spawn<R, F>(&self, job: F) -> Job<'scope, R>
     where
         F: FnOnce() -> R + Send + 'scope,
         R: Send + 'scope,
     {
-        let Some(pool) = self.pool else {
-            return Job::Done(Some(job()));
-        };
         let slot = Arc::new(Slot {
-            result: Mutex::new(None),
-            ready: Condvar::new(),
+            state: Mutex::new(State::Waiting(Box::new(job))),
+            ended: Condvar::new(),
         });
-        let theirs = Arc::clone(&slot);
-        pool.spawn(move |_| {
-            // Unwinding through `job` drops this: the slot gets `None`.
-            let lost = Lost(&theirs);
-            let result = job();
-            std::mem::forget(lost);
-            theirs.put(Some(result));
-        });
-        Job::Pending(slot)
-    }
-}
-
-/// A job handed to [`Scope::spawn`]: running on a thread of the pool, or
-/// already done on the calling thread.
-pub(crate) enum Job<R> {
-    Pending(Arc<Slot<R>>),
-    Done(Option<R>),
-}
-
-impl<R> Job<R> {
-    /// The job's result, once it has run: `None` if it panicked (the panic
-    /// is raised again when the [`scope`] ends).
-    pub(crate) fn join(self) -> Option<R> {
-        match self {
-            Job::Pending(slot) => slot.take(),
-            Job::Done(result) => result,
-        }
-    }
-}
-
-/// Where a pool thread leaves a job's result for [`Job::join`].
-pub(crate) struct Slot<R> {
-    /// `Some(result)` once the job has ended (`result` is `None` if it
-    /// panicked).
-    result: Mutex<Option<Option<R>>>,
-    ready: Condvar,
-}
-
-impl<R> Slot<R> {
-    fn put(&self, result: Option<R>) {
-        *self.result.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
-        self.ready.notify_all();
-    }
-
-    fn take(&self) -> Option<R> {
-        let mut guard = self.result.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            if let Some(result) = guard.take() {
-                return result;
+        match self.pool {
+            Some(pool) => {
+                let theirs = Arc::clone(&slot);
+                pool.spawn(move |_| theirs.run());
             }
-            guard = self.ready.wait(guard).unwrap_or_else(PoisonError::into_inner);
+            None => slot.run(),
+        }
+        Job { slot }
+    }
+}
+
+/// A part handed to [`Scope::spawn`]: waiting, running or done. Join it:
+/// a panic of the part is raised again only there.
+#[must_use = "a part's result (and its panic) comes back only through `join`"]
+pub(crate) struct Job<'scope, R> {
+    slot: Arc<Slot<'scope, R>>,
+}
+
+impl<R> Job<'_, R> {
+    /// The part's result, once it has run: here, on the calling thread,
+    /// if no thread of the pool has started it (so a part is never left
+    /// waiting behind the thread that waits for it, even called from a
+    /// thread of the pool). A panic of the part is raised again here.
+    pub(crate) fn join(self) -> R {
+        self.slot.run();
+        let mut state = self.slot.lock();
+        loop {
+            match std::mem::replace(&mut *state, State::Joined) {
+                State::Ended(result) => return result.unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                other => *state = other,
+            }
+            state = self.slot.ended.wait(state).unwrap_or_else(PoisonError::into_inner);
         }
     }
 }
 
-/// Marks its slot's job as lost when dropped (by a panic unwinding it).
-struct Lost<'s, R>(&'s Slot<R>);
+/// A part and its result, shared by the pool's thread and [`Job::join`].
+struct Slot<'scope, R> {
+    state: Mutex<State<'scope, R>>,
+    ended: Condvar,
+}
 
-impl<R> Drop for Lost<'_, R> {
-    fn drop(&mut self) {
-        self.0.put(None);
+enum State<'scope, R> {
+    Waiting(Box<dyn FnOnce() -> R + Send + 'scope>),
+    Running,
+    /// The part's result, or its panic.
+    Ended(std::thread::Result<R>),
+    Joined,
+}
+
+impl<'scope, R> Slot<'scope, R> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State<'scope, R>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs the part unless a thread already has.
+    fn run(&self) {
+        let job = {
+            let mut state = self.lock();
+            match std::mem::replace(&mut *state, State::Running) {
+                State::Waiting(job) => job,
+                other => return *state = other,
+            }
+        };
+        let result = std::panic::catch_unwind(AssertUnwindSafe(job));
+        *self.lock() = State::Ended(result);
+        self.ended.notify_all();
     }
 }
 
@@ -175,6 +208,8 @@ impl<R> Drop for Lost<'_, R> {
 pub(crate) mod tests {
     use super::*;
     use std::cell::Cell;
+    use std::thread::ThreadId;
+    use std::time::Duration;
 
     thread_local! {
         /// Set while [`refusing`] runs: this thread finds no pool.
@@ -184,54 +219,72 @@ pub(crate) mod tests {
     /// Runs `f` as where the OS refuses the pool's threads: every part on
     /// the calling thread.
     pub(crate) fn refusing<R>(f: impl FnOnce() -> R) -> R {
+        struct Reset;
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                REFUSE.with(|r| r.set(false));
+            }
+        }
         REFUSE.with(|r| r.set(true));
-        let result = f();
-        REFUSE.with(|r| r.set(false));
-        result
+        let _reset = Reset;
+        f()
+    }
+
+    fn ids<'scope>(s: &Scope<'_, 'scope>, parts: usize, each: Duration) -> Vec<Job<'scope, ThreadId>> {
+        (0..parts)
+            .map(|_| {
+                s.spawn(move || {
+                    std::thread::sleep(each);
+                    std::thread::current().id()
+                })
+            })
+            .collect()
     }
 
     #[test]
-    fn jobs_run_on_the_pool_or_without_one_on_the_calling_thread() {
+    fn parts_run_on_the_pool_or_without_one_on_the_calling_thread() {
         let caller = std::thread::current().id();
-        let ids = |s: &Scope<'_, '_>| {
-            (0..3)
-                .map(|_| s.spawn(|| std::thread::current().id()))
-                .collect::<Vec<_>>()
-        };
-        let refused: Vec<_> = refusing(|| scope(|s| ids(s).into_iter().map(Job::join).collect()));
-        assert_eq!(refused, [Some(caller); 3]);
-        let pooled: Vec<_> = scope(|s| ids(s).into_iter().map(Job::join).collect());
-        assert!(
-            pooled.iter().all(|id| matches!(id, Some(id) if *id != caller)),
-            "{pooled:?}"
-        );
-        // Results come back to the job that asked, borrowing from the caller.
-        let parts = [10u64, 20, 30];
-        let sums: Vec<_> = scope(|s| {
-            let jobs: Vec<_> = parts.iter().map(|p| s.spawn(move || p + 1)).collect();
-            jobs.into_iter().map(Job::join).collect()
+        let refused = refusing(|| scope(|s| join_all(ids(s, 3, Duration::ZERO))));
+        assert_eq!(refused, [caller; 3]);
+        assert!(!REFUSE.with(Cell::get));
+        let pooled = scope(|s| {
+            let jobs = ids(s, 1, Duration::ZERO);
+            std::thread::sleep(Duration::from_millis(50));
+            join_all(jobs)
         });
-        assert_eq!(sums, [Some(11), Some(21), Some(31)]);
-    }
-
-    #[test]
-    fn a_panicking_job_joins_as_lost_and_panics_again_at_the_scope_end() {
-        let mut joined = Some(0u8);
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            scope(|s| joined = s.spawn(|| -> u8 { panic!("job 7") }).join())
-        }));
-        let payload = caught.expect_err("the job's panic reaches the caller");
-        assert_eq!(payload.downcast_ref::<&str>(), Some(&"job 7"));
-        assert_eq!(joined, None);
-        // The pool still serves.
-        assert_eq!(scope(|s| s.spawn(|| 5u8).join()), Some(5));
-    }
-
-    #[test]
-    fn run_all_returns_every_result_in_order() {
-        let jobs: Vec<_> = (0..5u64).map(|i| move || i * i).collect();
-        assert_eq!(run_all(jobs), [0, 1, 4, 9, 16]);
+        assert!(pooled[0] != caller, "{pooled:?}");
+        // One pool for the process.
+        assert!(std::ptr::eq(pool().unwrap(), pool().unwrap()));
+        // Results come back to the part that asked, borrowing from the caller.
+        let parts = [10u64, 20, 30];
+        let sums = scope(|s| join_all(parts.iter().map(|p| s.spawn(move || p + 1)).collect()));
+        assert_eq!(sums, [11, 21, 31]);
+        assert_eq!(run_all((0..5u64).map(|i| move || i * i).collect()), [0, 1, 4, 9, 16]);
         assert_eq!(run_all(Vec::<fn() -> u8>::new()), Vec::<u8>::new());
+    }
+
+    #[test]
+    fn the_caller_runs_the_parts_the_pool_has_not_started() {
+        // More parts than the pool has threads: the caller, joining from
+        // the last, runs some itself instead of waiting idle.
+        let parts = cores().saturating_sub(1).max(1) + 3;
+        let caller = std::thread::current().id();
+        let ran = scope(|s| join_all(ids(s, parts, Duration::from_millis(20))));
+        assert_eq!(ran.len(), parts);
+        assert!(ran.contains(&caller), "{ran:?}");
+        // A scope within a part on the pool's thread: the inner part runs
+        // there too, not left waiting for a thread that waits for it.
+        let nested = scope(|s| s.spawn(|| scope(|inner| inner.spawn(|| 5u8).join())).join());
+        assert_eq!(nested, 5);
+    }
+
+    #[test]
+    fn a_panicking_part_panics_again_at_its_join() {
+        let caught = std::panic::catch_unwind(|| scope(|s| s.spawn(|| -> u8 { panic!("part 7") }).join()));
+        let payload = caught.expect_err("the part's panic reaches the caller");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"part 7"));
+        // The pool still serves.
+        assert_eq!(scope(|s| s.spawn(|| 5u8).join()), 5);
     }
 
     #[test]

@@ -25,7 +25,7 @@ use super::float::Float;
 use super::{positions, same_length};
 use crate::cursor::{to_u64, to_usize};
 use crate::kernels::prefetch;
-use crate::kernels::threads::{self, share, Job};
+use crate::kernels::threads::{self, share};
 
 /// A cut of [`dot_slices_split`] moves to a slice boundary within
 /// `1 / SPLIT_SLACK` of a thread's share of the elements, or within
@@ -114,7 +114,7 @@ pub(super) fn dot_slices_with<T: Float, const PREFETCH: usize, const AHEAD: bool
 /// share ([`first_slices`]; the last one only up to the next cut) and the
 /// part of the slice it starts within, added to that slice's `y` in
 /// thread order once every thread is done. The calling thread takes the
-/// last share, and any share whose thread the OS refuses.
+/// last share, then any share no thread of the pool has started.
 pub(super) fn dot_slices_split<T: Float>(
     ptr: &[u64],
     idx: &[u64],
@@ -161,20 +161,20 @@ pub(super) fn dot_slices_split<T: Float>(
     };
     let carries: Vec<Option<(usize, T)>> = threads::scope(|scope| {
         let (mut rest, mut at) = (&mut *y, 0usize);
-        let mut jobs = Vec::with_capacity(shares);
+        let (mut jobs, mut own) = (Vec::with_capacity(shares), None);
         for t in 0..shares {
             let end = firsts.get(t.wrapping_add(1)).copied().unwrap_or(slices);
             let len = end.saturating_sub(at).min(rest.len());
             let (mine, tail) = std::mem::take(&mut rest).split_at_mut(len);
             (rest, at) = (tail, end);
             let share_of = &share_of;
-            jobs.push(if t.wrapping_add(1) == shares {
-                Job::Done(Some(share_of(t, mine)))
+            if t.wrapping_add(1) == shares {
+                own = Some(share_of(t, mine));
             } else {
-                scope.spawn(move || share_of(t, mine))
-            });
+                jobs.push(scope.spawn(move || share_of(t, mine)));
+            }
         }
-        jobs.into_iter().map(|j| j.join().flatten()).collect()
+        threads::join_all(jobs).into_iter().chain(own).collect()
     });
     for (slice, sum) in carries.into_iter().flatten() {
         if let Some(ys) = y.get_mut(slice) {

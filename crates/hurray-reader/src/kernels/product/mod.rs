@@ -62,8 +62,8 @@ impl<'a> Arrays<'a> {
 
     /// [`scatter`](Self::scatter) on up to `threads` threads, and no more
     /// than [`std::thread::available_parallelism`]. One thread for fewer
-    /// than [`SPLIT_MIN_NNZ`] elements (starting a thread costs more than
-    /// it saves). Where `y` is scattered into directly (within
+    /// than [`SPLIT_MIN_NNZ`] elements (handing a part to another thread
+    /// costs more than it saves). Where `y` is scattered into directly (within
     /// [`Blocking::DIRECT_MAX_Y_BYTES`]) the columns are cut between the
     /// threads, each scattering into a `y` of its own, added at the end
     /// ([`scatter_columns`](Self::scatter_columns): the work divides by
@@ -99,14 +99,16 @@ impl<'a> Arrays<'a> {
         let rows = y.len();
         threads::scope(|scope| {
             let (mut rest, mut from) = (y, 0usize);
+            let mut jobs = Vec::with_capacity(threads);
             for t in 1..threads {
                 let to = share(rows, t, threads).clamp(from, from.saturating_add(rest.len()));
                 let (part, tail) = rest.split_at_mut(to.saturating_sub(from));
                 let first = to_u64(from);
-                scope.spawn(move || self.scatter_rows(values, x, part, first));
+                jobs.push(scope.spawn(move || self.scatter_rows(values, x, part, first)));
                 (rest, from) = (tail, to);
             }
             self.scatter_rows(values, x, rest, to_u64(from));
+            threads::join_all(jobs);
         });
     }
 
@@ -256,7 +258,8 @@ const LOOKAHEAD_MAX_MEAN: u64 = 32;
 const LOOKAHEAD_MAX_VECTOR: usize = 8 << 20;
 
 /// Below this many stored elements the products run on one thread: the
-/// product takes about as long as starting a thread (tens of µs).
+/// product takes about as long as handing a part to another thread (tens
+/// of µs: starting one, as this was measured, or waking one of the pool).
 pub(crate) const SPLIT_MIN_NNZ: u64 = 1 << 16;
 
 /// The positions `from..to` of one slice (`pair`: its two pointers), if

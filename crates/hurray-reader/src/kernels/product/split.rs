@@ -26,7 +26,7 @@ use crate::kernels::threads::{self, share, MAX_THREADS};
 use crate::kernels::Arrays;
 
 /// Below this many rows the partial results are added on the calling
-/// thread (starting threads for the merge would cost more).
+/// thread (handing half to another thread would cost more).
 const MERGE_ALONE_ROWS: usize = 1 << 16;
 
 impl Arrays<'_> {
@@ -52,6 +52,7 @@ impl Arrays<'_> {
             partials.push(p);
         }
         threads::scope(|scope| {
+            let mut jobs = Vec::with_capacity(partials.len());
             for (t, p) in partials.iter_mut().enumerate() {
                 let range = (cuts.get(t.wrapping_add(1)), cuts.get(t.wrapping_add(2)));
                 let (&from, &to) = match range {
@@ -59,14 +60,15 @@ impl Arrays<'_> {
                     _ => (&0, &0),
                 };
                 let rows = y.len();
-                scope.spawn(move || {
+                jobs.push(scope.spawn(move || {
                     p.resize(rows, T::default());
                     self.columns(from, to)
                         .scatter(values, x.get(from..).unwrap_or_default(), p);
-                });
+                }));
             }
             let to = cuts.get(1).copied().unwrap_or(0);
             self.columns(0, to).scatter(values, x, y);
+            threads::join_all(jobs);
         });
         merge(y, &partials, threads);
         true
@@ -114,13 +116,15 @@ fn merge<T: Float>(y: &mut [T], partials: &[Vec<T>], threads: usize) {
     let rows = y.len();
     threads::scope(|scope| {
         let (mut rest, mut from) = (y, 0usize);
+        let mut jobs = Vec::with_capacity(threads);
         for t in 1..threads {
             let to = share(rows, t, threads).clamp(from, from.saturating_add(rest.len()));
             let (part, tail) = std::mem::take(&mut rest).split_at_mut(to.saturating_sub(from));
             let at = from;
-            scope.spawn(move || add(part, at));
+            jobs.push(scope.spawn(move || add(part, at)));
             (rest, from) = (tail, to);
         }
         add(rest, from);
+        threads::join_all(jobs);
     });
 }

@@ -103,7 +103,6 @@ pub(super) fn scan_blocks(c: &Arrays<'_>, part: Part, blocks: Blocks, progress: 
     Scan {
         violations,
         high: if decreased || out_of_bounds { u64::MAX } else { 0 },
-        failed: false,
     }
 }
 
