@@ -101,10 +101,14 @@ impl Options {
     /// process: from then on the process has those threads (on Python
     /// 3.12 and later, `os.fork` warns of that), and a child `fork`ed from
     /// it starts a pool of its own. The products (`mul_vec_parallel`) use
-    /// the same pool; calls from several threads at once share it. Where
-    /// the OS will not start the pool (a limit on threads, no memory for
-    /// their stacks) nothing fails: every range is scanned on the calling
-    /// thread. With one thread the scans allocate nothing; with more, a
+    /// the same pool; calls from several threads at once share it, so a
+    /// call whose ranges are all scanned may still wait for the pool
+    /// thread to finish a range of another call (the pool runs the parts
+    /// handed to it in turn, and a call returns once the pool has reached
+    /// its own, even those it scanned itself). `threads == 1` starts no
+    /// pool. Where the OS will not start the pool (a limit on threads, no
+    /// memory for their stacks) nothing fails: every range is scanned on
+    /// the calling thread. With one thread the scans allocate nothing; with more, a
     /// few words a range a call, plus the pool's own once a process,
     /// never anything proportional to the data.
     pub fn threads(&self) -> usize {
