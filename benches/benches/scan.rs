@@ -4,7 +4,8 @@
 //! (`CscStructure::validate()`, `CsrStructure::validate()`,
 //! `CooStructure::validate()` on a sorted COO), in bytes of pointer + index
 //! arrays per second, next to ceilings over the same `u64` slices measured
-//! in the same run: a plain sum on one thread and on two (`thread::scope`),
+//! in the same run: a plain sum on one thread and on two (on the library's
+//! pool of threads, as `validate_parallel`),
 //! and the same sums prefetching 16 KiB ahead as the scans do.
 //! Also the library's `validate_parallel(2)` (COO too), a naive element-by-element
 //! check, and a two-thread validation built from the public slices only
