@@ -20,6 +20,24 @@ pub(crate) fn share(n: usize, t: usize, threads: usize) -> usize {
         .saturating_add((n % threads).saturating_mul(t) / threads)
 }
 
+/// `items` cut into `parts` (at least 1) consecutive ranges at
+/// [`share`]: each range's first position and its slice, in order,
+/// covering `items` once.
+pub(crate) fn cut_mut<T>(items: &mut [T], parts: usize) -> Vec<(usize, &mut [T])> {
+    let parts = parts.max(1);
+    let n = items.len();
+    let mut cut = Vec::with_capacity(parts);
+    let (mut rest, mut from) = (items, 0usize);
+    for t in 1..parts {
+        let to = share(n, t, parts).clamp(from, from.saturating_add(rest.len()));
+        let (part, tail) = std::mem::take(&mut rest).split_at_mut(to.saturating_sub(from));
+        cut.push((from, part));
+        (rest, from) = (tail, to);
+    }
+    cut.push((from, rest));
+    cut
+}
+
 /// The cores [`std::thread::available_parallelism`] reports (1 when it
 /// cannot tell): the products cut their work into no more parts than
 /// that, and the pool has one thread fewer. Asked once per process: on
@@ -292,5 +310,15 @@ pub(crate) mod tests {
         assert_eq!((0..=3).map(|t| share(10, t, 3)).collect::<Vec<_>>(), [0, 3, 6, 10]);
         assert_eq!(share(usize::MAX, 7, 7), usize::MAX);
         assert_eq!(share(5, 1, 0), 5);
+    }
+
+    #[test]
+    fn cut_mut_covers_every_item_once() {
+        let mut items = [0u8; 10];
+        let cut = cut_mut(&mut items, 3);
+        let ranges: Vec<(usize, usize)> = cut.iter().map(|(from, part)| (*from, part.len())).collect();
+        assert_eq!(ranges, [(0, 3), (3, 3), (6, 4)]);
+        assert_eq!(cut_mut(&mut items, 0).len(), 1);
+        assert_eq!(cut_mut(&mut [0u8; 0], 2).iter().map(|(_, p)| p.len()).sum::<usize>(), 0);
     }
 }

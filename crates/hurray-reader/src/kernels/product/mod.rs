@@ -5,7 +5,7 @@
 //! several.
 
 use super::prefetch;
-use super::threads::{self, cores, share, MAX_THREADS};
+use super::threads::{self, cores, MAX_THREADS};
 use super::{pairs, Arrays};
 use crate::cursor::{to_u64, to_usize};
 
@@ -96,20 +96,10 @@ impl<'a> Arrays<'a> {
         if threads == 1 {
             return self.scatter(values, x, y);
         }
-        let rows = y.len();
-        threads::scope(|scope| {
-            let (mut rest, mut from) = (y, 0usize);
-            let mut jobs = Vec::with_capacity(threads);
-            for t in 1..threads {
-                let to = share(rows, t, threads).clamp(from, from.saturating_add(rest.len()));
-                let (part, tail) = rest.split_at_mut(to.saturating_sub(from));
-                let first = to_u64(from);
-                jobs.push(scope.spawn(move || self.scatter_rows(values, x, part, first)));
-                (rest, from) = (tail, to);
-            }
-            self.scatter_rows(values, x, rest, to_u64(from));
-            threads::join_all(jobs);
-        });
+        let jobs = threads::cut_mut(y, threads)
+            .into_iter()
+            .map(|(from, part)| move || self.scatter_rows(values, x, part, to_u64(from)));
+        threads::run_all(jobs.collect());
     }
 
     /// Each outer slice's indices and values, in order, for the blocked

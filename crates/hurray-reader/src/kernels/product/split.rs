@@ -22,7 +22,7 @@
 use super::dots;
 use super::float::Float;
 use crate::cursor::to_usize;
-use crate::kernels::threads::{self, share, MAX_THREADS};
+use crate::kernels::threads::{self, MAX_THREADS};
 use crate::kernels::Arrays;
 
 /// Below this many rows the partial results are added on the calling
@@ -113,18 +113,8 @@ fn merge<T: Float>(y: &mut [T], partials: &[Vec<T>], threads: usize) {
     if y.len() < MERGE_ALONE_ROWS || threads < 2 {
         return add(y, 0);
     }
-    let rows = y.len();
-    threads::scope(|scope| {
-        let (mut rest, mut from) = (y, 0usize);
-        let mut jobs = Vec::with_capacity(threads);
-        for t in 1..threads {
-            let to = share(rows, t, threads).clamp(from, from.saturating_add(rest.len()));
-            let (part, tail) = std::mem::take(&mut rest).split_at_mut(to.saturating_sub(from));
-            let at = from;
-            jobs.push(scope.spawn(move || add(part, at)));
-            (rest, from) = (tail, to);
-        }
-        add(rest, from);
-        threads::join_all(jobs);
-    });
+    let jobs = threads::cut_mut(y, threads)
+        .into_iter()
+        .map(|(from, part)| move || add(part, from));
+    threads::run_all(jobs.collect());
 }
