@@ -116,7 +116,12 @@ impl<'a> Arrays<'a> {
     /// `ptr`, `idx` and `values`, `y[idx[k] - first] += v[k] · x[j]` at
     /// random positions of `y`, prefetching as [`prefetch_distance`] says;
     /// where slices are short ([`chunks::short`]),
-    /// [`chunks::scatter`], the same additions in the same order.
+    /// [`chunks::scatter`], the same additions in the same order. Where
+    /// [`lookahead`] follows the arrays ahead (slices of about 10, `y`
+    /// within 8 MiB), `y` is not prefetched: on the Zen 5 host, with `y`
+    /// in L3 (`l3-d10`), A·x took 0.73–0.79x the time without the hint on
+    /// one thread and 0.86–0.95x on two (`docs/perf-log/run-y.md`; Aᵀ·x,
+    /// which reads `x` there, took 1.18x without it and keeps it).
     pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
         y.fill(T::default());
         let arrays = (self.ptr, self.idx, values);
@@ -131,9 +136,10 @@ impl<'a> Arrays<'a> {
             (NEAR, true, _) => chunks::scatter::<T, NEAR>(arrays, x, y, first),
             (_, true, _) => chunks::scatter::<T, FAR>(arrays, x, y, first),
             (0, false, false) => self.scatter_direct_with::<T, 0, false>(values, x, y, first),
-            (0, false, true) => self.scatter_direct_with::<T, 0, true>(values, x, y, first),
+            // Slices of about 10 and `y` in L3: the arrays followed ahead,
+            // `y` not prefetched (the doc above).
+            (0 | NEAR, false, true) => self.scatter_direct_with::<T, 0, true>(values, x, y, first),
             (NEAR, false, false) => self.scatter_direct_with::<T, NEAR, false>(values, x, y, first),
-            (NEAR, false, true) => self.scatter_direct_with::<T, NEAR, true>(values, x, y, first),
             (_, false, _) => self.scatter_direct_with::<T, FAR, false>(values, x, y, first),
         }
     }
