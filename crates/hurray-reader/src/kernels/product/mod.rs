@@ -119,8 +119,8 @@ impl<'a> Arrays<'a> {
     /// [`chunks::scatter`], the same additions in the same order. Where
     /// [`lookahead`] follows the arrays ahead (slices of about 10, `y`
     /// within 8 MiB), `y` is not prefetched: on the Zen 5 host, with `y`
-    /// in L3 (`l3-d10`), A·x took 0.73–0.79x the time without the hint on
-    /// one thread and 0.86–0.95x on two (`docs/perf-log/run-y.md`; Aᵀ·x,
+    /// in L3 (`l3-d10`), A·x took 0.73–0.80x the time without the hint on
+    /// one thread and 0.82–0.95x on two (`docs/perf-log/run-y.md`; Aᵀ·x,
     /// which reads `x` there, took 1.18x without it and keeps it).
     pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
         y.fill(T::default());
