@@ -159,23 +159,18 @@ pub(super) fn dot_slices_split<T: Float>(
         let within = first.checked_sub(1).filter(|_| from < head_end)?;
         Some((within, part(from, head_end)))
     };
-    let carries: Vec<Option<(usize, T)>> = threads::scope(|scope| {
-        let (mut rest, mut at) = (&mut *y, 0usize);
-        let (mut jobs, mut own) = (Vec::with_capacity(shares), None);
-        for t in 0..shares {
+    let share_of = &share_of;
+    let (mut rest, mut at) = (&mut *y, 0usize);
+    let jobs: Vec<_> = (0..shares)
+        .map(|t| {
             let end = firsts.get(t.wrapping_add(1)).copied().unwrap_or(slices);
             let len = end.saturating_sub(at).min(rest.len());
             let (mine, tail) = std::mem::take(&mut rest).split_at_mut(len);
             (rest, at) = (tail, end);
-            let share_of = &share_of;
-            if t.wrapping_add(1) == shares {
-                own = Some(share_of(t, mine));
-            } else {
-                jobs.push(scope.spawn(move || share_of(t, mine)));
-            }
-        }
-        threads::join_all(jobs).into_iter().chain(own).collect()
-    });
+            move || share_of(t, mine)
+        })
+        .collect();
+    let carries = threads::run_all(jobs);
     for (slice, sum) in carries.into_iter().flatten() {
         if let Some(ys) = y.get_mut(slice) {
             *ys = *ys + sum;

@@ -285,7 +285,8 @@ pub(super) fn same_length<'a, T>(idx: &'a [u64], values: &'a [T]) -> (&'a [u64],
 /// those entries (0: not at all): [`prefetch::DISTANCE`] where `vector`
 /// is over [`CACHED_BYTES`], [`prefetch::FAR_DISTANCE`] beyond
 /// [`LOOKAHEAD_MAX_VECTOR`]; not at all for two kinds of slices the core
-/// follows alone.
+/// follows alone. (The direct scatter also drops it where [`lookahead`]
+/// holds: see [`Arrays::scatter_direct`].)
 /// On the Zen 5 host (issue #34, `docs/perf-log/run-v.md`), A B A B:
 ///
 /// - **Long slices, `vector` in L3**: more than [`LOOKAHEAD_MAX_MEAN`]
