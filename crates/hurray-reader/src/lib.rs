@@ -142,3 +142,22 @@ pub use packed::{
 pub use shared::{SharedCsc, SharedCsr, SharedFile, SharedTensor};
 pub use tensor::{Tensor, MAX_COMPOSITE_DEPTH};
 pub use value::Value;
+
+/// Frees the scratch memory that the sparse products keep between calls;
+/// returns its size in bytes (0 if none was kept).
+///
+/// [`CscView::mul_vec`] and [`CscView::mul_vec_parallel`] with a `y` over
+/// 16 MiB bin their contributions in scratch (*propagation blocking*: up to
+/// 128 MiB a thread, `docs/design.md` § The sparse products). Rather than
+/// return it to the OS after each call, and fault each page in again on
+/// the next, they keep up to 256 MiB of it for each of `f32`, `f64` and the
+/// AVX-512 scatter, as MKL keeps its buffers until `mkl_free_buffers`.
+/// Call this after the last product to give that memory back; the next
+/// product allocates again.
+///
+/// ```
+/// assert_eq!(hurray_reader::release_scratch(), 0); // no product ran
+/// ```
+pub fn release_scratch() -> usize {
+    kernels::scratch::release()
+}

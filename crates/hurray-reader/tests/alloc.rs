@@ -184,6 +184,7 @@ fn allocations() {
     counter_sees_allocations();
     open_resolve_scan_validate_allocations_do_not_grow_with_nnz();
     lookups_do_not_allocate();
+    blocked_product_keeps_its_scratch_until_released();
 }
 
 /// The allocator sees allocations (guards against a counter that is never
@@ -350,4 +351,50 @@ fn lookups_do_not_allocate() {
     assert_eq!(column, zero, "column(j) iteration allocated");
     assert_eq!(iter, zero, "iter() allocated");
     assert_eq!(transpose, zero, "transpose().get allocated");
+}
+
+/// A `y` over 16 MiB (2^22 + 3 `f32` rows, 2 Mi non-zeros: the blocked
+/// scatter) allocates its bins on the first product and keeps them: the
+/// second allocates under 1 MiB; `release_scratch` gives back what the
+/// first allocated beyond that, and the next product allocates it again.
+fn blocked_product_keeps_its_scratch_until_released() {
+    const ROWS: u64 = (1 << 22) + 3;
+    let nnz = 2u64 << 20;
+    let ncols = nnz / 2;
+    let rows: Vec<u64> = (0..nnz).map(|k| (k % 2) * (ROWS / 2) + mix(k) % (ROWS / 2)).collect();
+    let values: Vec<f32> = (0..nnz).map(|k| (k % 7) as f32).collect();
+    let col_ptr: Vec<u64> = (0..=ncols).map(|j| 2 * j).collect();
+    let csc = Csc::new(ROWS, ncols, &values, &rows, &col_ptr).expect("valid CSC");
+    let tmp = NamedTempFile::new().expect("temporary file");
+    let mut w = FileWriter::new(tmp, WriterOptions::default()).expect("writer");
+    w.write_csc("A", &csc).expect("write_csc");
+    let tmp = w.finish().expect("finish");
+    let mapped = MappedFile::open(tmp.path(), Options::default()).expect("open");
+    let file = mapped.file().expect("file");
+    let a = file.tensor("A").expect("tensor").csc::<f32>().expect("csc");
+    let x = vec![1f32; ncols as usize];
+    let mut y = vec![f32::NAN; ROWS as usize];
+
+    hurray_reader::release_scratch();
+    let product = |y: &mut [f32]| {
+        let window = Window::open();
+        a.mul_vec(&x, y).expect("mul_vec");
+        window.close()
+    };
+    let (first, second) = (product(&mut y), product(&mut y));
+    let kept = hurray_reader::release_scratch() as u64;
+    let third = product(&mut y);
+    println!("blocked product: first {first:?}, second {second:?}, kept {kept} bytes, after release {third:?}");
+    assert!(kept >= 16 << 20, "kept {kept}");
+    assert!(second.bytes < 1 << 20, "second product: {second:?}");
+    assert!(
+        first.bytes >= kept && first.bytes - kept < 1 << 20,
+        "first {first:?}, kept {kept}"
+    );
+    assert_eq!(third.bytes, first.bytes);
+    assert_eq!(hurray_reader::release_scratch() as u64, kept);
+    assert_eq!(hurray_reader::release_scratch(), 0);
+    // Every row got its column's values: the sum of all of them.
+    let sum: f64 = y.iter().map(|&v| f64::from(v)).sum();
+    assert_eq!(sum, values.iter().map(|&v| f64::from(v)).sum::<f64>());
 }

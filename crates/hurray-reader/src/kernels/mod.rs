@@ -13,6 +13,7 @@ pub(crate) mod coo;
 pub(crate) mod prefetch;
 pub(crate) mod product;
 pub(crate) mod scan;
+pub(crate) mod scratch;
 pub(crate) mod threads;
 
 use crate::cursor::to_usize;

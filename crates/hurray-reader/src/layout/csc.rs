@@ -441,9 +441,11 @@ impl<T: Float> CscView<'_, T> {
     /// unvalidated view the invariants are checked first, on every call
     /// (take [`validated`](Self::validated) once to skip that). A `y` above
     /// 16 MiB may be scattered through bins (*propagation blocking*),
-    /// which allocates at most 56 MiB per call (with AVX-512 and `y` of
-    /// 64 to 128 MiB, 128 MiB), freed before returning,
-    /// whatever `nnz`; the result is the same bit for bit. Nothing else
+    /// whose scratch takes at most 56 MiB (with AVX-512 and `y` of 64 to
+    /// 128 MiB, 128 MiB), whatever `nnz`; the result is the same bit for
+    /// bit. That scratch is kept for the next product (up to 256 MiB of
+    /// it), so that the next call does not fault its pages in afresh;
+    /// [`release_scratch`](crate::release_scratch) frees it. Nothing else
     /// is allocated. How the scatter is planned, and when it allocates:
     /// `docs/design.md` § The sparse products.
     pub fn mul_vec(&self, x: &[T], y: &mut [T]) -> Result<()> {
@@ -483,8 +485,8 @@ impl<T: Float> CscView<'_, T> {
     ///   consecutive ranges of equal length and `y` split with them; each
     ///   thread reads all of `col_ptr`, `row_indices` and `values` and adds
     ///   the elements of its rows, planned as `mul_vec` plans a `y` of that
-    ///   length (a thread whose range is blocked allocates its own bins:
-    ///   as for `mul_vec`, per thread, freed before returning). Every `y[row]`
+    ///   length (a thread whose range is blocked takes bins of its own:
+    ///   as for `mul_vec`, kept for the next product). Every `y[row]`
     ///   receives the same products in the same order as from `mul_vec`:
     ///   the same bits, whatever `threads`.
     ///

@@ -40,6 +40,7 @@ use std::arch::x86_64::{
 use super::blocking::{cached_block, Blocking};
 use crate::cursor::{to_u64, to_usize};
 use crate::kernels::prefetch::{prefetch, STREAM_AHEAD};
+use crate::kernels::scratch;
 
 /// Contributions, rows or values a register.
 const LANES: usize = 8;
@@ -154,36 +155,39 @@ impl Plan {
     }
 }
 
-/// The scratch of one [`scatter`]: the bins, one after the other, and the
-/// parts of the two partitions.
+/// The scratch of one [`scatter`], leased from [`scratch`]: the bins, one
+/// after the other, then the parts of the two partitions. Its contents
+/// on loan are unspecified: every slot is written before it is read.
 struct Scratch {
-    bins: Vec<u64>,
-    first: Vec<u64>,
-    second: Vec<u64>,
+    lease: scratch::Lease<u64>,
+    bins: usize,
+    first: usize,
 }
 
 impl Scratch {
-    /// Zeroed scratch for `plan`, or `None` when it cannot be allocated.
-    /// Zeroed by the allocator (`calloc`: fresh pages from the OS are
-    /// zero already) rather than by a pass over it, since every slot is
-    /// written before it is read. (The first touch of each fresh page
-    /// still costs its fault; at the product level the two measured the
-    /// same, 14.1 ms for 3 M non-zeros in 10 M rows.)
+    /// Scratch for `plan`, or `None` when it cannot be allocated.
     fn new(plan: &Plan) -> Option<Scratch> {
         let (f1, f2) = plan.fan_shifts();
-        let zeroed = |len: usize| <u64 as zerocopy::FromZeros>::new_vec_zeroed(len).ok();
         let parts = |shift: u32| {
             if shift == 0 {
-                0
+                Some(0)
             } else {
-                (1usize << shift) * plan.stride()
+                1usize.checked_shl(shift)?.checked_mul(plan.stride())
             }
         };
+        let (bins, first, second) = (plan.bins.checked_mul(plan.stride())?, parts(f1)?, parts(f2)?);
         Some(Scratch {
-            bins: zeroed(plan.bins * plan.stride())?,
-            first: zeroed(parts(f1))?,
-            second: zeroed(parts(f2))?,
+            lease: scratch::take(bins.checked_add(first)?.checked_add(second)?)?,
+            bins,
+            first,
         })
+    }
+
+    /// The bins, the first partition's parts and the second's.
+    fn split(&mut self) -> (&mut [u64], &mut [u64], &mut [u64]) {
+        let (bins, rest) = self.lease.as_mut_slice().split_at_mut(self.bins);
+        let (first, second) = rest.split_at_mut(self.first);
+        (bins, first, second)
     }
 }
 
@@ -281,11 +285,7 @@ fn pass<const N: usize>(
     plan: &Plan,
     s: &mut Scratch,
 ) {
-    let Scratch {
-        bins,
-        first: s1,
-        second: s2,
-    } = s;
+    let (bins, s1, s2) = s.split();
     let range = splat(u64::from(plan.range_shift()));
     let offset_mask = (1u64 << plan.range_shift()) - 1;
     let mask = splat(offset_mask);
@@ -668,8 +668,8 @@ mod tests {
         let p = Plan::new(9_998_917, 100_000_000).unwrap();
         assert_eq!((p.block_shift, p.group, p.bin_shift, p.bins), (18, 3, 19, 5));
         assert_eq!(p.fan_shifts(), (2, 1));
-        let s = Scratch::new(&p).unwrap();
-        assert_eq!(s.bins.len() + s.first.len() + s.second.len(), 11 * ((1 << 19) + 8));
+        let mut s = Scratch::new(&p).unwrap();
+        assert_eq!(s.lease.as_mut_slice().len(), 11 * ((1 << 19) + 8));
         // tests/spmv.rs: 2^22 + 3 rows, 2 M non-zeros: 17 blocks, four to
         // a bin (5 bins), 400 000 a bin (2^19).
         let p = Plan::new((1 << 22) + 3, 2_000_000).unwrap();
@@ -691,8 +691,8 @@ mod tests {
         // eight bins of sixteen blocks, 16 strides of 8 MiB (128 MiB).
         let p = Plan::new(1 << 25, 32_000_000).unwrap();
         assert_eq!((p.group, p.bin_shift, p.bins), (4, 20, 8));
-        let s = Scratch::new(&p).unwrap();
-        assert_eq!(s.bins.len() + s.first.len() + s.second.len(), 16 * ((1 << 20) + 8));
+        let mut s = Scratch::new(&p).unwrap();
+        assert_eq!(s.lease.as_mut_slice().len(), 16 * ((1 << 20) + 8));
         // One more block: none; too sparse for sixteen blocks: none.
         assert_eq!(Plan::new((1 << 25) + 1, 1 << 30), None);
         assert_eq!(Plan::new(1 << 25, 8_000_000), None);

@@ -4,6 +4,7 @@
 
 use super::float::Float;
 use crate::cursor::to_u64;
+use crate::kernels::scratch::Lease;
 use crate::kernels::Arrays;
 
 /// How [`Arrays::scatter_blocked`] cuts `y`: blocks of `2^block_shift`
@@ -154,23 +155,24 @@ impl Blocking {
 /// `entries[b·2^len_shift ..][..2^len_shift]`, and its next entry goes to
 /// `entries[heads[b]]`. Holds both the bins of
 /// [`Arrays::scatter_blocked`] and the parts of [`spread`].
-struct Bins<T> {
+struct Bins<T: 'static> {
     heads: Vec<usize>,
-    entries: Vec<(u32, T)>,
+    entries: Lease<(u32, T)>,
     len_shift: u32,
 }
 
 impl<T: Float> Bins<T> {
     /// `count` empty bins of `2^len_shift` entries, or `None` when they
-    /// cannot be allocated.
+    /// cannot be allocated. The entries are leased from
+    /// [`scratch`](crate::kernels::scratch), contents unspecified: a bin's
+    /// entries are read only up to its head, after they are written.
     fn new(count: usize, len_shift: u32) -> Option<Self> {
         let len = 1usize.checked_shl(len_shift)?;
         let total = count.checked_mul(len)?;
-        let (mut heads, mut entries) = (Vec::new(), Vec::new());
+        let mut heads = Vec::new();
         heads.try_reserve_exact(count).ok()?;
-        entries.try_reserve_exact(total).ok()?;
         heads.extend((0..count).map(|b| b.wrapping_mul(len)));
-        entries.resize(total, (0, T::default()));
+        let entries = T::bin_scratch(total)?;
         Some(Bins {
             heads,
             entries,
@@ -183,7 +185,7 @@ impl<T: Float> Bins<T> {
     #[inline(always)]
     fn push(&mut self, b: usize, entry: (u32, T)) -> Option<&[(u32, T)]> {
         let head = self.heads.get_mut(b)?;
-        if let Some(slot) = self.entries.get_mut(*head) {
+        if let Some(slot) = self.entries.as_mut_slice().get_mut(*head) {
             *slot = entry;
         }
         *head = head.wrapping_add(1);
@@ -195,7 +197,7 @@ impl<T: Float> Bins<T> {
         }
         let from = head.wrapping_sub(len);
         *head = from;
-        self.entries.get(from..from.wrapping_add(len))
+        self.entries.as_slice().get(from..from.wrapping_add(len))
     }
 
     /// Each bin's entries, in bin order; empties the bins.
@@ -205,7 +207,7 @@ impl<T: Float> Bins<T> {
             entries,
             len_shift,
         } = self;
-        let (entries, len) = (&*entries, 1usize.wrapping_shl(*len_shift));
+        let (entries, len) = (entries.as_slice(), 1usize.wrapping_shl(*len_shift));
         heads.iter_mut().enumerate().map(move |(b, head)| {
             let from = b.wrapping_mul(len);
             let filled = entries.get(from..*head).unwrap_or_default();

@@ -20,6 +20,8 @@ impl Float for f32 {}
 impl Float for f64 {}
 
 mod private {
+    use crate::kernels::scratch::{self, Lease};
+
     /// Seals [`Float`](super::Float), and holds what differs by type: the
     /// kernels written for `f32` only (the AVX-512 scatter) take a slice
     /// of `Self` as `f32`s when it is one.
@@ -35,8 +37,13 @@ mod private {
         /// `self` if `keep`, else `+0.0`, without a branch: a `cmov` on
         /// the bits (a select of floats compiles to a branch on x86-64).
         fn kept(self, keep: bool) -> Self;
+        /// `len` bin entries of the blocked scatter ([`scratch::take`]).
+        fn bin_scratch(len: usize) -> Option<Lease<(u32, Self)>>;
     }
     impl Sealed for f32 {
+        fn bin_scratch(len: usize) -> Option<Lease<(u32, Self)>> {
+            scratch::take(len)
+        }
         fn f32s(v: &[f32]) -> Option<&[f32]> {
             Some(v)
         }
@@ -62,6 +69,9 @@ mod private {
         }
     }
     impl Sealed for f64 {
+        fn bin_scratch(len: usize) -> Option<Lease<(u32, Self)>> {
+            scratch::take(len)
+        }
         #[cfg(target_arch = "x86_64")]
         #[inline(always)]
         #[allow(unsafe_code)]

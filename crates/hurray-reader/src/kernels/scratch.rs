@@ -1,0 +1,184 @@
+//! Scratch memory kept between products: the bins of the blocked scatter
+//! (up to 128 MiB a thread where `y` is beyond 16 MiB).
+//!
+//! Allocated afresh, that memory comes from the OS on every call, and the
+//! first touch of each 4 KiB page costs a fault: a quarter of the CPU time
+//! of A·x on one thread with `y` of 128 MiB on the Zen 5 host (issue #34,
+//! `docs/perf-log/run-aa.md`). A product [`take`]s its scratch here and
+//! gives it back when the [`Lease`] drops; up to [`KEEP_BYTES`] of it
+//! stays for the next product until [`release`] (as MKL keeps its buffers
+//! until `mkl_free_buffers`).
+//!
+//! The contents of a lease are unspecified (zero or an earlier product's):
+//! its users write every slot before they read it.
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// The most scratch of one element type kept between products (bytes):
+/// the scratch of two threads' blocked scatters on a `y` of 32 Mi `f32`
+/// rows.
+pub(crate) const KEEP_BYTES: usize = 256 << 20;
+
+/// The element types of scratch, each with a [`Store`] of its own.
+pub(crate) trait Kept: Copy + Default + Send + 'static {
+    /// The buffers of this type kept between products.
+    fn store() -> &'static Store<Self>;
+}
+
+impl Kept for u64 {
+    fn store() -> &'static Store<Self> {
+        static KEPT: Store<u64> = Store::new();
+        &KEPT
+    }
+}
+
+impl Kept for (u32, f32) {
+    fn store() -> &'static Store<Self> {
+        static KEPT: Store<(u32, f32)> = Store::new();
+        &KEPT
+    }
+}
+
+impl Kept for (u32, f64) {
+    fn store() -> &'static Store<Self> {
+        static KEPT: Store<(u32, f64)> = Store::new();
+        &KEPT
+    }
+}
+
+/// `len` elements of scratch: the smallest kept buffer that holds them, or
+/// a fresh one (`None` if that cannot be allocated).
+pub(crate) fn take<E: Kept>(len: usize) -> Option<Lease<E>> {
+    E::store().take(len)
+}
+
+/// Frees the scratch kept between products; returns its size in bytes.
+pub(crate) fn release() -> usize {
+    let (a, b, c) = (u64::store(), <(u32, f32)>::store(), <(u32, f64)>::store());
+    a.release().saturating_add(b.release()).saturating_add(c.release())
+}
+
+/// Scratch of `len` elements, borrowed from its store until it drops.
+/// (`pub` in this crate-private module: `Float`'s sealed trait hands out
+/// leases of bin entries.)
+pub struct Lease<E: 'static> {
+    buf: Vec<E>,
+    len: usize,
+    store: &'static Store<E>,
+}
+
+impl<E> Lease<E> {
+    /// The `len` elements of the lease.
+    pub(crate) fn as_slice(&self) -> &[E] {
+        self.buf.get(..self.len).unwrap_or_default()
+    }
+
+    /// The `len` elements of the lease.
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [E] {
+        self.buf.get_mut(..self.len).unwrap_or_default()
+    }
+}
+
+impl<E> Drop for Lease<E> {
+    fn drop(&mut self) {
+        self.store.give(std::mem::take(&mut self.buf));
+    }
+}
+
+/// Buffers given back and not yet taken again, at most [`KEEP_BYTES`]
+/// together.
+pub struct Store<E>(Mutex<Vec<Vec<E>>>);
+
+impl<E> Store<E> {
+    const fn new() -> Self {
+        Store(Mutex::new(Vec::new()))
+    }
+
+    fn kept(&self) -> MutexGuard<'_, Vec<Vec<E>>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn take(&'static self, len: usize) -> Option<Lease<E>>
+    where
+        E: Copy + Default,
+    {
+        let kept = if len == 0 {
+            None
+        } else {
+            let mut kept = self.kept();
+            let fits = (0..kept.len())
+                .filter(|&i| kept.get(i).is_some_and(|b| b.len() >= len))
+                .min_by_key(|&i| kept.get(i).map_or(usize::MAX, Vec::len));
+            fits.map(|i| kept.swap_remove(i))
+        };
+        let buf = match kept {
+            Some(buf) => buf,
+            None => {
+                let mut buf = Vec::new();
+                buf.try_reserve_exact(len).ok()?;
+                buf.resize(len, E::default());
+                buf
+            }
+        };
+        Some(Lease { buf, len, store: self })
+    }
+
+    /// Keeps `buf` for a later [`take`]: of it and the buffers already
+    /// kept, the largest first, those that fit within [`KEEP_BYTES`]
+    /// together.
+    fn give(&self, buf: Vec<E>) {
+        if buf.is_empty() {
+            return;
+        }
+        let mut kept = self.kept();
+        kept.push(buf);
+        kept.sort_unstable_by_key(|b| std::cmp::Reverse(b.len()));
+        let mut total = 0usize;
+        kept.retain(|b| {
+            let bytes = std::mem::size_of_val(b.as_slice());
+            let fits = total.checked_add(bytes).is_some_and(|t| t <= KEEP_BYTES);
+            if fits {
+                total = total.wrapping_add(bytes);
+            }
+            fits
+        });
+    }
+
+    fn release(&self) -> usize {
+        let freed = std::mem::take(&mut *self.kept());
+        freed.iter().map(|b| std::mem::size_of_val(b.as_slice())).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reuse, the smallest fit, the bound, and release, on a store of
+    /// the test's own (the products share the global one).
+    #[test]
+    fn keeps_reuses_and_releases() {
+        static STORE: Store<u64> = Store::new();
+        let (take, release) = (|len| STORE.take(len), || STORE.release());
+        let mut a = take(1000).unwrap();
+        assert_eq!(a.as_mut_slice(), &[0; 1000][..]);
+        a.as_mut_slice().fill(7);
+        let ptr = a.as_mut_slice().as_ptr();
+        drop(a);
+        // The same buffer again, unzeroed, cut to the length asked for.
+        let mut b = take(10).unwrap();
+        assert_eq!((b.as_mut_slice().as_ptr(), b.as_mut_slice()), (ptr, &mut [7; 10][..]));
+        // A second lease while the first is out: fresh, zeroed.
+        let mut c = take(500).unwrap();
+        assert_eq!(c.as_mut_slice(), &[0; 500][..]);
+        drop((b, c));
+        // The smallest that fits: the 500.
+        assert_eq!(take(400).unwrap().as_mut_slice().len(), 400);
+        assert_eq!(release(), 1500 * 8);
+        // Beyond the bound, the smallest buffers go.
+        let big = KEEP_BYTES / 8 - 100;
+        drop((take(big).unwrap(), take(200).unwrap(), take(50).unwrap()));
+        assert_eq!(release(), (big + 50) * 8);
+        assert_eq!(release(), 0);
+    }
+}
