@@ -334,16 +334,19 @@ fn blocked_and_direct_agree(nrows: usize) {
     let bytes = AlignedBytes::from_slice(&w.finish().unwrap());
     let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
 
-    let expected = direct_scatter((&ptr, &idx, &val), &x, nrows);
-    let mut y = vec![f64::NAN; nrows];
-    file.tensor("f64")
-        .unwrap()
-        .csc::<f64>()
-        .unwrap()
-        .mul_vec(&x, &mut y)
-        .unwrap();
+    // A second `x` for a second product, which takes the bins the first
+    // left (kept between products, not zeroed): any slot read before it
+    // is written would carry the first product's contributions.
+    let x_again: Vec<f64> = (0..ncols).map(|_| spread(next())).collect();
     let bits = |v: &[f64]| v.iter().map(|a| a.to_bits()).collect::<Vec<u64>>();
-    assert!(bits(&y) == bits(&expected), "f64: blocked and direct differ");
+    for (x, name) in [(&x, "f64"), (&x_again, "f64, again")] {
+        let expected = direct_scatter((&ptr, &idx, &val), x, nrows);
+        let mut y = vec![f64::NAN; nrows];
+        let a = file.tensor("f64").unwrap().csc::<f64>().unwrap();
+        a.mul_vec(x, &mut y).unwrap();
+        assert!(bits(&y) == bits(&expected), "{name}: blocked and direct differ");
+    }
+    let expected = direct_scatter((&ptr, &idx, &val), &x, nrows);
     // On threads, above 16 MiB of y each range of rows planned on its
     // own: the same bits. (Up to 16 MiB the columns are cut, and the
     // rounding follows the cut: `parallel_scatter_by_columns_adds_the_parts_in_order`.)
@@ -354,16 +357,16 @@ fn blocked_and_direct_agree(nrows: usize) {
         assert!(bits(&y) == bits(&expected), "f64: {threads} threads");
     }
 
-    let expected = direct_scatter((&ptr, &idx, &val32), &x32, nrows);
-    let mut y = vec![f32::NAN; nrows];
-    file.tensor("f32")
-        .unwrap()
-        .csc::<f32>()
-        .unwrap()
-        .mul_vec(&x32, &mut y)
-        .unwrap();
+    let x32_again: Vec<f32> = x_again.iter().map(|&v| v as f32).collect();
     let bits = |v: &[f32]| v.iter().map(|a| a.to_bits()).collect::<Vec<u32>>();
-    assert!(bits(&y) == bits(&expected), "f32: blocked and direct differ");
+    for (x, name) in [(&x32, "f32"), (&x32_again, "f32, again")] {
+        let expected = direct_scatter((&ptr, &idx, &val32), x, nrows);
+        let mut y = vec![f32::NAN; nrows];
+        let a = file.tensor("f32").unwrap().csc::<f32>().unwrap();
+        a.mul_vec(x, &mut y).unwrap();
+        assert!(bits(&y) == bits(&expected), "{name}: blocked and direct differ");
+    }
+    let expected = direct_scatter((&ptr, &idx, &val32), &x32, nrows);
     // The same for f32, above 16 MiB of y.
     for threads in [2, 3].into_iter().filter(|_| nrows * 4 > 16 << 20) {
         let mut y = vec![f32::NAN; nrows];

@@ -21,27 +21,36 @@ pub(crate) const KEEP_BYTES: usize = 256 << 20;
 
 /// The element types of scratch, each with a [`Store`] of its own.
 pub(crate) trait Kept: Copy + Default + Send + 'static {
+    /// What a kept buffer is filled with before it is lent again, in
+    /// builds with debug assertions (the tests): a NaN for the first row
+    /// of its block, so that a slot read before it is written shows in
+    /// a result.
+    const POISON: Self;
     /// The buffers of this type kept between products.
     fn store() -> &'static Store<Self>;
 }
 
 impl Kept for u64 {
+    // An AVX-512 bin entry: offset 0 (low half), value bits a NaN.
+    const POISON: Self = 0xFFFF_FFFF_0000_0000;
     fn store() -> &'static Store<Self> {
-        static KEPT: Store<u64> = Store::new();
+        static KEPT: Store<u64> = Store::new(KEEP_BYTES);
         &KEPT
     }
 }
 
 impl Kept for (u32, f32) {
+    const POISON: Self = (0, f32::NAN);
     fn store() -> &'static Store<Self> {
-        static KEPT: Store<(u32, f32)> = Store::new();
+        static KEPT: Store<(u32, f32)> = Store::new(KEEP_BYTES);
         &KEPT
     }
 }
 
 impl Kept for (u32, f64) {
+    const POISON: Self = (0, f64::NAN);
     fn store() -> &'static Store<Self> {
-        static KEPT: Store<(u32, f64)> = Store::new();
+        static KEPT: Store<(u32, f64)> = Store::new(KEEP_BYTES);
         &KEPT
     }
 }
@@ -85,22 +94,28 @@ impl<E> Drop for Lease<E> {
     }
 }
 
-/// Buffers given back and not yet taken again, at most [`KEEP_BYTES`]
-/// together.
-pub struct Store<E>(Mutex<Vec<Vec<E>>>);
+/// Buffers given back and not yet taken again, at most `keep` bytes
+/// together ([`KEEP_BYTES`] for the products' stores).
+pub struct Store<E> {
+    kept: Mutex<Vec<Vec<E>>>,
+    keep: usize,
+}
 
 impl<E> Store<E> {
-    const fn new() -> Self {
-        Store(Mutex::new(Vec::new()))
+    const fn new(keep: usize) -> Self {
+        Store {
+            kept: Mutex::new(Vec::new()),
+            keep,
+        }
     }
 
     fn kept(&self) -> MutexGuard<'_, Vec<Vec<E>>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn take(&'static self, len: usize) -> Option<Lease<E>>
     where
-        E: Copy + Default,
+        E: Kept,
     {
         let kept = if len == 0 {
             None
@@ -112,7 +127,12 @@ impl<E> Store<E> {
             fits.map(|i| kept.swap_remove(i))
         };
         let buf = match kept {
-            Some(buf) => buf,
+            Some(mut buf) => {
+                if cfg!(debug_assertions) {
+                    buf.fill(E::POISON);
+                }
+                buf
+            }
             None => {
                 let mut buf = Vec::new();
                 buf.try_reserve_exact(len).ok()?;
@@ -124,7 +144,7 @@ impl<E> Store<E> {
     }
 
     /// Keeps `buf` for a later [`take`]: of it and the buffers already
-    /// kept, the largest first, those that fit within [`KEEP_BYTES`]
+    /// kept, the largest first, those that fit within `keep` bytes
     /// together.
     fn give(&self, buf: Vec<E>) {
         if buf.is_empty() {
@@ -136,7 +156,7 @@ impl<E> Store<E> {
         let mut total = 0usize;
         kept.retain(|b| {
             let bytes = std::mem::size_of_val(b.as_slice());
-            let fits = total.checked_add(bytes).is_some_and(|t| t <= KEEP_BYTES);
+            let fits = total.checked_add(bytes).is_some_and(|t| t <= self.keep);
             if fits {
                 total = total.wrapping_add(bytes);
             }
@@ -158,16 +178,21 @@ mod tests {
     /// the test's own (the products share the global one).
     #[test]
     fn keeps_reuses_and_releases() {
-        static STORE: Store<u64> = Store::new();
+        static STORE: Store<u64> = Store::new(16 << 10);
         let (take, release) = (|len| STORE.take(len), || STORE.release());
         let mut a = take(1000).unwrap();
         assert_eq!(a.as_mut_slice(), &[0; 1000][..]);
         a.as_mut_slice().fill(7);
         let ptr = a.as_mut_slice().as_ptr();
         drop(a);
-        // The same buffer again, unzeroed, cut to the length asked for.
+        // The same buffer again, cut to the length asked for: as the last
+        // lease left it, or poisoned in builds with debug assertions.
         let mut b = take(10).unwrap();
-        assert_eq!((b.as_mut_slice().as_ptr(), b.as_mut_slice()), (ptr, &mut [7; 10][..]));
+        let left = if cfg!(debug_assertions) { u64::POISON } else { 7 };
+        assert_eq!(
+            (b.as_mut_slice().as_ptr(), b.as_mut_slice()),
+            (ptr, &mut [left; 10][..])
+        );
         // A second lease while the first is out: fresh, zeroed.
         let mut c = take(500).unwrap();
         assert_eq!(c.as_mut_slice(), &[0; 500][..]);
@@ -176,7 +201,7 @@ mod tests {
         assert_eq!(take(400).unwrap().as_mut_slice().len(), 400);
         assert_eq!(release(), 1500 * 8);
         // Beyond the bound, the smallest buffers go.
-        let big = KEEP_BYTES / 8 - 100;
+        let big = (16 << 10) / 8 - 100;
         drop((take(big).unwrap(), take(200).unwrap(), take(50).unwrap()));
         assert_eq!(release(), (big + 50) * 8);
         assert_eq!(release(), 0);
