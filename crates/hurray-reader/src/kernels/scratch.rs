@@ -145,16 +145,17 @@ impl<E> Store<E> {
 
     /// Keeps `buf` for a later [`take`]: of it and the buffers already
     /// kept, the largest first, those that fit within `keep` bytes
-    /// together.
+    /// together. The others are freed once the lock is released.
     fn give(&self, buf: Vec<E>) {
         if buf.is_empty() {
             return;
         }
         let mut kept = self.kept();
-        kept.push(buf);
-        kept.sort_unstable_by_key(|b| std::cmp::Reverse(b.len()));
+        let mut all = std::mem::take(&mut *kept);
+        all.push(buf);
+        all.sort_unstable_by_key(|b| std::cmp::Reverse(b.len()));
         let mut total = 0usize;
-        kept.retain(|b| {
+        let (keep, excess): (Vec<_>, Vec<_>) = all.into_iter().partition(|b| {
             let bytes = std::mem::size_of_val(b.as_slice());
             let fits = total.checked_add(bytes).is_some_and(|t| t <= self.keep);
             if fits {
@@ -162,6 +163,9 @@ impl<E> Store<E> {
             }
             fits
         });
+        *kept = keep;
+        drop(kept);
+        drop(excess);
     }
 
     fn release(&self) -> usize {
@@ -205,5 +209,33 @@ mod tests {
         drop((take(big).unwrap(), take(200).unwrap(), take(50).unwrap()));
         assert_eq!(release(), (big + 50) * 8);
         assert_eq!(release(), 0);
+    }
+
+    /// Threads taking and giving back at once never share a buffer: each
+    /// fills its lease with its own mark and finds it intact before
+    /// giving it back.
+    #[test]
+    fn leases_are_never_shared() {
+        static STORE: Store<u64> = Store::new(64 << 10);
+        let workers: Vec<_> = (1..=4u64)
+            .map(|mark| {
+                std::thread::spawn(move || {
+                    for round in 0..200u64 {
+                        let len = usize::try_from(1 + (round * 7919 + mark * 104_729) % 2000).unwrap();
+                        let mut lease = STORE.take(len).unwrap();
+                        lease.as_mut_slice().fill(mark);
+                        std::thread::yield_now();
+                        assert!(
+                            lease.as_slice().iter().all(|&v| v == mark),
+                            "thread {mark}, round {round}"
+                        );
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+        assert!(STORE.release() <= 64 << 10);
     }
 }
