@@ -153,7 +153,8 @@ pub use value::Value;
 /// the next, they keep up to 256 MiB of it for each of `f32`, `f64` and the
 /// AVX-512 scatter, as MKL keeps its buffers until `mkl_free_buffers`.
 /// Call this after the last product to give that memory back; the next
-/// product allocates again.
+/// product allocates again. A product still running on another thread
+/// gives its scratch back when it finishes, to be kept again.
 ///
 /// ```
 /// assert_eq!(hurray_reader::release_scratch(), 0); // no product ran

@@ -15,12 +15,22 @@
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// The most scratch of one element type kept between products (bytes):
-/// the scratch of two threads' blocked scatters on a `y` of 32 Mi `f32`
-/// rows.
-pub(crate) const KEEP_BYTES: usize = 256 << 20;
+/// 256 MiB and 4 KiB, two of the largest AVX-512 scatter's scratches (128
+/// MiB and 1 KiB each, for 16 Mi to 32 Mi rows of `y`: one product on one
+/// thread, or a `y` of 64 Mi `f32` rows on two; `avx512::tests` checks
+/// the fit).
+pub(crate) const KEEP_BYTES: usize = (256 << 20) + (4 << 10);
 
 /// The element types of scratch, each with a [`Store`] of its own.
 pub(crate) trait Kept: Copy + Default + Send + 'static {
+    /// A fresh buffer of `len` zeroed elements (`None` if it cannot be
+    /// allocated).
+    fn fresh(len: usize) -> Option<Vec<Self>> {
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(len).ok()?;
+        buf.resize(len, Self::default());
+        Some(buf)
+    }
     /// What a kept buffer is filled with before it is lent again, in
     /// builds with debug assertions (the tests): a NaN for the first row
     /// of its block, so that a slot read before it is written shows in
@@ -33,6 +43,12 @@ pub(crate) trait Kept: Copy + Default + Send + 'static {
 impl Kept for u64 {
     // An AVX-512 bin entry: offset 0 (low half), value bits a NaN.
     const POISON: Self = 0xFFFF_FFFF_0000_0000;
+    /// Zeroed by the allocator (`calloc`: fresh pages from the OS are
+    /// zero already, faulted in by the product's first write) rather than
+    /// written twice.
+    fn fresh(len: usize) -> Option<Vec<Self>> {
+        <u64 as zerocopy::FromZeros>::new_vec_zeroed(len).ok()
+    }
     fn store() -> &'static Store<Self> {
         static KEPT: Store<u64> = Store::new(KEEP_BYTES);
         &KEPT
@@ -61,7 +77,9 @@ pub(crate) fn take<E: Kept>(len: usize) -> Option<Lease<E>> {
     E::store().take(len)
 }
 
-/// Frees the scratch kept between products; returns its size in bytes.
+/// Frees the scratch kept between products; returns its size in bytes. A
+/// lease out at the time (a product still running) comes back later, and
+/// is kept.
 pub(crate) fn release() -> usize {
     let (a, b, c) = (u64::store(), <(u32, f32)>::store(), <(u32, f64)>::store());
     a.release().saturating_add(b.release()).saturating_add(c.release())
@@ -133,12 +151,7 @@ impl<E> Store<E> {
                 }
                 buf
             }
-            None => {
-                let mut buf = Vec::new();
-                buf.try_reserve_exact(len).ok()?;
-                buf.resize(len, E::default());
-                buf
-            }
+            None => E::fresh(len)?,
         };
         Some(Lease { buf, len, store: self })
     }

@@ -444,9 +444,11 @@ impl<T: Float> CscView<'_, T> {
     /// whose scratch takes at most 56 MiB (with AVX-512 and `y` of 64 to
     /// 128 MiB, 128 MiB), whatever `nnz`; the result is the same bit for
     /// bit. That scratch is kept for the next product (up to 256 MiB of
-    /// it), so that the next call does not fault its pages in afresh;
-    /// [`release_scratch`](crate::release_scratch) frees it. Nothing else
-    /// is allocated. How the scatter is planned, and when it allocates:
+    /// each kind: the AVX-512 scatter's, the portable one's for `f32`, for
+    /// `f64`), so that the next call does not fault its pages in afresh;
+    /// [`release_scratch`](crate::release_scratch) frees it. Besides
+    /// 8 bytes per bin and part (the portable scatter's heads), nothing
+    /// else is allocated. How the scatter is planned, and when it allocates:
     /// `docs/design.md` § The sparse products.
     pub fn mul_vec(&self, x: &[T], y: &mut [T]) -> Result<()> {
         let inner = &self.structure.inner;

@@ -693,6 +693,9 @@ mod tests {
         assert_eq!((p.group, p.bin_shift, p.bins), (4, 20, 8));
         let mut s = Scratch::new(&p).unwrap();
         assert_eq!(s.lease.as_mut_slice().len(), 16 * ((1 << 20) + 8));
+        // Two of these, the largest there is, fit in what the store keeps.
+        let bytes = std::mem::size_of_val(s.lease.as_mut_slice());
+        assert!(2 * bytes <= scratch::KEEP_BYTES && 3 * bytes > scratch::KEEP_BYTES);
         // One more block: none; too sparse for sixteen blocks: none.
         assert_eq!(Plan::new((1 << 25) + 1, 1 << 30), None);
         assert_eq!(Plan::new(1 << 25, 8_000_000), None);
