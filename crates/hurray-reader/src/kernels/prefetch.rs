@@ -13,9 +13,10 @@
 //!   earlier, [`FAR_DISTANCE`] beyond 8 MiB (`docs/perf-log/run-g.md`,
 //!   `run-v.md`). The products prefetch only from vectors larger than L2,
 //!   and not where the core follows alone (`product::prefetch_distance`).
-//! - Where that vector is cached and the slices are short, the products'
-//!   slice-by-slice loops follow their index and value arrays instead,
-//!   [`LOOKAHEAD`] elements ahead ([`arrays_ahead`]; `docs/perf-log/run-r.md`).
+//! - Where that vector is within half of L3 and the slices are short, the
+//!   products' slice-by-slice loops follow their index and value arrays
+//!   too, [`LOOKAHEAD`] elements ahead ([`arrays_ahead`];
+//!   `docs/perf-log/run-r.md`, `run-aa.md`).
 //!
 //! This module's one `unsafe` block is the hint itself.
 #![allow(unsafe_code)]

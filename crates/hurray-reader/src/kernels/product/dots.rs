@@ -61,7 +61,8 @@ pub(super) fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[
         (NEAR, false, false) => dot_slices_with::<T, NEAR, false>(ptr, idx, values, x, y),
         (NEAR, false, true) => dot_slices_with::<T, NEAR, true>(ptr, idx, values, x, y),
         (_, true, _) => chunks::dots::<T, FAR>(ptr, idx, values, x, y),
-        (_, false, _) => dot_slices_with::<T, FAR, false>(ptr, idx, values, x, y),
+        (_, false, true) => dot_slices_with::<T, FAR, true>(ptr, idx, values, x, y),
+        (_, false, false) => dot_slices_with::<T, FAR, false>(ptr, idx, values, x, y),
     }
 }
 

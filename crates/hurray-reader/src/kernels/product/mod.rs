@@ -117,11 +117,12 @@ impl<'a> Arrays<'a> {
     /// random positions of `y`, prefetching as [`prefetch_distance`] says;
     /// where slices are short ([`chunks::short`]),
     /// [`chunks::scatter`], the same additions in the same order. Where
-    /// [`lookahead`] follows the arrays ahead (slices of about 10, `y`
-    /// within 8 MiB), `y` is not prefetched: on the Zen 5 host, with `y`
+    /// [`lookahead`] follows the arrays ahead (slices of about 10) and `y`
+    /// is within 8 MiB, `y` is not prefetched: on the Zen 5 host, with `y`
     /// in L3 (`l3-d10`), A·x took 0.73–0.80x the time without the hint on
     /// one thread and 0.82–0.95x on two (`docs/perf-log/run-y.md`; Aᵀ·x,
-    /// which reads `x` there, took 1.18x without it and keeps it).
+    /// which reads `x` there, took 1.18x without it and keeps it). From
+    /// 8 to 16 MiB both hints run.
     pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
         y.fill(T::default());
         let arrays = (self.ptr, self.idx, values);
@@ -140,7 +141,10 @@ impl<'a> Arrays<'a> {
             // `y` not prefetched (the doc above).
             (0 | NEAR, false, true) => self.scatter_direct_with::<T, 0, true>(values, x, y, first),
             (NEAR, false, false) => self.scatter_direct_with::<T, NEAR, false>(values, x, y, first),
-            (_, false, _) => self.scatter_direct_with::<T, FAR, false>(values, x, y, first),
+            // `y` beyond 8 MiB and within 16: prefetched far ahead, and
+            // the arrays followed too (`LOOKAHEAD_MAX_VECTOR`).
+            (_, false, true) => self.scatter_direct_with::<T, FAR, true>(values, x, y, first),
+            (_, false, false) => self.scatter_direct_with::<T, FAR, false>(values, x, y, first),
         }
     }
 
@@ -244,14 +248,22 @@ pub(super) fn lookahead<T>(ptr: &[u64], vector: &[T]) -> bool {
 /// L3.
 const LOOKAHEAD_MAX_MEAN: u64 = 32;
 
-/// The largest vector for which [`lookahead`] follows the arrays ahead: a
-/// quarter of the Zen 4 host's L3 cache. Beyond it the hints slowed the
-/// products: with a `float64` vector of 16 MiB, 1.1–1.25x the time;
-/// far beyond the caches, where the products prefetch the vector's
-/// entries, 1.06x. [`prefetch_distance`] draws its lines here too: long
-/// slices take no prefetch within it, and the prefetch reaches further
-/// beyond it.
-const LOOKAHEAD_MAX_VECTOR: usize = 8 << 20;
+/// The largest vector for which [`lookahead`] follows the arrays ahead:
+/// half of the Zen 5 host's L3 cache. There, with about 10 elements a
+/// slice and a vector of 16 MiB (`float64` with 2 Mi rows, `float32` with
+/// 4 Mi), the vector prefetched [`prefetch::FAR_DISTANCE`] ahead, Aᵀ·x
+/// took 0.92x and 0.75–0.77x the time with the arrays followed too (two
+/// threads 0.94–0.95x and 0.75–0.76x), A·x 0.96x and 0.98x; with 32 MiB
+/// or more, 0.98–1.05x (`docs/perf-log/run-aa.md`). (On the Zen 4 host,
+/// with the vector 64 ahead, the hints had slowed a `float64` vector of
+/// 16 MiB to 1.1–1.25x the time: `docs/perf-log/run-r.md`.)
+const LOOKAHEAD_MAX_VECTOR: usize = 16 << 20;
+
+/// The largest vector [`prefetch_distance`] asks for
+/// [`prefetch::DISTANCE`] ahead (and not at all for long slices): a
+/// quarter of the Zen 4 host's L3 cache; beyond it,
+/// [`prefetch::FAR_DISTANCE`].
+const NEAR_MAX_VECTOR: usize = 8 << 20;
 
 /// Below this many stored elements the products run on one thread: the
 /// product takes about as long as handing a part to another thread (tens
@@ -284,14 +296,14 @@ pub(super) fn same_length<'a, T>(idx: &'a [u64], values: &'a [T]) -> (&'a [u64],
 /// `vector` read or written at the positions its indices give, asks for
 /// those entries (0: not at all): [`prefetch::DISTANCE`] where `vector`
 /// is over [`CACHED_BYTES`], [`prefetch::FAR_DISTANCE`] beyond
-/// [`LOOKAHEAD_MAX_VECTOR`]; not at all for two kinds of slices the core
+/// [`NEAR_MAX_VECTOR`]; not at all for two kinds of slices the core
 /// follows alone. (The direct scatter also drops it where [`lookahead`]
 /// holds: see [`Arrays::scatter_direct`].)
 /// On the Zen 5 host (issue #34, `docs/perf-log/run-v.md`), A B A B:
 ///
 /// - **Long slices, `vector` in L3**: more than [`LOOKAHEAD_MAX_MEAN`]
 ///   elements a slice on average and `vector` within
-///   [`LOOKAHEAD_MAX_VECTOR`]. A slice's loop then runs without a
+///   [`NEAR_MAX_VECTOR`]. A slice's loop then runs without a
 ///   mispredicted end for long stretches and the core's window keeps
 ///   enough L3 accesses in flight: without the hint, about 100 a slice
 ///   and 8 MiB, A·x and Aᵀ·x took 0.72–0.74x the time on one thread,
@@ -309,11 +321,11 @@ pub(super) fn same_length<'a, T>(idx: &'a [u64], values: &'a [T]) -> (&'a [u64],
 ///   rows (`onecol`), A·x took 0.80x the time without the hint.
 pub(crate) fn prefetch_distance<T>(ptr: &[u64], vector: &[T]) -> usize {
     let bytes = std::mem::size_of_val(vector);
-    let long_in_l3 = bytes <= LOOKAHEAD_MAX_VECTOR && !chunks::mean_within(ptr, LOOKAHEAD_MAX_MEAN);
+    let long_in_l3 = bytes <= NEAR_MAX_VECTOR && !chunks::mean_within(ptr, LOOKAHEAD_MAX_MEAN);
     let dense = !chunks::mean_within(ptr, to_u64(vector.len() / DENSE_GAP));
     if bytes <= CACHED_BYTES || long_in_l3 || dense {
         0
-    } else if bytes <= LOOKAHEAD_MAX_VECTOR {
+    } else if bytes <= NEAR_MAX_VECTOR {
         prefetch::DISTANCE
     } else {
         prefetch::FAR_DISTANCE

@@ -712,7 +712,7 @@ proptest::proptest! {
 
 /// What the loops ask for ahead, by the vector's size and the slices'
 /// mean length. They follow their arrays ahead where slices hold 32
-/// elements or fewer on average and the vector is within 8 MiB; not
+/// elements or fewer on average and the vector is within 16 MiB; not
 /// otherwise, nor with no slices. They prefetch the vector 64 elements
 /// ahead beyond 2 MiB and 128 beyond 8 MiB, but not for slices of more
 /// than 32 on average with the vector within 8 MiB, nor for slices
@@ -729,7 +729,8 @@ fn lookahead_and_prefetch_distance_by_the_vector_and_the_slices() {
     assert!(lookahead(&ptr(32), &l3));
     assert!(!lookahead(&ptr(33), &small));
     assert!(!lookahead(&ptr(100), &small));
-    assert!(!lookahead(&ptr(10), &wide));
+    assert!(lookahead(&ptr(10), &wide));
+    assert!(!lookahead(&ptr(10), &vec![0f64; (2 << 20) + 1]));
     assert!(!lookahead(&[7], &small));
     assert!(!lookahead(&[], &small));
 
@@ -771,11 +772,18 @@ fn lookahead_past_the_end_is_nothing() {
         expected[r as usize] += vk * x[k / 10];
     }
     assert_eq!(y, expected);
+    // The loop a `y` from 8 to 16 MiB takes: the vector prefetched far
+    // ahead and the arrays followed too.
+    let mut far = vec![0f32; 64];
+    c.scatter_direct_with::<f32, { crate::kernels::prefetch::FAR_DISTANCE }, true>(&v, &x, &mut far, 0);
+    assert_eq!(far, expected);
     // Aᵀ·x: the dot products with the hints and without, the same bits.
     let xt: Vec<f32> = (0..64u16).map(|i| f32::from(i) * 0.25 - 5.0).collect();
     let (mut ahead, mut plain) = (vec![0f32; 30], vec![0f32; 30]);
     dots::dot_slices_with::<f32, 0, true>(&ptr, &rows, &v, &xt, &mut ahead);
     dots::dot_slices_with::<f32, 0, false>(&ptr, &rows, &v, &xt, &mut plain);
+    assert_eq!(ahead, plain);
+    dots::dot_slices_with::<f32, { crate::kernels::prefetch::FAR_DISTANCE }, true>(&ptr, &rows, &v, &xt, &mut ahead);
     assert_eq!(ahead, plain);
     let first: f32 = (0..10).map(|k| v[k] * xt[rows[k] as usize]).fold(0.0, |a, p| a + p);
     assert_eq!(ahead[0], first);
