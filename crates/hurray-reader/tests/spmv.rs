@@ -668,3 +668,57 @@ fn parallel_scatter_by_columns_adds_the_parts_in_order() {
         }
     }
 }
+
+/// With the vector from 8 to 16 MiB and about 10 elements a slice, the
+/// products prefetch the vector 128 elements ahead and follow their index
+/// and value arrays too (`kernels::product::lookahead`): `f64` with
+/// 2^20 + 1 rows (8 MiB and 8 bytes) and 2^21 rows (16 MiB). A·x equals
+/// the plain scatter and Aᵀ·x the plain dot products, bit for bit, on one
+/// thread and on two.
+#[test]
+fn products_with_the_vector_from_8_to_16_mib() {
+    for nrows in [(1usize << 20) + 1, 1 << 21] {
+        let ncols = 1usize << 16;
+        let mut h = 0x2545_f491_4f6c_dd1du64 ^ nrows as u64;
+        let mut next = move || {
+            h ^= h << 13;
+            h ^= h >> 7;
+            h ^= h << 17;
+            h
+        };
+        let (mut ptr, mut idx, mut val) = (vec![0u64], Vec::new(), Vec::new());
+        for _ in 0..ncols {
+            let mut rows: Vec<u64> = (0..next() % 21).map(|_| next() % nrows as u64).collect();
+            rows.sort_unstable();
+            rows.dedup();
+            for r in rows {
+                idx.push(r);
+                val.push(spread(next()));
+            }
+            ptr.push(idx.len() as u64);
+        }
+        let x: Vec<f64> = (0..ncols).map(|_| spread(next())).collect();
+        let xt: Vec<f64> = (0..nrows).map(|_| spread(next())).collect();
+        let mut w = FileWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+        w.write_csc("A", &Csc::new(nrows as u64, ncols as u64, &val, &idx, &ptr).unwrap())
+            .unwrap();
+        let bytes = AlignedBytes::from_slice(&w.finish().unwrap());
+        let file = HurrayFile::parse(&bytes, Options::default()).unwrap();
+        let a = file.tensor("A").unwrap().csc::<f64>().unwrap();
+        let bits = |v: &[f64]| v.iter().map(|a| a.to_bits()).collect::<Vec<u64>>();
+
+        let expected = direct_scatter((&ptr, &idx, &val), &x, nrows);
+        let mut y = vec![f64::NAN; nrows];
+        a.mul_vec(&x, &mut y).unwrap();
+        assert!(bits(&y) == bits(&expected), "A·x, {nrows} rows");
+        let dots: Vec<f64> = ptr
+            .windows(2)
+            .map(|w| (w[0] as usize..w[1] as usize).fold(0.0, |sum, k| sum + val[k] * xt[idx[k] as usize]))
+            .collect();
+        for threads in [1, 2] {
+            let mut z = vec![f64::NAN; ncols];
+            a.transpose().mul_vec_parallel(&xt, &mut z, threads).unwrap();
+            assert!(bits(&z) == bits(&dots), "Aᵀ·x, {nrows} rows, {threads} threads");
+        }
+    }
+}
