@@ -262,6 +262,25 @@ fn direct_scatter<T: Copy + Default + std::ops::Add<Output = T> + std::ops::Mul<
     y
 }
 
+/// Aᵀ·x the plain way: each slice's dot product with `xt`, in storage
+/// order from 0 (what scipy's `csr_matvec` does).
+fn plain_dots((ptr, idx, val): (&[u64], &[u64], &[f64]), xt: &[f64]) -> Vec<f64> {
+    ptr.windows(2)
+        .map(|w| (w[0] as usize..w[1] as usize).fold(0.0, |sum, k| sum + val[k] * xt[idx[k] as usize]))
+        .collect()
+}
+
+/// Pseudo-random `u64`s (xorshift64) from `seed`, the same sequence on
+/// every run.
+fn xorshift(mut h: u64) -> impl FnMut() -> u64 {
+    move || {
+        h ^= h << 13;
+        h ^= h >> 7;
+        h ^= h << 17;
+        h
+    }
+}
+
 /// A value from random bits with a spread of magnitudes (exponents -20..20,
 /// both signs), so that adding in another order would change the rounding.
 fn spread(bits: u64) -> f64 {
@@ -293,13 +312,7 @@ fn blocked_product_equals_the_direct_scatter_bit_for_bit() {
 
 fn blocked_and_direct_agree(nrows: usize) {
     let ncols = 1usize << 20;
-    let mut h = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        h ^= h << 13;
-        h ^= h >> 7;
-        h ^= h << 17;
-        h
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
     let (mut ptr, mut idx, mut val) = (vec![0u64], Vec::new(), Vec::new());
     for j in 0..ncols {
         let count = next() % 5;
@@ -378,10 +391,7 @@ fn blocked_and_direct_agree(nrows: usize) {
     // Aᵀ·x through the CSR view of the same bytes: dot products gathering
     // from an x of 16 MiB or more, which they prefetch from.
     let xt: Vec<f64> = (0..nrows).map(|_| spread(next())).collect();
-    let dots: Vec<f64> = ptr
-        .windows(2)
-        .map(|w| (w[0] as usize..w[1] as usize).fold(0.0, |sum, k| sum + val[k] * xt[idx[k] as usize]))
-        .collect();
+    let dots = plain_dots((&ptr, &idx, &val), &xt);
     let at = file.tensor("f64").unwrap().csc::<f64>().unwrap().transpose();
     let bits64 = |v: &[f64]| v.iter().map(|a| a.to_bits()).collect::<Vec<u64>>();
     for threads in [1, 2, 3] {
@@ -427,13 +437,7 @@ fn same_bits_on_threads(name: &str, expected: &[f64], parallel: impl Fn(&mut [f6
 /// tests of `kernels/product/dots.rs`.)
 #[test]
 fn parallel_dot_products_equal_one_thread_bit_for_bit() {
-    let mut h = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        h ^= h << 13;
-        h ^= h >> 7;
-        h ^= h << 17;
-        h
-    };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
     let ncols = 1000u64;
     // (name, elements per row)
     let shapes: [(&str, Vec<u64>); 5] = [
@@ -515,13 +519,7 @@ fn parallel_dot_products_equal_one_thread_bit_for_bit() {
 /// the library's proptest of `scatter_threads`.)
 #[test]
 fn parallel_scatter_equals_one_thread_bit_for_bit() {
-    let mut h = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        h ^= h << 13;
-        h ^= h >> 7;
-        h ^= h << 17;
-        h
-    };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
     // (name, nrows, rows of each column)
     let columns = |nrows: u64, counts: &[u64], next: &mut dyn FnMut() -> u64| -> Vec<Vec<u64>> {
         counts
@@ -609,13 +607,7 @@ fn parallel_scatter_equals_one_thread_bit_for_bit() {
 #[test]
 fn parallel_scatter_by_columns_adds_the_parts_in_order() {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let mut h = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        h ^= h << 13;
-        h ^= h >> 7;
-        h ^= h << 17;
-        h
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
     let (nrows, ncols) = (3000usize, 7000usize);
     let (mut ptr, mut idx, mut val) = (vec![0u64], Vec::new(), Vec::new());
     for _ in 0..ncols {
@@ -679,13 +671,7 @@ fn parallel_scatter_by_columns_adds_the_parts_in_order() {
 fn products_with_the_vector_from_8_to_16_mib() {
     for nrows in [(1usize << 20) + 1, 1 << 21] {
         let ncols = 1usize << 16;
-        let mut h = 0x2545_f491_4f6c_dd1du64 ^ nrows as u64;
-        let mut next = move || {
-            h ^= h << 13;
-            h ^= h >> 7;
-            h ^= h << 17;
-            h
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64 ^ nrows as u64);
         let (mut ptr, mut idx, mut val) = (vec![0u64], Vec::new(), Vec::new());
         for _ in 0..ncols {
             let mut rows: Vec<u64> = (0..next() % 21).map(|_| next() % nrows as u64).collect();
@@ -711,10 +697,7 @@ fn products_with_the_vector_from_8_to_16_mib() {
         let mut y = vec![f64::NAN; nrows];
         a.mul_vec(&x, &mut y).unwrap();
         assert!(bits(&y) == bits(&expected), "A·x, {nrows} rows");
-        let dots: Vec<f64> = ptr
-            .windows(2)
-            .map(|w| (w[0] as usize..w[1] as usize).fold(0.0, |sum, k| sum + val[k] * xt[idx[k] as usize]))
-            .collect();
+        let dots = plain_dots((&ptr, &idx, &val), &xt);
         for threads in [1, 2] {
             let mut z = vec![f64::NAN; ncols];
             a.transpose().mul_vec_parallel(&xt, &mut z, threads).unwrap();
