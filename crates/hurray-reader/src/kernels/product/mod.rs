@@ -252,9 +252,10 @@ const LOOKAHEAD_MAX_MEAN: u64 = 32;
 /// half of the Zen 5 host's L3 cache. There, with about 10 elements a
 /// slice and a vector of 16 MiB (`float64` with 2 Mi rows, `float32` with
 /// 4 Mi), the vector prefetched [`prefetch::FAR_DISTANCE`] ahead, Aᵀ·x
-/// took 0.92x and 0.75–0.77x the time with the arrays followed too (two
-/// threads 0.94–0.95x and 0.75–0.76x), A·x 0.96x and 0.98x; with 32 MiB
-/// or more, 0.98–1.05x (`docs/perf-log/run-aa.md`). (On the Zen 4 host,
+/// took 0.85–0.92x and 0.75–0.77x the time with the arrays followed too
+/// (two threads 0.78–0.95x and 0.75–0.76x), A·x 0.95–0.96x and 0.98x;
+/// with 32 MiB or more, 0.98–1.05x (A B A B, two or three series:
+/// `docs/perf-log/run-aa.md`). (On the Zen 4 host,
 /// with the vector 64 ahead, the hints had slowed a `float64` vector of
 /// 16 MiB to 1.1–1.25x the time: `docs/perf-log/run-r.md`.)
 const LOOKAHEAD_MAX_VECTOR: usize = 16 << 20;
