@@ -139,10 +139,9 @@ impl<E> Store<E> {
             None
         } else {
             let mut kept = self.kept();
-            let fits = (0..kept.len())
-                .filter(|&i| kept.get(i).is_some_and(|b| b.len() >= len))
-                .min_by_key(|&i| kept.get(i).map_or(usize::MAX, Vec::len));
-            fits.map(|i| kept.swap_remove(i))
+            let fits = kept.iter().enumerate().filter(|(_, b)| b.len() >= len);
+            let smallest = fits.min_by_key(|(_, b)| b.len()).map(|(i, _)| i);
+            smallest.map(|i| kept.swap_remove(i))
         };
         let buf = match kept {
             Some(mut buf) => {
