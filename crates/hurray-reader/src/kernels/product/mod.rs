@@ -121,8 +121,9 @@ impl<'a> Arrays<'a> {
     /// is within 8 MiB, `y` is not prefetched: on the Zen 5 host, with `y`
     /// in L3 (`l3-d10`), A·x took 0.73–0.80x the time without the hint on
     /// one thread and 0.82–0.95x on two (`docs/perf-log/run-y.md`; Aᵀ·x,
-    /// which reads `x` there, took 1.18x without it and keeps it). From
-    /// 8 to 16 MiB both hints run.
+    /// which reads `x` there, took 1.18x without it and keeps it; with `y`
+    /// of 64 and 512 KiB A·x took 1.25x with it, `docs/perf-log/run-ac.md`).
+    /// From 8 to 16 MiB both hints run.
     pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
         y.fill(T::default());
         let arrays = (self.ptr, self.idx, values);
@@ -229,7 +230,7 @@ impl<'a> Arrays<'a> {
 /// L2 on the AMD host). Products whose random accesses go to it are bound
 /// by the CPU: they do not prefetch (measured on the AMD host, § Run G:
 /// with the hint, 0.7–0.86x with 80 KB and 2 MB vectors, 1.1–1.4x from 4
-/// MB).
+/// MB), but for slices of about 10 ([`prefetch_distance`]).
 pub(crate) const CACHED_BYTES: usize = 2 << 20;
 
 /// Whether a product walking the slices of `ptr` slice by slice, with
@@ -296,12 +297,21 @@ pub(super) fn same_length<'a, T>(idx: &'a [u64], values: &'a [T]) -> (&'a [u64],
 /// How many elements ahead a product walking the slices of `ptr`, with
 /// `vector` read or written at the positions its indices give, asks for
 /// those entries (0: not at all): [`prefetch::DISTANCE`] where `vector`
-/// is over [`CACHED_BYTES`], [`prefetch::FAR_DISTANCE`] beyond
-/// [`NEAR_MAX_VECTOR`]; not at all for two kinds of slices the core
-/// follows alone. (The direct scatter also drops it where [`lookahead`]
-/// holds: see [`Arrays::scatter_direct`].)
+/// is over [`CACHED_BYTES`] or the slices hold about 10,
+/// [`prefetch::FAR_DISTANCE`] beyond [`NEAR_MAX_VECTOR`]; not at all for
+/// two kinds of slices the core follows alone. (The direct scatter drops
+/// it where [`lookahead`] holds and `vector` is within
+/// [`NEAR_MAX_VECTOR`]: see [`Arrays::scatter_direct`].)
 /// On the Zen 5 host (issue #34, `docs/perf-log/run-v.md`), A B A B:
 ///
+/// - **Slices of about 10, `vector` within [`CACHED_BYTES`]**: more than
+///   [`chunks::short`]'s and within [`lookahead`]'s mean. The dot
+///   products (Aᵀ·x) took 0.85–0.89x the time with the hint, `x` of 8
+///   KiB to 2 MiB, `f32` and `f64`, one thread and two
+///   (`docs/perf-log/run-ac.md`): each slice's loads, restarted after the
+///   mispredicted end of the slice before, find their lines in L1. With
+///   about 2 a slice (the chunks) the hint cost 1.07–1.09x, with about
+///   100 1.02–1.03x.
 /// - **Long slices, `vector` in L3**: more than [`LOOKAHEAD_MAX_MEAN`]
 ///   elements a slice on average and `vector` within
 ///   [`NEAR_MAX_VECTOR`]. A slice's loop then runs without a
@@ -322,9 +332,10 @@ pub(super) fn same_length<'a, T>(idx: &'a [u64], values: &'a [T]) -> (&'a [u64],
 ///   rows (`onecol`), A·x took 0.80x the time without the hint.
 pub(crate) fn prefetch_distance<T>(ptr: &[u64], vector: &[T]) -> usize {
     let bytes = std::mem::size_of_val(vector);
+    let about_ten = lookahead(ptr, vector) && !chunks::short(ptr);
     let long_in_l3 = bytes <= NEAR_MAX_VECTOR && !chunks::mean_within(ptr, LOOKAHEAD_MAX_MEAN);
     let dense = !chunks::mean_within(ptr, to_u64(vector.len() / DENSE_GAP));
-    if bytes <= CACHED_BYTES || long_in_l3 || dense {
+    if (bytes <= CACHED_BYTES && !about_ten) || long_in_l3 || dense {
         0
     } else if bytes <= NEAR_MAX_VECTOR {
         prefetch::DISTANCE

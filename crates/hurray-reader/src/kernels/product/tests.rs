@@ -714,9 +714,10 @@ proptest::proptest! {
 /// mean length. They follow their arrays ahead where slices hold 32
 /// elements or fewer on average and the vector is within 16 MiB; not
 /// otherwise, nor with no slices. They prefetch the vector 64 elements
-/// ahead beyond 2 MiB and 128 beyond 8 MiB, but not for slices of more
-/// than 32 on average with the vector within 8 MiB, nor for slices
-/// holding more than one element every 16 entries of the vector.
+/// ahead beyond 2 MiB or for slices of 5 to 32 on average, and 128 beyond
+/// 8 MiB, but not for slices of more than 32 on average with the vector
+/// within 8 MiB, nor for slices holding more than one element every 16
+/// entries of the vector.
 #[test]
 fn lookahead_and_prefetch_distance_by_the_vector_and_the_slices() {
     let ptr = |mean: u64| -> Vec<u64> { (0..=100).map(|j| j * mean).collect() };
@@ -735,6 +736,13 @@ fn lookahead_and_prefetch_distance_by_the_vector_and_the_slices() {
     assert!(!lookahead(&[], &small));
 
     assert_eq!(prefetch_distance(&ptr(2), &l2), 0);
+    // Slices of about 10: 64 ahead from the smallest vector, but dense.
+    assert_eq!(prefetch_distance(&ptr(4), &small), 0);
+    assert_eq!(prefetch_distance(&ptr(5), &small), 64);
+    assert_eq!(prefetch_distance(&ptr(10), &vec![0f32; 2048]), 64);
+    assert_eq!(prefetch_distance(&ptr(10), &vec![0f32; 159]), 0);
+    assert_eq!(prefetch_distance(&ptr(32), &l2), 64);
+    assert_eq!(prefetch_distance(&ptr(33), &small), 0);
     assert_eq!(prefetch_distance(&ptr(2), &l3), 64);
     assert_eq!(prefetch_distance(&ptr(32), &l3), 64);
     assert_eq!(prefetch_distance(&ptr(33), &l3), 0);
