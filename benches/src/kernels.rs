@@ -414,8 +414,9 @@ const DISTANCE: usize = 64;
 /// (`CsrView::mul_vec` on `A.transpose()`) makes, in the same order, and
 /// nothing else (no values, no per-row sums or stores, no pointer array).
 /// With `PREFETCH`, each step also asks for `x[idx[k + DISTANCE]]`, as the
-/// library's loop does for an `x` over 2 MiB (128 ahead over 8 MiB, and
-/// not at all for some slices: `product::prefetch_distance`): the ceiling
+/// library's loop does for an `x` over 2 MiB or slices of about 10 (128
+/// ahead over 8 MiB, and not at all for some slices:
+/// `product::prefetch_distance`): the ceiling
 /// of that product, as the plain sum is the scan's. Without it, the plain loop (scipy's,
 /// less its arithmetic). Indices past `x` count as zero.
 #[inline(never)]

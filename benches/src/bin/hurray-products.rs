@@ -40,7 +40,9 @@
 //! element in four running sums (`kernels::dot_sum`): the reads and the
 //! arithmetic of Aᵀ·x without its rows (no per-row sum, store or branch,
 //! no single chain of additions), split by position over the threads,
-//! prefetched as the library's loop (`for_benches::prefetch_distance`);
+//! asking for `x` entries as far ahead as runs it fastest (no hint, 64 or
+//! 128 elements: `Bench::calibrate`, at start-up; the first line's
+//! `bound_prefetch` gives each bound's);
 //! `bound_ax1` / `bound_ax2` and `bound_atx1` / `bound_atx2`, the bounds
 //! the targets are judged by: the bare stores and the dot without rows,
 //! each moving too the rest of the bytes its product must, in step with
@@ -104,7 +106,24 @@ struct Bench<'a, T: Real> {
     /// covers the cache lines `y` does.
     /// One `y` of slots a thread (two).
     stores: [Stores; 2],
+    /// Each dot bound's prefetch distance ([`Bench::calibrate`]).
+    prefetch: Vec<(&'static str, usize)>,
 }
+
+/// The bounds with the dot without rows.
+const DOT_BOUNDS: [&str; 6] = [
+    "bound_dot1",
+    "bound_dot2",
+    "bound_atx1",
+    "bound_atx2",
+    "bound_gather1",
+    "bound_gather2",
+];
+
+/// The prefetch distances a dot bound is tried with: none, and the
+/// library's two ([`hurray_reader`]'s `prefetch::DISTANCE` and
+/// `FAR_DISTANCE`).
+const DOT_PREFETCH: [usize; 3] = [0, 64, 128];
 
 impl<T: Real> Bench<'_, T> {
     fn run(&mut self, name: &str) -> Result<f64, String> {
@@ -158,26 +177,53 @@ impl<T: Real> Bench<'_, T> {
                 pointers as f64 + xs.to_f64()
             }
             "bound_dot1" | "bound_dot2" | "bound_atx1" | "bound_atx2" | "bound_gather1" | "bound_gather2" => {
-                let threads = if name.ends_with('1') { 1 } else { 2 };
-                // The gather of an x of nrows entries (as A·x loads y's)
-                // and prefetched as the library's loop over such a vector.
-                let (x, prefetch) = (
-                    self.xt.as_slice(),
-                    for_benches::prefetch_distance(ptr, self.xt.as_slice()),
-                );
-                // The dot without rows; with the pointers and a y, Aᵀ·x's
-                // bytes; with the pointers and x read, A·x's but its stores.
-                let (ptr, moved) = match name {
-                    "bound_atx1" | "bound_atx2" => (ptr, (self.w.as_mut_slice(), &[][..])),
-                    "bound_gather1" | "bound_gather2" => (ptr, (&mut [][..], self.x.as_slice())),
-                    _ => (&[][..], (&mut [][..], &[][..])),
-                };
-                let (dot, pointers) = dot((ptr, idx, values, x), moved, threads, prefetch);
-                dot.to_f64() + pointers as f64
+                let prefetch = self.prefetch.iter().find(|(n, _)| *n == name).map_or(0, |&(_, d)| d);
+                self.dot_bound(name, prefetch)
             }
             other => return Err(format!("no routine {other}")),
         };
         Ok(std::hint::black_box(sink))
+    }
+
+    /// The dot without rows of routine `name` (a `bound_dot*`,
+    /// `bound_atx*` or `bound_gather*`), asking for `x` entries `prefetch`
+    /// elements ahead (0, 64 or 128).
+    fn dot_bound(&mut self, name: &str, prefetch: usize) -> f64 {
+        let a = &self.a;
+        let (ptr, idx, values) = (a.col_ptr(), a.row_indices(), a.values());
+        let threads = if name.ends_with('1') { 1 } else { 2 };
+        // The gather of an x of nrows entries (as A·x loads y's).
+        let x = self.xt.as_slice();
+        // The dot without rows; with the pointers and a y, Aᵀ·x's
+        // bytes; with the pointers and x read, A·x's but its stores.
+        let (ptr, moved) = match name {
+            "bound_atx1" | "bound_atx2" => (ptr, (self.w.as_mut_slice(), &[][..])),
+            "bound_gather1" | "bound_gather2" => (ptr, (&mut [][..], self.x.as_slice())),
+            _ => (&[][..], (&mut [][..], &[][..])),
+        };
+        let (dot, pointers) = dot((ptr, idx, values, x), moved, threads, prefetch);
+        dot.to_f64() + pointers as f64
+    }
+
+    /// Sets each dot bound's prefetch distance to the one of
+    /// [`DOT_PREFETCH`] that took least over two calls each: a bound
+    /// should be as fast as the bytes it moves allow, and which hint
+    /// helps a loop without rows is not which helps the products' (with
+    /// `x` in L2 and about 10 a row, the library's 64 ahead made the dot
+    /// bound 1.19x slower than without, `docs/perf-log/run-ac.md`).
+    fn calibrate(&mut self) {
+        for name in DOT_BOUNDS {
+            let time = |bench: &mut Self, d: usize| {
+                let start = Instant::now();
+                std::hint::black_box(bench.dot_bound(name, d));
+                start.elapsed()
+            };
+            let best = DOT_PREFETCH
+                .into_iter()
+                .min_by_key(|&d| (0..2).map(|_| time(self, d)).min())
+                .unwrap_or(0);
+            self.prefetch.push((name, best));
+        }
     }
 
     fn check(&mut self) -> Result<serde_json::Value, String> {
@@ -329,7 +375,9 @@ fn serve<T: Real>(path: &std::path::Path) -> Result<(), Box<dyn std::error::Erro
             }
         }),
         a,
+        prefetch: Vec::new(),
     };
+    bench.calibrate();
     let mut out = std::io::stdout().lock();
     let hello = serde_json::json!({
         "routines": ROUTINES,
@@ -337,6 +385,7 @@ fn serve<T: Real>(path: &std::path::Path) -> Result<(), Box<dyn std::error::Erro
         "nnz": bench.a.nnz(),
         "values": std::any::type_name::<T>(),
         "bound_scatter_width_bytes": std::mem::size_of::<T>(),
+        "bound_prefetch": bench.prefetch.iter().copied().collect::<std::collections::BTreeMap<_, _>>(),
     });
     writeln!(out, "{hello}")?;
     out.flush()?;

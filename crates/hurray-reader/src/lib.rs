@@ -91,13 +91,6 @@ mod value;
 /// stability promise.
 #[doc(hidden)]
 pub mod for_benches {
-    /// How many elements ahead the sparse products prefetch `vector`
-    /// while walking the slices of `ptr` (0: not at all); the rule is
-    /// `kernels::product::prefetch_distance`'s.
-    pub fn prefetch_distance<T>(ptr: &[u64], vector: &[T]) -> usize {
-        crate::kernels::product::prefetch_distance(ptr, vector)
-    }
-
     /// Runs `jobs` on the threads the scans and products use (the last on
     /// the calling thread, the others on the library's pool); their
     /// results, in order.
