@@ -122,7 +122,8 @@ impl<'a> Arrays<'a> {
     /// in L3 (`l3-d10`), A·x took 0.73–0.80x the time without the hint on
     /// one thread and 0.82–0.95x on two (`docs/perf-log/run-y.md`; Aᵀ·x,
     /// which reads `x` there, took 1.18x without it and keeps it; with `y`
-    /// of 64 and 512 KiB A·x took 1.25x with it, `docs/perf-log/run-ac.md`).
+    /// of 64 and 512 KiB A·x took 1.25–1.38x with it, one thread and two,
+    /// `docs/perf-log/run-ac.md`).
     /// From 8 to 16 MiB both hints run.
     pub(crate) fn scatter_direct<T: Float>(&self, values: &[T], x: &[T], y: &mut [T], first: u64) {
         y.fill(T::default());
@@ -138,8 +139,8 @@ impl<'a> Arrays<'a> {
             (NEAR, true, _) => chunks::scatter::<T, NEAR>(arrays, x, y, first),
             (_, true, _) => chunks::scatter::<T, FAR>(arrays, x, y, first),
             (0, false, false) => self.scatter_direct_with::<T, 0, false>(values, x, y, first),
-            // Slices of about 10 and `y` in L3: the arrays followed ahead,
-            // `y` not prefetched (the doc above).
+            // Slices of about 10 and `y` within 8 MiB: the arrays followed
+            // ahead, `y` not prefetched (the doc above).
             (0 | NEAR, false, true) => self.scatter_direct_with::<T, 0, true>(values, x, y, first),
             (NEAR, false, false) => self.scatter_direct_with::<T, NEAR, false>(values, x, y, first),
             // `y` beyond 8 MiB and within 16: prefetched far ahead, and
