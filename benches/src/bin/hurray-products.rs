@@ -125,6 +125,12 @@ const DOT_BOUNDS: [&str; 6] = [
 /// `FAR_DISTANCE`).
 const DOT_PREFETCH: [usize; 3] = [0, 64, 128];
 
+/// How many times [`Bench::calibrate`] calls each dot bound with each
+/// distance. With two calls in a row for each distance (run AC), the
+/// choice changed from one start-up to the next where two distances
+/// were close.
+const CALIBRATION_ROUNDS: usize = 4;
+
 impl<T: Real> Bench<'_, T> {
     fn run(&mut self, name: &str) -> Result<f64, String> {
         let a = &self.a;
@@ -206,23 +212,29 @@ impl<T: Real> Bench<'_, T> {
     }
 
     /// Sets each dot bound's prefetch distance to the one of
-    /// [`DOT_PREFETCH`] that took least over two calls each: a bound
-    /// should be as fast as the bytes it moves allow, and which hint
+    /// [`DOT_PREFETCH`] with the least of [`CALIBRATION_ROUNDS`] calls,
+    /// the distances taken in turn each round (A B C A B C …, so that a
+    /// slow stretch of the machine does not fall on one distance alone): a
+    /// bound should be as fast as the bytes it moves allow, and which hint
     /// helps a loop without rows is not which helps the products' (with
     /// `x` in L2 and about 10 a row, the library's 64 ahead made the dot
     /// bound 1.19x slower than without, `docs/perf-log/run-ac.md`).
     fn calibrate(&mut self) {
         for name in DOT_BOUNDS {
-            let time = |bench: &mut Self, d: usize| {
-                let start = Instant::now();
-                std::hint::black_box(bench.dot_bound(name, d));
-                start.elapsed()
-            };
-            let best = DOT_PREFETCH
+            let mut best = [std::time::Duration::MAX; DOT_PREFETCH.len()];
+            for _ in 0..CALIBRATION_ROUNDS {
+                for (least, d) in best.iter_mut().zip(DOT_PREFETCH) {
+                    let start = Instant::now();
+                    std::hint::black_box(self.dot_bound(name, d));
+                    *least = (*least).min(start.elapsed());
+                }
+            }
+            let fastest = DOT_PREFETCH
                 .into_iter()
-                .min_by_key(|&d| (0..2).map(|_| time(self, d)).min())
-                .unwrap_or(0);
-            self.prefetch.push((name, best));
+                .zip(best)
+                .min_by_key(|&(_, t)| t)
+                .map_or(0, |(d, _)| d);
+            self.prefetch.push((name, fastest));
         }
     }
 
