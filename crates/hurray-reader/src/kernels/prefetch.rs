@@ -11,8 +11,10 @@
 //!   the core keeps only as many of those misses in flight as its
 //!   out-of-order window reaches; with it they start [`DISTANCE`] elements
 //!   earlier, [`FAR_DISTANCE`] beyond 8 MiB (`docs/perf-log/run-g.md`,
-//!   `run-v.md`). The products prefetch only from vectors larger than L2,
-//!   and not where the core follows alone (`product::prefetch_distance`).
+//!   `run-v.md`). The products prefetch only from vectors larger than L2
+//!   (but the dot products where slices hold 5 to 32 on average,
+//!   `run-ac.md`), and not where the core follows alone
+//!   (`product::prefetch_distance`).
 //! - Where that vector is within half of L3 and the slices are short, the
 //!   products' slice-by-slice loops follow their index and value arrays
 //!   too, [`LOOKAHEAD`] elements ahead ([`arrays_ahead`];

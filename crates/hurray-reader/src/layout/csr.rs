@@ -385,7 +385,8 @@ impl<T: Float> CsrView<'_, T> {
     /// nothing (how the rows are walked: `docs/design.md` § The sparse
     /// products).
     /// When `x` is larger than 2 MiB (`ncols × size_of::<T>()`, about what
-    /// an L2 cache holds), each read asks the CPU to prefetch the entry of
+    /// an L2 cache holds), or rows hold 5 to 32 elements on average
+    /// whatever its size, each read asks the CPU to prefetch the entry of
     /// `x` that the element 64 positions on will read (128 beyond 8 MiB; a
     /// cache hint, x86-64 only; it changes no result), but where rows hold more than
     /// 32 elements on average and `x` is within 8 MiB, or rows are dense

@@ -309,8 +309,9 @@ pub(super) fn same_length<'a, T>(idx: &'a [u64], values: &'a [T]) -> (&'a [u64],
 ///   [`chunks::short`]'s and within [`lookahead`]'s mean. The dot
 ///   products (Aᵀ·x) took 0.85–0.89x the time with the hint, `x` of 8
 ///   KiB to 2 MiB, `f32` and `f64`, one thread and two
-///   (`docs/perf-log/run-ac.md`): each slice's loads, restarted after the
-///   mispredicted end of the slice before, find their lines in L1. With
+///   (`docs/perf-log/run-ac.md`; likely because each slice's loads,
+///   started late after the mispredicted end of the slice before, then
+///   find their lines in L1). With
 ///   about 2 a slice (the chunks) the hint cost 1.07–1.09x, with about
 ///   100 1.02–1.03x.
 /// - **Long slices, `vector` in L3**: more than [`LOOKAHEAD_MAX_MEAN`]
