@@ -182,7 +182,7 @@ impl<T: Real> Bench<'_, T> {
                 };
                 pointers as f64 + xs.to_f64()
             }
-            "bound_dot1" | "bound_dot2" | "bound_atx1" | "bound_atx2" | "bound_gather1" | "bound_gather2" => {
+            dot if DOT_BOUNDS.contains(&dot) => {
                 let prefetch = self.prefetch.iter().find(|(n, _)| *n == name).map_or(0, |&(_, d)| d);
                 self.dot_bound(name, prefetch)
             }
