@@ -241,6 +241,21 @@ impl<T: Element> SharedCsc<T> {
         Ok(view)
     }
 
+    /// This handle, validated: the storage invariants are scanned now
+    /// (as [`CscView::validate`], on up to
+    /// [`Options::threads`](crate::Options::threads) threads) unless they
+    /// were when the handle was made (strict mode); the views it then gives
+    /// skip the scan, in any mode. For permissive-mode programs that want
+    /// [`CscView::mul_vec`] without a scan a call.
+    ///
+    /// # Errors
+    /// As [`CscView::validate`].
+    pub fn validated(self) -> Result<Self> {
+        let threads = self.tensor.get().options().threads();
+        let validated = self.view()?.validated_threads(threads)?.is_validated();
+        Ok(SharedCsc { validated, ..self })
+    }
+
     /// The tensor handle it came from.
     pub fn tensor(&self) -> &SharedTensor {
         &self.tensor
@@ -263,6 +278,16 @@ impl<T: Element> SharedCsr<T> {
         let mut view = self.tensor.get().csr_unscanned::<T>()?;
         view.structure.inner.scanned = self.validated;
         Ok(view)
+    }
+
+    /// This handle, validated; see [`SharedCsc::validated`].
+    ///
+    /// # Errors
+    /// As [`CsrView::validate`].
+    pub fn validated(self) -> Result<Self> {
+        let threads = self.tensor.get().options().threads();
+        let validated = self.view()?.validated_threads(threads)?.is_validated();
+        Ok(SharedCsr { validated, ..self })
     }
 
     /// The tensor handle it came from.
@@ -377,6 +402,32 @@ mod tests {
             .tensor("A")
             .unwrap();
         assert!(!p.csc::<f32>().unwrap().view().unwrap().is_validated());
+        // ... until `validated`, after which its views skip the scan.
+        let checked = p.csc::<f32>().unwrap().validated().unwrap();
+        assert!(checked.view().unwrap().is_validated());
+        assert!(checked.clone().view().unwrap().is_validated());
+        let mut y = [0f32; 4];
+        checked
+            .view()
+            .unwrap()
+            .mul_vec(&[1.0, 2.0, 3.0, 4.0, 5.0], &mut y)
+            .unwrap();
+        assert_eq!(y, [9.0, 9.0, 33.0, 0.0]);
+        // A broken matrix fails there, naming the rule.
+        let broken = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/invalid/csc_indices_unsorted.hry"
+        );
+        let file = SharedFile::read(broken, Options::permissive()).unwrap();
+        let name = file.file().entries_in_file_order().next().unwrap().name().to_owned();
+        let e = file
+            .tensor(&name)
+            .unwrap()
+            .csc::<f32>()
+            .unwrap()
+            .validated()
+            .unwrap_err();
+        assert_eq!(e.rule(), Some("layouts/csc.md § Storage Invariants (3)"), "{e}");
         let e = SharedFile::read(path, Options::default())
             .unwrap()
             .tensor("B")
