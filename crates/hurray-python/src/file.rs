@@ -15,6 +15,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::decode;
 use crate::error::ReadResult;
+use crate::product::{self, Matrices};
 use crate::storage::Bytes;
 
 /// Maps (or reads) and parses a Hurray file: header, trailer, footer index
@@ -40,7 +41,12 @@ pub fn open_file(py: Python<'_>, path: PathBuf, permissive: bool, mmap: bool, th
         e => crate::error::ReadError(e).into(),
     })?;
     let storage = Py::new(py, Bytes::file(shared.clone()))?;
-    Ok(File { shared, storage })
+    let matrices = Matrices::default();
+    Ok(File {
+        shared,
+        storage,
+        matrices,
+    })
 }
 
 /// A parsed file. Frozen: nothing in it changes after `open_file`.
@@ -48,6 +54,8 @@ pub fn open_file(py: Python<'_>, path: PathBuf, permissive: bool, mmap: bool, th
 pub struct File {
     shared: SharedFile,
     storage: Py<Bytes>,
+    /// The matrix handles of `matvec`, scanned once each.
+    matrices: Matrices,
 }
 
 impl File {
@@ -183,6 +191,21 @@ impl File {
         Ok(Bytes::decoded(
             py.detach(|| decode::csf_coordinates(&self.tensor(name)?))?,
         ))
+    }
+
+    /// `y = A·x` for a CSC or CSR tensor of `float32` or `float64` (`Aᵀ·x`
+    /// with `transposed`) on up to `threads` threads, without the GIL: see
+    /// `product.rs`.
+    fn matvec(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        transposed: bool,
+        x: &Bound<'_, PyAny>,
+        y: &Bound<'_, PyAny>,
+        threads: usize,
+    ) -> PyResult<()> {
+        product::matvec(py, (&self.shared, &self.matrices), name, transposed, (x, y), threads)
     }
 
     fn __repr__(&self) -> String {

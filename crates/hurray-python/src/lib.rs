@@ -2,12 +2,15 @@
 //! package. A thin layer: it maps `hurray-reader` and `hurray-writer` types
 //! to Python ones; what a Python user calls is in `python/hurray_reader/`.
 //!
-//! The one `unsafe` block is `Bytes::__getbuffer__` (`storage.rs`), which
-//! hands numpy a read-only pointer into bytes the exporting object owns.
+//! Two `unsafe` blocks: `Bytes::__getbuffer__` (`storage.rs`), which hands
+//! numpy a read-only pointer into bytes the exporting object owns, and
+//! `product::run`, which lets the kernels write the new array `y` of
+//! `Tensor.matvec` in place.
 
 mod decode;
 mod error;
 mod file;
+mod product;
 mod save;
 mod storage;
 

@@ -68,6 +68,20 @@ def _default_threads() -> int:
         return os.cpu_count() or 1
 
 
+def _threads(value: object) -> int:
+    """A ``threads=`` argument: an int of at least 1 (numpy integers
+    included; not ``bool``)."""
+    if isinstance(value, bool):
+        raise TypeError("threads must be an int, not bool")
+    try:
+        threads = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"threads must be an int, not {type(value).__name__}") from None
+    if threads < 1:
+        raise ValueError(f"threads must be at least 1, not {threads}")
+    return threads
+
+
 def _flag(name: str, value: object) -> bool:
     """``value`` if it is a ``bool`` (or a numpy bool); else ``TypeError``:
     a flag that switches a check off is never read from a string or
@@ -137,17 +151,7 @@ def open(  # noqa: A001 (the name the package promises)
     :func:`hurray_reader.save` does); otherwise pass ``mmap=False``.
     """
     permissive, mmap = _flag("permissive", permissive), _flag("mmap", mmap)
-    if threads is None:
-        threads = _default_threads()
-    elif isinstance(threads, bool):
-        raise TypeError("threads must be an int, not bool")
-    else:
-        try:
-            threads = operator.index(threads)
-        except TypeError:
-            raise TypeError(f"threads must be an int, not {type(threads).__name__}") from None
-        if threads < 1:
-            raise ValueError(f"threads must be at least 1, not {threads}")
+    threads = _default_threads() if threads is None else _threads(threads)
     path = os.fspath(path)
     if isinstance(path, bytes):
         path = os.fsdecode(path)
@@ -750,6 +754,83 @@ class Tensor:
             return values
         data, dtype = self._native().decode_values(self.name, quantized, block)
         return np.frombuffer(data, dtype=dtype)
+
+    # Products
+    def matvec(self, x: Any, *, threads: int = 1) -> np.ndarray:
+        """``A @ x`` for a CSC or CSR matrix of ``float32`` or ``float64``
+        (``t.T.matvec(x)`` is ``Aᵀ @ x``), computed by the package's Rust
+        kernels over the file's buffers, without the GIL.
+
+        Each product is summed in the matrix's dtype and in storage order,
+        as scipy's ``A @ x`` sums it: on one thread ``y`` has the bits of
+        ``t.to_scipy() @ x`` (``x`` of the same dtype). On more threads,
+        ``A @ x`` of a CSC matrix whose ``y`` takes up to 16 MiB cuts the
+        columns between the threads, and a row with elements on both sides
+        of a cut may differ in its last bits; a row of a CSR matrix (a
+        column of ``t.T``) longer than 4096 elements may be cut too
+        (``CscView::mul_vec_parallel`` and ``CsrView::mul_vec_parallel``
+        in the Rust docs say where). The same ``threads`` gives the same
+        bits on every call.
+
+        The first product of a tensor scans its storage invariants, in
+        strict and permissive mode alike (the kernels rely on them), on the
+        file's threads; the file keeps the result, so later products of that
+        tensor skip the scan. The kernels read a copy of ``x`` (``ncols``
+        elements, so that another thread may change ``x`` meanwhile, made
+        into memory the file keeps for the next product) and write ``y`` in
+        place; the matrix is read in place.
+
+        Parameters
+        ----------
+        x : array_like
+            The vector, shape ``(ncols,)``. An ndarray must have the
+            matrix's dtype (convert it yourself: ``x.astype(t.dtype)``,
+            so that no precision is lost unseen); a list or other sequence
+            is converted to it.
+        threads : int
+            Threads for the product (default 1): the calling thread and the
+            package's pool, started on first use; at most 64 and no more
+            than the CPUs, and one for fewer than 65 536 stored elements.
+            Not the file's ``threads`` of :func:`open`, which only scans
+            use: their results do not depend on it, a product's may.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``y``, shape ``(nrows,)``, the matrix's dtype; a new, writable
+            array.
+
+        Raises
+        ------
+        TypeError
+            A layout other than CSC and CSR, another element type, a
+            quantized tensor (its stored codes are not its values: take
+            ``t.to_scipy() @ x``), an ndarray ``x`` of another dtype.
+        ValueError
+            ``x`` is not of shape ``(ncols,)``.
+        FormatError
+            The scan found a broken invariant.
+        """
+        layout, element_type = self.layout, self.element_type
+        if layout not in ("csc", "csr") or element_type not in ("float32", "float64"):
+            raise TypeError(
+                f"tensor {self.name!r}: matvec is for CSC and CSR tensors of float32 or float64, "
+                f"not {layout} of {element_type}"
+            )
+        if self._info["quantization"] is not None:
+            raise TypeError(f"tensor {self.name!r} is quantized: matvec would multiply its codes; take to_scipy() @ x")
+        dtype = np.dtype(element_type)
+        if isinstance(x, np.ndarray) and x.dtype != dtype:
+            raise TypeError(f"x is {x.dtype}, tensor {self.name!r} {dtype}: pass x.astype(np.{dtype})")
+        x = np.ascontiguousarray(x, dtype=dtype)
+        nrows, ncols = self.shape
+        if nrows is None or ncols is None:
+            raise ValueError(f"tensor {self.name!r} has a dynamic dimension: {_shape_text(self.shape)}")
+        if x.shape != (ncols,):
+            raise ValueError(f"x has shape {x.shape}; tensor {self.name!r} is {_shape_text(self.shape)}: x needs ({ncols},)")
+        y = np.empty(nrows, dtype)
+        self._native().matvec(self.name, self._transposed, x, y, min(_threads(threads), MAX_THREADS))
+        return y
 
     # Display
     def _type_text(self) -> str:

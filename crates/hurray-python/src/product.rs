@@ -1,0 +1,180 @@
+//! `File.matvec`: `y = A·x` (or `Aᵀ·x`) for a CSC or CSR tensor of
+//! `float32` or `float64`, by the Rust kernels (`CscView::mul_vec_parallel`,
+//! `CsrView::mul_vec_parallel`) over the mapped buffers, without the GIL.
+//!
+//! Each tensor's matrix handle is made once per file and kept
+//! ([`Matrices`]): its storage invariants are scanned then, in either mode
+//! (the kernels need them), and never again. The kernels read a copy of
+//! `x` (another thread could change the caller's array meanwhile), made
+//! into a vector the file keeps for the next product, and write the new
+//! array `y` of the Python layer in place; the matrix is read in place.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use hurray_reader::{ElementType, Float, Layout, Result, SharedCsc, SharedCsr, SharedFile};
+use pyo3::buffer::{Element as BufferElement, PyBuffer};
+use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use zerocopy::{FromBytes, IntoBytes};
+
+use crate::error::ReadError;
+
+/// A tensor's validated matrix handle, by layout and element type.
+#[derive(Clone)]
+enum Matrix {
+    CscF32(SharedCsc<f32>),
+    CscF64(SharedCsc<f64>),
+    CsrF32(SharedCsr<f32>),
+    CsrF64(SharedCsr<f64>),
+}
+
+impl Matrix {
+    /// The handle of tensor `name`, its invariants scanned (on the file's
+    /// threads); `TypeError` for other layouts and element types.
+    fn new(file: &SharedFile, name: &str) -> PyResult<Matrix> {
+        let tensor = file.tensor(name).map_err(ReadError)?;
+        let (layout, element_type) = (tensor.get().layout(), tensor.get().element_type());
+        let matrix = match (layout, element_type) {
+            (Layout::Csc, Some(ElementType::Float32)) => {
+                tensor.csc().and_then(SharedCsc::validated).map(Matrix::CscF32)
+            }
+            (Layout::Csc, Some(ElementType::Float64)) => {
+                tensor.csc().and_then(SharedCsc::validated).map(Matrix::CscF64)
+            }
+            (Layout::Csr, Some(ElementType::Float32)) => {
+                tensor.csr().and_then(SharedCsr::validated).map(Matrix::CsrF32)
+            }
+            (Layout::Csr, Some(ElementType::Float64)) => {
+                tensor.csr().and_then(SharedCsr::validated).map(Matrix::CsrF64)
+            }
+            _ => {
+                let element_type = element_type.map_or("an unknown element type", |e| e.as_str());
+                return Err(PyTypeError::new_err(format!(
+                    "tensor '{name}': matvec is for CSC and CSR tensors of float32 or float64, not {} of {element_type}",
+                    layout.as_str()
+                )));
+            }
+        };
+        Ok(matrix.map_err(ReadError)?)
+    }
+}
+
+/// What [`matvec`] keeps for a file: the handles it has made, by tensor
+/// name, and the copy of `x` the last product read.
+#[derive(Default)]
+pub struct Matrices {
+    handles: Mutex<HashMap<String, Matrix>>,
+    /// Reused by the next product (copying a 64 MiB `x` into a new vector
+    /// took 5 to 112 ms on the benchmark VM, by its page faults); one a file, so a product that finds it in use, on another
+    /// thread, copies into a vector of its own. `u64`s, aligned for `f32`
+    /// and `f64` alike.
+    x: Mutex<Vec<u64>>,
+}
+
+impl Matrices {
+    /// Tensor `name`'s handle: kept, or made (without the GIL, the lock not
+    /// held, so that another thread's product never waits on this scan
+    /// while it holds the GIL) and kept.
+    fn get(&self, py: Python<'_>, file: &SharedFile, name: &str) -> PyResult<Matrix> {
+        let lock = || self.handles.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(kept) = lock().get(name) {
+            return Ok(kept.clone());
+        }
+        let made = py.detach(|| Matrix::new(file, name))?;
+        Ok(lock().entry(name.to_owned()).or_insert(made).clone())
+    }
+}
+
+/// `y = A·x` for tensor `name` (`Aᵀ·x` with `transposed`) on up to
+/// `threads` threads, `x` and `y` one-dimensional C-contiguous buffers of
+/// the tensor's element type, `y` writable. The Python layer has checked
+/// their lengths; the kernels check them again (`IndexError`).
+pub fn matvec(
+    py: Python<'_>,
+    (file, matrices): (&SharedFile, &Matrices),
+    name: &str,
+    transposed: bool,
+    (x, y): (&Bound<'_, PyAny>, &Bound<'_, PyAny>),
+    threads: usize,
+) -> PyResult<()> {
+    let kept = &matrices.x;
+    match matrices.get(py, file, name)? {
+        Matrix::CscF32(a) => run(py, (x, y), kept, |x, y| csc(&a, transposed, (x, y), threads)),
+        Matrix::CscF64(a) => run(py, (x, y), kept, |x, y| csc(&a, transposed, (x, y), threads)),
+        Matrix::CsrF32(a) => run(py, (x, y), kept, |x, y| csr(&a, transposed, (x, y), threads)),
+        Matrix::CsrF64(a) => run(py, (x, y), kept, |x, y| csr(&a, transposed, (x, y), threads)),
+    }
+}
+
+/// `y = A·x` for a CSC handle, or `Aᵀ·x` (the CSR of its transpose).
+fn csc<T: Float>(a: &SharedCsc<T>, transposed: bool, (x, y): (&[T], &mut [T]), threads: usize) -> Result<()> {
+    let a = a.view()?;
+    match transposed {
+        false => a.mul_vec_parallel(x, y, threads),
+        true => a.transpose().mul_vec_parallel(x, y, threads),
+    }
+}
+
+/// `y = A·x` for a CSR handle, or `Aᵀ·x` (the CSC of its transpose).
+fn csr<T: Float>(a: &SharedCsr<T>, transposed: bool, (x, y): (&[T], &mut [T]), threads: usize) -> Result<()> {
+    let a = a.view()?;
+    match transposed {
+        false => a.mul_vec_parallel(x, y, threads),
+        true => a.transpose().mul_vec_parallel(x, y, threads),
+    }
+}
+
+/// Copies `x` (with the GIL held) into `kept`, or into a vector of its
+/// own if another thread holds `kept`, and runs `product` without the GIL
+/// on that copy, writing `y`'s buffer in place. `y` must be a writable,
+/// C-contiguous array that nothing else can reach while this runs:
+/// `Tensor.matvec` passes the array it has just made (`np.empty`) and
+/// returns it after. A buffer of another type or shape is a `BufferError`
+/// from `PyBuffer`, a read-only or strided `y` a `ValueError`.
+#[allow(unsafe_code)]
+fn run<T: Float + BufferElement + IntoBytes>(
+    py: Python<'_>,
+    (x, y): (&Bound<'_, PyAny>, &Bound<'_, PyAny>),
+    kept: &Mutex<Vec<u64>>,
+    product: impl FnOnce(&[T], &mut [T]) -> Result<()> + Send,
+) -> PyResult<()> {
+    let (x, y) = (PyBuffer::<T>::get(x)?, PyBuffer::<T>::get(y)?);
+    let Some(mut out) = y.as_slice_ptr().filter(|_| !y.readonly()) else {
+        return Err(PyValueError::new_err(
+            "matvec: y must be a writable, C-contiguous array",
+        ));
+    };
+    let mut kept = kept.try_lock().ok();
+    let mut own = Vec::new();
+    let words = kept.as_deref_mut().unwrap_or(&mut own);
+    let bytes = x.len_bytes();
+    let needed = bytes.div_ceil(8);
+    if words.len() < needed {
+        words
+            .try_reserve_exact(needed - words.len())
+            .map_err(|_| PyMemoryError::new_err(format!("matvec: no memory for a copy of x ({bytes} bytes)")))?;
+        words.resize(needed, 0);
+    }
+    let copy = words
+        .as_mut_bytes()
+        .get_mut(..bytes)
+        .and_then(|b| <[T]>::mut_from_bytes(b).ok());
+    let Some(copy) = copy else {
+        return Err(PyValueError::new_err("matvec: x does not fit its copy")); // cannot happen: sized above
+    };
+    x.copy_to_slice(py, copy)?;
+    // SAFETY: `out` is the memory of `y`'s buffer: `item_count` elements
+    // of `T`, C-contiguous, aligned for `T` (`PyBuffer::<T>::get` checked
+    // the item size, format and alignment, `as_slice_ptr` the layout) and
+    // writable (checked above). The export `y` holds keeps that memory
+    // alive and where it is (numpy refuses to resize an exported array)
+    // until `y` drops, after the last use of `out` below. Nothing else
+    // reads or writes it meanwhile, though the GIL is released: the
+    // caller's contract above (a new array that no other Python code can
+    // reach until `Tensor.matvec` returns it).
+    let out = unsafe { out.as_mut() };
+    py.detach(|| product(copy, out)).map_err(ReadError)?;
+    drop(y);
+    Ok(())
+}
