@@ -75,3 +75,18 @@ def test_no_bound_at_all_is_a_clear_error():
     del r["median_s"]["bound_atx1"]
     with pytest.raises(SystemExit, match="no bound of atx1"):
         products.verdicts(r)
+
+
+def test_matvec_script_times_a_file(monkeypatch, capsys):
+    """benches/peers/matvec.py runs (on the worked example, one round):
+    its header and one row, the ratios scipy's time over ours."""
+    import matvec
+
+    fixture = pathlib.Path(__file__).resolve().parents[2] / "fixtures" / "csc_worked_example.hry"
+    monkeypatch.setattr(sys, "argv", ["matvec.py", str(fixture), "--rounds", "1"])
+    matvec.main()
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.split()[:4] == ["file", "ours", "A·x", "1t/2t"]
+    cells = row.replace("/", " ").split()
+    assert cells[0] == "csc_worked_example.hry" and len(cells) == 11
+    assert all(float(c) >= 0 for c in cells[1:])  # tiny times may print as 0.0
