@@ -130,6 +130,8 @@ def test_refusals(tmp_path):
             a.matvec(np.ones(4))
         with pytest.raises(ValueError, match=r"x has shape \(3, 1\)"):
             a.matvec(np.ones((3, 1)))
+        with pytest.raises(ValueError, match=r"x has shape \(\)"):
+            a.matvec(np.float64(1.0))
         with pytest.raises(ValueError, match="threads must be at least 1, not 0"):
             a.matvec(np.ones(3), threads=0)
         with pytest.raises(TypeError, match="threads must be an int, not bool"):

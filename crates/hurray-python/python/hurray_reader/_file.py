@@ -822,13 +822,14 @@ class Tensor:
         dtype = np.dtype(element_type)
         if isinstance(x, np.ndarray) and x.dtype != dtype:
             raise TypeError(f"x is {x.dtype}, tensor {self.name!r} {dtype}: pass x.astype(np.{dtype})")
-        x = np.ascontiguousarray(x, dtype=dtype)
+        x = np.asarray(x, dtype=dtype)
         nrows, ncols = self.shape
         if nrows is None or ncols is None:
             raise ValueError(f"tensor {self.name!r} has a dynamic dimension: {_shape_text(self.shape)}")
         if x.shape != (ncols,):
             raise ValueError(f"x has shape {x.shape}; tensor {self.name!r} is {_shape_text(self.shape)}: x needs ({ncols},)")
         y = np.empty(nrows, dtype)
+        x = np.ascontiguousarray(x)  # after the shape check: it makes a 0-d x 1-d
         self._native().matvec(self.name, self._transposed, x, y, min(_threads(threads), MAX_THREADS))
         return y
 
