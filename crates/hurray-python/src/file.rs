@@ -194,18 +194,24 @@ impl File {
     }
 
     /// `y = A·x` for a CSC or CSR tensor of `float32` or `float64` (`Aᵀ·x`
-    /// with `transposed`) on up to `threads` threads, without the GIL: see
-    /// `product.rs`.
-    fn matvec(
+    /// with `transposed`) on up to `threads` threads, without the GIL: a
+    /// new array of `rows` elements (see `product.rs`).
+    fn matvec<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         name: &str,
         transposed: bool,
-        x: &Bound<'_, PyAny>,
-        y: &Bound<'_, PyAny>,
+        x: &Bound<'py, PyAny>,
+        rows: usize,
         threads: usize,
-    ) -> PyResult<()> {
-        product::matvec(py, (&self.shared, &self.matrices), name, transposed, (x, y), threads)
+    ) -> PyResult<Bound<'py, PyAny>> {
+        product::matvec(
+            py,
+            (&self.shared, &self.matrices),
+            (name, transposed),
+            (x, rows),
+            threads,
+        )
     }
 
     fn __repr__(&self) -> String {

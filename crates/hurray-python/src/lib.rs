@@ -4,8 +4,8 @@
 //!
 //! Two `unsafe` blocks: `Bytes::__getbuffer__` (`storage.rs`), which hands
 //! numpy a read-only pointer into bytes the exporting object owns, and
-//! `product::run`, which lets the kernels write the new array `y` of
-//! `Tensor.matvec` in place.
+//! `product::run`, which lets the kernels write the array `y` it has just
+//! made for `Tensor.matvec`.
 
 mod decode;
 mod error;
@@ -15,6 +15,13 @@ mod save;
 mod storage;
 
 use pyo3::prelude::*;
+
+/// Frees the scratch the products keep for the process
+/// (`hurray_reader::release_scratch`); its size in bytes.
+#[pyfunction]
+fn release_scratch() -> usize {
+    hurray_reader::release_scratch()
+}
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -28,6 +35,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<storage::Bytes>()?;
     m.add_function(wrap_pyfunction!(file::open_file, m)?)?;
     m.add_function(wrap_pyfunction!(save::save, m)?)?;
+    m.add_function(wrap_pyfunction!(release_scratch, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -6,8 +6,8 @@
 //! ([`Matrices`]): its storage invariants are scanned then, in either mode
 //! (the kernels need them), and never again. The kernels read a copy of
 //! `x` (another thread could change the caller's array meanwhile), made
-//! into a vector the file keeps for the next product, and write the new
-//! array `y` of the Python layer in place; the matrix is read in place.
+//! into a vector the file keeps for the next product, and write `y` into
+//! the new `numpy.ndarray` returned; the matrix is read in place.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -87,23 +87,23 @@ impl Matrices {
 }
 
 /// `y = A·x` for tensor `name` (`Aᵀ·x` with `transposed`) on up to
-/// `threads` threads, `x` and `y` one-dimensional C-contiguous buffers of
-/// the tensor's element type, `y` writable. The Python layer has checked
-/// their lengths; the kernels check them again (`IndexError`).
-pub fn matvec(
-    py: Python<'_>,
+/// `threads` threads: a new `numpy.ndarray` of `rows` elements of the
+/// tensor's element type. `x` is a one-dimensional buffer of that type; the
+/// Python layer has checked its length and `rows` against the shape, and
+/// the kernels check them again (`IndexError`).
+pub fn matvec<'py>(
+    py: Python<'py>,
     (file, matrices): (&SharedFile, &Matrices),
-    name: &str,
-    transposed: bool,
-    (x, y): (&Bound<'_, PyAny>, &Bound<'_, PyAny>),
+    (name, transposed): (&str, bool),
+    (x, rows): (&Bound<'py, PyAny>, usize),
     threads: usize,
-) -> PyResult<()> {
+) -> PyResult<Bound<'py, PyAny>> {
     let kept = &matrices.x;
     match matrices.get(py, file, name)? {
-        Matrix::CscF32(a) => run(py, (x, y), kept, |x, y| csc(&a, transposed, (x, y), threads)),
-        Matrix::CscF64(a) => run(py, (x, y), kept, |x, y| csc(&a, transposed, (x, y), threads)),
-        Matrix::CsrF32(a) => run(py, (x, y), kept, |x, y| csr(&a, transposed, (x, y), threads)),
-        Matrix::CsrF64(a) => run(py, (x, y), kept, |x, y| csr(&a, transposed, (x, y), threads)),
+        Matrix::CscF32(a) => run(py, (x, rows), kept, |x, y| csc(&a, transposed, (x, y), threads)),
+        Matrix::CscF64(a) => run(py, (x, rows), kept, |x, y| csc(&a, transposed, (x, y), threads)),
+        Matrix::CsrF32(a) => run(py, (x, rows), kept, |x, y| csr(&a, transposed, (x, y), threads)),
+        Matrix::CsrF64(a) => run(py, (x, rows), kept, |x, y| csr(&a, transposed, (x, y), threads)),
     }
 }
 
@@ -126,25 +126,17 @@ fn csr<T: Float>(a: &SharedCsr<T>, transposed: bool, (x, y): (&[T], &mut [T]), t
 }
 
 /// Copies `x` (with the GIL held) into `kept`, or into a vector of its
-/// own if another thread holds `kept`, and runs `product` without the GIL
-/// on that copy, writing `y`'s buffer in place. `y` must be a writable,
-/// C-contiguous array that nothing else can reach while this runs:
-/// `Tensor.matvec` passes the array it has just made (`np.empty`) and
-/// returns it after. A buffer of another type or shape is a `BufferError`
-/// from `PyBuffer`, a read-only or strided `y` a `ValueError`.
+/// own if another thread holds `kept`; makes `y`, a new `numpy.ndarray` of
+/// `rows` elements; runs `product` without the GIL on them. An `x` of
+/// another type, or misaligned, is a `BufferError` from `PyBuffer`.
 #[allow(unsafe_code)]
-fn run<T: Float + BufferElement + IntoBytes>(
-    py: Python<'_>,
-    (x, y): (&Bound<'_, PyAny>, &Bound<'_, PyAny>),
+fn run<'py, T: Float + BufferElement + IntoBytes>(
+    py: Python<'py>,
+    (x, rows): (&Bound<'py, PyAny>, usize),
     kept: &Mutex<Vec<u64>>,
     product: impl FnOnce(&[T], &mut [T]) -> Result<()> + Send,
-) -> PyResult<()> {
-    let (x, y) = (PyBuffer::<T>::get(x)?, PyBuffer::<T>::get(y)?);
-    let Some(mut out) = y.as_slice_ptr().filter(|_| !y.readonly()) else {
-        return Err(PyValueError::new_err(
-            "matvec: y must be a writable, C-contiguous array",
-        ));
-    };
+) -> PyResult<Bound<'py, PyAny>> {
+    let x = PyBuffer::<T>::get(x)?;
     let mut kept = kept.try_lock().ok();
     let mut own = Vec::new();
     let words = kept.as_deref_mut().unwrap_or(&mut own);
@@ -164,17 +156,26 @@ fn run<T: Float + BufferElement + IntoBytes>(
         return Err(PyValueError::new_err("matvec: x does not fit its copy")); // cannot happen: sized above
     };
     x.copy_to_slice(py, copy)?;
+    let y = py
+        .import("numpy")?
+        .getattr("empty")?
+        .call1((rows, T::ELEMENT_TYPE.as_str()))?;
+    let buffer = PyBuffer::<T>::get(&y)?;
+    let Some(mut out) = buffer.as_slice_ptr().filter(|_| !buffer.readonly()) else {
+        return Err(PyValueError::new_err("matvec: numpy.empty gave no writable array"));
+        // cannot happen
+    };
     // SAFETY: `out` is the memory of `y`'s buffer: `item_count` elements
     // of `T`, C-contiguous, aligned for `T` (`PyBuffer::<T>::get` checked
     // the item size, format and alignment, `as_slice_ptr` the layout) and
-    // writable (checked above). The export `y` holds keeps that memory
-    // alive and where it is (numpy refuses to resize an exported array)
-    // until `y` drops, after the last use of `out` below. Nothing else
-    // reads or writes it meanwhile, though the GIL is released: the
-    // caller's contract above (a new array that no other Python code can
-    // reach until `Tensor.matvec` returns it).
+    // writable (checked above). The export `buffer` holds keeps that memory
+    // alive and where it is until it drops, after the last use of `out`.
+    // Nothing else reads or writes it meanwhile, though the GIL is
+    // released: `y` was made just above and no reference to it has left
+    // this function (an ndarray is not tracked by the garbage collector, so
+    // not even `gc.get_objects` finds it).
     let out = unsafe { out.as_mut() };
     py.detach(|| product(copy, out)).map_err(ReadError)?;
-    drop(y);
-    Ok(())
+    drop(buffer);
+    Ok(y)
 }

@@ -3,6 +3,7 @@ against sums taken one element at a time in storage order."""
 
 from __future__ import annotations
 
+import array
 import threading
 
 import numpy as np
@@ -88,15 +89,18 @@ def test_two_threads_equal_one_on_exact_values(tmp_path):
 
 def test_interop_matrices_agree_with_scipy():
     folder, manifest = corpus("HURRAY_INTEROP_DIR")
-    done = 0
+    done = quantized = 0
     for entry in manifest["files"]:
         if entry["expect"] != "accept":
             continue
         with hr.open(folder / entry["file"]) as f:
             for t in f.values():
-                if t.layout not in ("csc", "csr") or t.element_type not in ("float32", "float64"):
+                if t.quantization is not None and t.layout in ("csc", "csr"):
+                    with pytest.raises(TypeError, match="is quantized"):
+                        t.matvec([0.0] * t.shape[1])
+                    quantized += 1
                     continue
-                if t.quantization is not None:
+                if t.layout not in ("csc", "csr") or t.element_type not in ("float32", "float64"):
                     continue
                 nrows, ncols = t.shape
                 x = np.linspace(-1, 1, ncols, dtype=t.dtype)
@@ -107,6 +111,7 @@ def test_interop_matrices_agree_with_scipy():
                     assert bits(t.T.matvec(z, threads=threads)) == bits(a.T @ z), (entry["file"], t.name)
                 done += 1
     assert done >= 10, done
+    assert quantized >= 1, quantized  # csc_quant_per_tensor_int8.hry
 
 
 def test_refusals(tmp_path):
@@ -136,10 +141,21 @@ def test_refusals(tmp_path):
             a.matvec(np.ones(3), threads=0)
         with pytest.raises(TypeError, match="threads must be an int, not bool"):
             a.matvec(np.ones(3), threads=True)
-        # Strided and big-endian x are taken (copied into the tensor's layout).
+        # A strided or misaligned x of the right dtype is taken (copied);
+        # a big-endian one is another dtype.
         assert a.matvec(np.arange(6.0)[::2]).tolist() == [0.0, 2.0, 4.0]
+        odd = np.frombuffer(b"\0" + np.arange(3.0).tobytes(), np.float64, offset=1)
+        assert not odd.flags.aligned and a.matvec(odd).tolist() == [0.0, 1.0, 2.0]
         with pytest.raises(TypeError, match="x is >f8"):
             a.matvec(np.ones(3, ">f8"))
+        # Any array but a list or tuple must have the dtype.
+        assert a.matvec(array.array("d", [1, 2, 3])).tolist() == [1.0, 2.0, 3.0]
+        with pytest.raises(TypeError, match="x is float32"):
+            a.matvec(array.array("f", [1, 2, 3]))
+        with pytest.raises(TypeError, match="x is object"):
+            a.matvec(None)
+        with pytest.raises(TypeError, match="masked array"):
+            a.matvec(np.ma.masked_array(np.ones(3), [0, 1, 0]))
     with pytest.raises(ValueError, match="closed"):
         a.matvec(np.ones(3))
 
@@ -176,3 +192,41 @@ def test_threads_share_a_file(tmp_path):
         for th in threads:
             th.join()
         assert got == [want] * 20
+
+
+def test_a_large_y_is_binned_and_split_by_rows(tmp_path):
+    # y of 5 Mi float32 rows (20 MiB): the binned scatter, and on two
+    # threads each thread's rows: the same bits as one thread.
+    rng = np.random.default_rng(5)
+    nrows, ncols, nnz = 5 << 20, 1000, 2_000_000
+    rows = rng.integers(0, nrows, nnz)
+    cols = np.sort(rng.integers(0, ncols, nnz))
+    a = sp.csc_array((rng.standard_normal(nnz).astype(np.float32), (rows, cols)), shape=(nrows, ncols))
+    a.sum_duplicates()
+    hr.save(tmp_path / "a.hry", {"A": a})
+    x = rng.standard_normal(ncols).astype(np.float32)
+    want = stored_order(a.indices, np.repeat(np.arange(ncols), np.diff(a.indptr)), a.data, x, nrows)
+    with hr.open(tmp_path / "a.hry") as f:
+        t = f["A"]
+        assert bits(t.matvec(x)) == bits(want)
+        assert bits(t.matvec(x, threads=2)) == bits(want)
+    # Its scratch is kept for the next product, until released.
+    assert hr.release_scratch() > 0
+    assert hr.release_scratch() == 0
+
+
+def test_a_long_csr_row_may_be_cut_between_threads(tmp_path):
+    rng = np.random.default_rng(9)
+    dense = np.zeros((3, 300_000), np.float32)
+    dense[1] = rng.standard_normal(300_000).astype(np.float32)  # one row of 300 000
+    dense[0, :10] = dense[2, -10:] = 1.0
+    hr.save(tmp_path / "r.hry", {"R": sp.csr_array(dense)})
+    x = rng.standard_normal(300_000).astype(np.float32)
+    with hr.open(tmp_path / "r.hry") as f:
+        t = f["R"]
+        one = t.matvec(x)
+        assert bits(one) == bits(sp.csr_array(dense) @ x)
+        two = t.matvec(x, threads=2)
+        assert bits(two) == bits(t.matvec(x, threads=2))  # the same bits every call
+        assert two[0] == one[0] and two[2] == one[2]
+        np.testing.assert_allclose(two, one, rtol=1e-4)

@@ -15,7 +15,7 @@ https://github.com/pgillet/hurray.
 """
 
 from ._native import FormatError, __version__
-from ._file import File, FormatWarning, Tensor, open
+from ._file import File, FormatWarning, Tensor, open, release_scratch
 from ._save import save
 
-__all__ = ["File", "FormatError", "FormatWarning", "Tensor", "open", "save", "__version__"]
+__all__ = ["File", "FormatError", "FormatWarning", "Tensor", "open", "release_scratch", "save", "__version__"]

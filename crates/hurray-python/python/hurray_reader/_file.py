@@ -16,7 +16,7 @@ from . import _native
 if TYPE_CHECKING:
     import scipy.sparse
 
-__all__ = ["File", "FormatWarning", "Tensor", "open"]
+__all__ = ["File", "FormatWarning", "Tensor", "open", "release_scratch"]
 
 
 class FormatWarning(UserWarning):
@@ -80,6 +80,23 @@ def _threads(value: object) -> int:
     if threads < 1:
         raise ValueError(f"threads must be at least 1, not {threads}")
     return threads
+
+
+def release_scratch() -> int:
+    """Give back the scratch memory the products keep for the next product.
+
+    :meth:`Tensor.matvec` with a ``y`` over 16 MiB bins its contributions
+    in scratch memory (up to 128 MiB a thread) and keeps up to 256 MiB of
+    it for the life of the process, so that the next product does not
+    fault its pages in again. Call this after the last product to return
+    it to the OS; the next product allocates again.
+
+    Returns
+    -------
+    int
+        The bytes given back (0 if none were kept).
+    """
+    return _native.release_scratch()
 
 
 def _flag(name: str, value: object) -> bool:
@@ -766,27 +783,34 @@ class Tensor:
         ``t.to_scipy() @ x`` (``x`` of the same dtype). On more threads,
         ``A @ x`` of a CSC matrix whose ``y`` takes up to 16 MiB cuts the
         columns between the threads, and a row with elements on both sides
-        of a cut may differ in its last bits; a row of a CSR matrix (a
-        column of ``t.T``) longer than 4096 elements may be cut too
-        (``CscView::mul_vec_parallel`` and ``CsrView::mul_vec_parallel``
-        in the Rust docs say where). The same ``threads`` gives the same
-        bits on every call.
+        of a cut is summed in parts, then added: the rounding differs, by
+        more than the last bit where terms cancel (``float32``: ``1 + 1e8 -
+        1e8`` in three columns cut after the first gives 1, one thread 0).
+        A row of a CSR matrix (a column of ``t.T``) longer than 4096
+        elements may be cut too (``CscView::mul_vec_parallel`` and
+        ``CsrView::mul_vec_parallel`` in the Rust docs say where). The same
+        ``threads`` gives the same bits on every call.
 
         The first product of a tensor scans its storage invariants, in
         strict and permissive mode alike (the kernels rely on them), on the
         file's threads; the file keeps the result, so later products of that
-        tensor skip the scan. The kernels read a copy of ``x`` (``ncols``
-        elements, so that another thread may change ``x`` meanwhile, made
-        into memory the file keeps for the next product) and write ``y`` in
-        place; the matrix is read in place.
+        tensor skip the scan (the scans of :meth:`to_scipy` and
+        :meth:`validate` are their own). With the GIL held, ``x`` is
+        copied (``ncols`` elements, into memory the file keeps for the next
+        product); the product then runs without the GIL on that copy, so
+        that another thread may change ``x`` meanwhile, and ``y`` is a
+        new array. The matrix is read in place. A ``y`` over 16 MiB may
+        take scratch that the process keeps for the next product: see
+        :func:`release_scratch`.
 
         Parameters
         ----------
         x : array_like
-            The vector, shape ``(ncols,)``. An ndarray must have the
-            matrix's dtype (convert it yourself: ``x.astype(t.dtype)``,
-            so that no precision is lost unseen); a list or other sequence
-            is converted to it.
+            The vector, shape ``(ncols,)``. An array (an ndarray, a
+            ``memoryview``, an ``array.array``: anything but a list or a
+            tuple) must have the matrix's dtype (convert it yourself,
+            ``x.astype(t.dtype)``, so that no precision is lost unseen); a
+            list or tuple is converted to it. Not a masked array.
         threads : int
             Threads for the product (default 1): the calling thread and the
             package's pool, started on first use; at most 64 and no more
@@ -812,26 +836,28 @@ class Tensor:
             The scan found a broken invariant.
         """
         layout, element_type = self.layout, self.element_type
+        if self._info["quantization"] is not None:
+            raise TypeError(f"tensor {self.name!r} is quantized: matvec would multiply its codes; take to_scipy() @ x")
         if layout not in ("csc", "csr") or element_type not in ("float32", "float64"):
             raise TypeError(
                 f"tensor {self.name!r}: matvec is for CSC and CSR tensors of float32 or float64, "
                 f"not {layout} of {element_type}"
             )
-        if self._info["quantization"] is not None:
-            raise TypeError(f"tensor {self.name!r} is quantized: matvec would multiply its codes; take to_scipy() @ x")
         dtype = np.dtype(element_type)
-        if isinstance(x, np.ndarray) and x.dtype != dtype:
-            raise TypeError(f"x is {x.dtype}, tensor {self.name!r} {dtype}: pass x.astype(np.{dtype})")
+        if isinstance(x, np.ma.MaskedArray):
+            raise TypeError("x is a masked array: fill it first (x.filled(0))")
+        if not isinstance(x, (list, tuple)):
+            x = np.asarray(x)
+            if x.dtype != dtype:
+                raise TypeError(f"x is {x.dtype}, tensor {self.name!r} {dtype}: pass x.astype(np.{dtype})")
         x = np.asarray(x, dtype=dtype)
         nrows, ncols = self.shape
         if nrows is None or ncols is None:
             raise ValueError(f"tensor {self.name!r} has a dynamic dimension: {_shape_text(self.shape)}")
         if x.shape != (ncols,):
             raise ValueError(f"x has shape {x.shape}; tensor {self.name!r} is {_shape_text(self.shape)}: x needs ({ncols},)")
-        y = np.empty(nrows, dtype)
-        x = np.ascontiguousarray(x)  # after the shape check: it makes a 0-d x 1-d
-        self._native().matvec(self.name, self._transposed, x, y, min(_threads(threads), MAX_THREADS))
-        return y
+        x = np.require(x, dtype, "CA")  # C-contiguous and aligned, as the copy in Rust takes it
+        return self._native().matvec(self.name, self._transposed, x, nrows, min(_threads(threads), MAX_THREADS))
 
     # Display
     def _type_text(self) -> str:
