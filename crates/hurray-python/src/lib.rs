@@ -2,10 +2,8 @@
 //! package. A thin layer: it maps `hurray-reader` and `hurray-writer` types
 //! to Python ones; what a Python user calls is in `python/hurray_reader/`.
 //!
-//! Two `unsafe` blocks: `Bytes::__getbuffer__` (`storage.rs`), which hands
-//! numpy a read-only pointer into bytes the exporting object owns, and
-//! `product::run`, which lets the kernels write the array `y` it has just
-//! made for `Tensor.matvec`.
+//! The one `unsafe` block is `Bytes::__getbuffer__` (`storage.rs`), which
+//! hands numpy a read-only pointer into bytes the exporting object owns.
 
 mod decode;
 mod error;

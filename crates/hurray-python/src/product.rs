@@ -6,13 +6,15 @@
 //! ([`Matrices`]): its storage invariants are scanned then, in either mode
 //! (the kernels need them), and never again. The kernels read a copy of
 //! `x` (another thread could change the caller's array meanwhile), made
-//! into a vector the file keeps for the next product, and write `y` into
-//! the new `numpy.ndarray` returned; the matrix is read in place.
+//! into a vector the file keeps for the next product, and write `y` into a
+//! vector of their own, handed to numpy (`PyArray1::from_vec`, no copy)
+//! once they are done; the matrix is read in place.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use hurray_reader::{ElementType, Float, Layout, Result, SharedCsc, SharedCsr, SharedFile};
+use numpy::PyArray1;
 use pyo3::buffer::{Element as BufferElement, PyBuffer};
 use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -126,11 +128,13 @@ fn csr<T: Float>(a: &SharedCsr<T>, transposed: bool, (x, y): (&[T], &mut [T]), t
 }
 
 /// Copies `x` (with the GIL held) into `kept`, or into a vector of its
-/// own if another thread holds `kept`; makes `y`, a new `numpy.ndarray` of
-/// `rows` elements; runs `product` without the GIL on them. An `x` of
-/// another type, or misaligned, is a `BufferError` from `PyBuffer`.
-#[allow(unsafe_code)]
-fn run<'py, T: Float + BufferElement + IntoBytes>(
+/// own if another thread holds `kept`; runs `product` without the GIL on
+/// that copy into a vector of `rows` elements, which then becomes the
+/// returned `numpy.ndarray` (numpy takes the vector, no copy): no Python
+/// code can touch `y` while the kernels write it. An `x` of another type,
+/// or misaligned, is a `BufferError` from `PyBuffer`; a `y` that cannot be
+/// allocated, a `MemoryError`.
+fn run<'py, T: Float + BufferElement + IntoBytes + numpy::Element>(
     py: Python<'py>,
     (x, rows): (&Bound<'py, PyAny>, usize),
     kept: &Mutex<Vec<u64>>,
@@ -156,26 +160,10 @@ fn run<'py, T: Float + BufferElement + IntoBytes>(
         return Err(PyValueError::new_err("matvec: x does not fit its copy")); // cannot happen: sized above
     };
     x.copy_to_slice(py, copy)?;
-    let y = py
-        .import("numpy")?
-        .getattr("empty")?
-        .call1((rows, T::ELEMENT_TYPE.as_str()))?;
-    let buffer = PyBuffer::<T>::get(&y)?;
-    let Some(mut out) = buffer.as_slice_ptr().filter(|_| !buffer.readonly()) else {
-        return Err(PyValueError::new_err("matvec: numpy.empty gave no writable array"));
-        // cannot happen
-    };
-    // SAFETY: `out` is the memory of `y`'s buffer: `item_count` elements
-    // of `T`, C-contiguous, aligned for `T` (`PyBuffer::<T>::get` checked
-    // the item size, format and alignment, `as_slice_ptr` the layout) and
-    // writable (checked above). The export `buffer` holds keeps that memory
-    // alive and where it is until it drops, after the last use of `out`.
-    // Nothing else reads or writes it meanwhile, though the GIL is
-    // released: `y` was made just above and no reference to it has left
-    // this function (an ndarray is not tracked by the garbage collector, so
-    // not even `gc.get_objects` finds it).
-    let out = unsafe { out.as_mut() };
-    py.detach(|| product(copy, out)).map_err(ReadError)?;
-    drop(buffer);
-    Ok(y)
+    let mut y = Vec::new();
+    y.try_reserve_exact(rows)
+        .map_err(|_| PyMemoryError::new_err(format!("matvec: no memory for y ({rows} elements)")))?;
+    y.resize(rows, T::default());
+    py.detach(|| product(copy, &mut y)).map_err(ReadError)?;
+    Ok(PyArray1::from_vec(py, y).into_any())
 }

@@ -129,7 +129,7 @@ def test_refusals(tmp_path):
             with pytest.raises(TypeError, match="matvec is for CSC and CSR tensors of float32 or float64"):
                 f[name].matvec([1, 2, 3])
         a = f["A"]
-        with pytest.raises(TypeError, match=r"x is float32, tensor 'A' float64: pass x.astype\(np.float64\)"):
+        with pytest.raises(TypeError, match=r"x is float32, tensor 'A' float64: convert it, np.asarray\(x, np.float64\)"):
             a.matvec(np.ones(3, np.float32))
         with pytest.raises(ValueError, match=r"x has shape \(4,\); tensor 'A' is \[3, 3\]: x needs \(3,\)"):
             a.matvec(np.ones(4))
@@ -154,6 +154,11 @@ def test_refusals(tmp_path):
             a.matvec(array.array("f", [1, 2, 3]))
         with pytest.raises(TypeError, match="x is object"):
             a.matvec(None)
+        with pytest.raises(TypeError, match="x holds object values, not numbers"):
+            a.matvec([None, 1, 2])
+        with pytest.raises(TypeError, match="x holds <U1 values"):
+            a.matvec(["1", "2", "3"])
+        assert a.matvec((1, 2.5, True)).tolist() == [1.0, 2.5, 1.0]
         with pytest.raises(TypeError, match="masked array"):
             a.matvec(np.ma.masked_array(np.ones(3), [0, 1, 0]))
     with pytest.raises(ValueError, match="closed"):

@@ -87,7 +87,8 @@ def release_scratch() -> int:
 
     :meth:`Tensor.matvec` with a ``y`` over 16 MiB bins its contributions
     in scratch memory (up to 128 MiB a thread) and keeps up to 256 MiB of
-    it for the life of the process, so that the next product does not
+    each kind (``float32`` bins, ``float64`` bins, the AVX-512 scatter's)
+    for the life of the process, so that the next product does not
     fault its pages in again. Call this after the last product to return
     it to the OS; the next product allocates again.
 
@@ -786,8 +787,8 @@ class Tensor:
         of a cut is summed in parts, then added: the rounding differs, by
         more than the last bit where terms cancel (``float32``: ``1 + 1e8 -
         1e8`` in three columns cut after the first gives 1, one thread 0).
-        A row of a CSR matrix (a column of ``t.T``) longer than 4096
-        elements may be cut too (``CscView::mul_vec_parallel`` and
+        A row of a CSR matrix (or a column of a CSC one, through ``t.T``)
+        longer than 4096 elements may be cut too (``CscView::mul_vec_parallel`` and
         ``CsrView::mul_vec_parallel`` in the Rust docs say where). The same
         ``threads`` gives the same bits on every call.
 
@@ -810,7 +811,8 @@ class Tensor:
             ``memoryview``, an ``array.array``: anything but a list or a
             tuple) must have the matrix's dtype (convert it yourself,
             ``x.astype(t.dtype)``, so that no precision is lost unseen); a
-            list or tuple is converted to it. Not a masked array.
+            list or tuple of numbers is converted to it. Not a masked
+            array.
         threads : int
             Threads for the product (default 1): the calling thread and the
             package's pool, started on first use; at most 64 and no more
@@ -829,7 +831,9 @@ class Tensor:
         TypeError
             A layout other than CSC and CSR, another element type, a
             quantized tensor (its stored codes are not its values: take
-            ``t.to_scipy() @ x``), an ndarray ``x`` of another dtype.
+            ``t.to_scipy() @ x``); an ``x`` that is an array of another
+            dtype, a masked array, a scalar or ``None``, or a list or tuple
+            of other than numbers.
         ValueError
             ``x`` is not of shape ``(ncols,)``.
         FormatError
@@ -846,10 +850,14 @@ class Tensor:
         dtype = np.dtype(element_type)
         if isinstance(x, np.ma.MaskedArray):
             raise TypeError("x is a masked array: fill it first (x.filled(0))")
-        if not isinstance(x, (list, tuple)):
+        if isinstance(x, (list, tuple)):
+            x = np.asarray(x)
+            if x.dtype.kind not in "biuf":
+                raise TypeError(f"x holds {x.dtype} values, not numbers")
+        else:
             x = np.asarray(x)
             if x.dtype != dtype:
-                raise TypeError(f"x is {x.dtype}, tensor {self.name!r} {dtype}: pass x.astype(np.{dtype})")
+                raise TypeError(f"x is {x.dtype}, tensor {self.name!r} {dtype}: convert it, np.asarray(x, np.{dtype})")
         x = np.asarray(x, dtype=dtype)
         nrows, ncols = self.shape
         if nrows is None or ncols is None:
