@@ -2,8 +2,10 @@
 //! package. A thin layer: it maps `hurray-reader` and `hurray-writer` types
 //! to Python ones; what a Python user calls is in `python/hurray_reader/`.
 //!
-//! The one `unsafe` block is `Bytes::__getbuffer__` (`storage.rs`), which
-//! hands numpy a read-only pointer into bytes the exporting object owns.
+//! Two `unsafe` blocks: `Bytes::__getbuffer__` (`storage.rs`), which hands
+//! numpy a read-only pointer into bytes the exporting object owns, and
+//! `product::zeros`, a call of numpy's C API (`PyArray_Zeros`) that makes
+//! the products' `y`.
 
 mod decode;
 mod error;

@@ -7,14 +7,15 @@
 //! (the kernels need them), and never again. The kernels read a copy of
 //! `x` (another thread could change the caller's array meanwhile), made
 //! into a vector the file keeps for the next product, and write `y` into a
-//! vector of their own, handed to numpy (`PyArray1::from_vec`, no copy)
-//! once they are done; the matrix is read in place.
+//! new array made by numpy's C API and returned; the matrix is read in
+//! place.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use hurray_reader::{ElementType, Float, Layout, Result, SharedCsc, SharedCsr, SharedFile};
-use numpy::PyArray1;
+use numpy::npyffi::npy_intp;
+use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PY_ARRAY_API};
 use pyo3::buffer::{Element as BufferElement, PyBuffer};
 use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -128,12 +129,11 @@ fn csr<T: Float>(a: &SharedCsr<T>, transposed: bool, (x, y): (&[T], &mut [T]), t
 }
 
 /// Copies `x` (with the GIL held) into `kept`, or into a vector of its
-/// own if another thread holds `kept`; runs `product` without the GIL on
-/// that copy into a vector of `rows` elements, which then becomes the
-/// returned `numpy.ndarray` (numpy takes the vector, no copy): no Python
-/// code can touch `y` while the kernels write it. An `x` of another type,
-/// or misaligned, is a `BufferError` from `PyBuffer`; a `y` that cannot be
-/// allocated, a `MemoryError`.
+/// own if another thread holds `kept`; makes `y` ([`zeros`]); runs
+/// `product` without the GIL on them, and returns `y`: no Python code can
+/// touch `y` while the kernels write it. An `x` of another type, or
+/// misaligned, is a `BufferError` from `PyBuffer`; a `y` numpy cannot
+/// allocate, a `MemoryError`.
 fn run<'py, T: Float + BufferElement + IntoBytes + numpy::Element>(
     py: Python<'py>,
     (x, rows): (&Bound<'py, PyAny>, usize),
@@ -160,10 +160,30 @@ fn run<'py, T: Float + BufferElement + IntoBytes + numpy::Element>(
         return Err(PyValueError::new_err("matvec: x does not fit its copy")); // cannot happen: sized above
     };
     x.copy_to_slice(py, copy)?;
-    let mut y = Vec::new();
-    y.try_reserve_exact(rows)
-        .map_err(|_| PyMemoryError::new_err(format!("matvec: no memory for y ({rows} elements)")))?;
-    y.resize(rows, T::default());
-    py.detach(|| product(copy, &mut y)).map_err(ReadError)?;
-    Ok(PyArray1::from_vec(py, y).into_any())
+    let y = zeros::<T>(py, rows)?;
+    let mut out = y.try_readwrite()?;
+    let out = out.as_slice_mut()?;
+    py.detach(|| product(copy, out)).map_err(ReadError)?;
+    Ok(y.into_any())
+}
+
+/// A new zeroed `numpy.ndarray` of `len` elements of `T`, made by numpy's
+/// C API (`PyArray_Zeros`: numpy's allocator, so zero pages and huge pages
+/// as any large numpy array gets them), not by a Python-level function any
+/// code could replace; a `MemoryError` where numpy cannot allocate it.
+/// No Python code holds it until the caller hands it out.
+#[allow(unsafe_code)]
+fn zeros<T: numpy::Element>(py: Python<'_>, len: usize) -> PyResult<Bound<'_, PyArray1<T>>> {
+    let mut dims =
+        [npy_intp::try_from(len).map_err(|_| PyMemoryError::new_err(format!("matvec: y of {len} elements")))?];
+    // SAFETY: the GIL is held (`py`); `dims` is one valid dimension, read
+    // during the call only; the descriptor is a new reference, which
+    // `PyArray_Zeros` steals, as its documentation says; 0 asks for C
+    // order. The result is a new reference or null with a Python error
+    // set, which `from_owned_ptr_or_err` turns into that error.
+    let array = unsafe {
+        let ptr = PY_ARRAY_API.PyArray_Zeros(py, 1, dims.as_mut_ptr(), T::get_dtype(py).into_dtype_ptr(), 0);
+        Bound::from_owned_ptr_or_err(py, ptr)?
+    };
+    Ok(array.cast_into::<PyArray1<T>>()?)
 }

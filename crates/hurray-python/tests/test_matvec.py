@@ -235,3 +235,15 @@ def test_a_long_csr_row_may_be_cut_between_threads(tmp_path):
         assert bits(two) == bits(t.matvec(x, threads=2))  # the same bits every call
         assert two[0] == one[0] and two[2] == one[2]
         np.testing.assert_allclose(two, one, rtol=1e-4)
+
+
+def test_y_is_made_out_of_pythons_reach(monkeypatch):
+    # The kernels write y before any Python code can see it: not through
+    # numpy.empty, which Python code may replace.
+    def refuse(*args, **kwargs):
+        raise AssertionError("numpy.empty was called")
+
+    monkeypatch.setattr(np, "empty", refuse)
+    with hr.open(WORKED) as f:
+        y = f["A"].matvec([1, 2, 3, 4, 5])
+    assert y.tolist() == [9.0, 9.0, 33.0, 0.0] and y.flags.writeable
