@@ -14,6 +14,7 @@ mod product;
 mod save;
 mod storage;
 
+use numpy::PyArrayMethods;
 use pyo3::prelude::*;
 
 /// Frees the scratch the products keep for the process
@@ -37,5 +38,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(save::save, m)?)?;
     m.add_function(wrap_pyfunction!(release_scratch, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The numpy crate sets itself up on first use (numpy's C API table,
+    // its borrow checking), importing modules and so running any import
+    // hook: here, at import, rather than inside the first product.
+    product::zeros::<f32>(m.py(), 0)?.try_readwrite()?;
     Ok(())
 }

@@ -69,9 +69,10 @@ impl Matrix {
 pub struct Matrices {
     handles: Mutex<HashMap<String, Matrix>>,
     /// Reused by the next product (copying a 64 MiB `x` into a new vector
-    /// took 5 to 112 ms on the benchmark VM, by its page faults); one a file, so a product that finds it in use, on another
-    /// thread, copies into a vector of its own. `u64`s, aligned for `f32`
-    /// and `f64` alike.
+    /// took 5 to 112 ms on the benchmark VM, by its page faults); one a
+    /// file, so a product that finds it in use, on another thread, copies
+    /// into a vector of its own. `u64`s, aligned for `f32` and `f64`
+    /// alike.
     x: Mutex<Vec<u64>>,
 }
 
@@ -133,17 +134,29 @@ fn csr<T: Float>(a: &SharedCsr<T>, transposed: bool, (x, y): (&[T], &mut [T]), t
 /// `product` without the GIL on them, and returns `y`: no Python code can
 /// touch `y` while the kernels write it. An `x` of another type, or
 /// misaligned, is a `BufferError` from `PyBuffer`; a `y` numpy cannot
-/// allocate, a `MemoryError`.
+/// allocate, a `MemoryError` (a `ValueError` past `isize::MAX` bytes).
 fn run<'py, T: Float + BufferElement + IntoBytes + numpy::Element>(
     py: Python<'py>,
     (x, rows): (&Bound<'py, PyAny>, usize),
     kept: &Mutex<Vec<u64>>,
     product: impl FnOnce(&[T], &mut [T]) -> Result<()> + Send,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let x = PyBuffer::<T>::get(x)?;
     let mut kept = kept.try_lock().ok();
     let mut own = Vec::new();
-    let words = kept.as_deref_mut().unwrap_or(&mut own);
+    let copy = copy_of(py, &PyBuffer::<T>::get(x)?, kept.as_deref_mut().unwrap_or(&mut own))?;
+    let y = zeros::<T>(py, rows)?;
+    let mut out = y.try_readwrite()?;
+    let out = out.as_slice_mut()?;
+    py.detach(|| product(copy, out)).map_err(ReadError)?;
+    Ok(y.into_any())
+}
+
+/// `x`'s elements copied into `words` (grown to hold them if need be).
+fn copy_of<'w, T: BufferElement + FromBytes + IntoBytes>(
+    py: Python<'_>,
+    x: &PyBuffer<T>,
+    words: &'w mut Vec<u64>,
+) -> PyResult<&'w mut [T]> {
     let bytes = x.len_bytes();
     let needed = bytes.div_ceil(8);
     if words.len() < needed {
@@ -155,25 +168,20 @@ fn run<'py, T: Float + BufferElement + IntoBytes + numpy::Element>(
     let copy = words
         .as_mut_bytes()
         .get_mut(..bytes)
-        .and_then(|b| <[T]>::mut_from_bytes(b).ok());
-    let Some(copy) = copy else {
-        return Err(PyValueError::new_err("matvec: x does not fit its copy")); // cannot happen: sized above
-    };
+        .and_then(|b| <[T]>::mut_from_bytes(b).ok())
+        .ok_or_else(|| PyValueError::new_err("matvec: x does not fit its copy"))?; // cannot happen: sized above
     x.copy_to_slice(py, copy)?;
-    let y = zeros::<T>(py, rows)?;
-    let mut out = y.try_readwrite()?;
-    let out = out.as_slice_mut()?;
-    py.detach(|| product(copy, out)).map_err(ReadError)?;
-    Ok(y.into_any())
+    Ok(copy)
 }
 
 /// A new zeroed `numpy.ndarray` of `len` elements of `T`, made by numpy's
 /// C API (`PyArray_Zeros`: numpy's allocator, so zero pages and huge pages
 /// as any large numpy array gets them), not by a Python-level function any
-/// code could replace; a `MemoryError` where numpy cannot allocate it.
-/// No Python code holds it until the caller hands it out.
+/// code could replace; a `MemoryError` where numpy cannot allocate it (a
+/// `ValueError` past `isize::MAX` bytes). No Python code holds it until
+/// the caller hands it out.
 #[allow(unsafe_code)]
-fn zeros<T: numpy::Element>(py: Python<'_>, len: usize) -> PyResult<Bound<'_, PyArray1<T>>> {
+pub(crate) fn zeros<T: numpy::Element>(py: Python<'_>, len: usize) -> PyResult<Bound<'_, PyArray1<T>>> {
     let mut dims =
         [npy_intp::try_from(len).map_err(|_| PyMemoryError::new_err(format!("matvec: y of {len} elements")))?];
     // SAFETY: the GIL is held (`py`); `dims` is one valid dimension, read

@@ -238,12 +238,13 @@ def test_a_long_csr_row_may_be_cut_between_threads(tmp_path):
 
 
 def test_y_is_made_out_of_pythons_reach(monkeypatch):
-    # The kernels write y before any Python code can see it: not through
-    # numpy.empty, which Python code may replace.
+    # The kernels write y before any Python code can see it: not made by
+    # numpy.empty or numpy.zeros, which Python code may replace.
     def refuse(*args, **kwargs):
-        raise AssertionError("numpy.empty was called")
+        raise AssertionError("a numpy constructor was called")
 
-    monkeypatch.setattr(np, "empty", refuse)
+    for name in ("empty", "zeros", "empty_like", "zeros_like"):
+        monkeypatch.setattr(np, name, refuse)
     with hr.open(WORKED) as f:
         y = f["A"].matvec([1, 2, 3, 4, 5])
     assert y.tolist() == [9.0, 9.0, 33.0, 0.0] and y.flags.writeable
