@@ -41,11 +41,10 @@ pub fn open_file(py: Python<'_>, path: PathBuf, permissive: bool, mmap: bool, th
         e => crate::error::ReadError(e).into(),
     })?;
     let storage = Py::new(py, Bytes::file(shared.clone()))?;
-    let matrices = Matrices::default();
     Ok(File {
         shared,
         storage,
-        matrices,
+        matrices: Matrices::default(),
     })
 }
 

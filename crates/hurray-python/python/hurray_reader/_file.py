@@ -850,21 +850,18 @@ class Tensor:
         dtype = np.dtype(element_type)
         if isinstance(x, np.ma.MaskedArray):
             raise TypeError("x is a masked array: fill it first (x.filled(0))")
-        if isinstance(x, (list, tuple)):
-            x = np.asarray(x)
-            if x.dtype.kind not in "biuf":
-                raise TypeError(f"x holds {x.dtype} values, not numbers")
-        else:
-            x = np.asarray(x)
-            if x.dtype != dtype:
-                raise TypeError(f"x is {x.dtype}, tensor {self.name!r} {dtype}: convert it, np.asarray(x, np.{dtype})")
-        x = np.asarray(x, dtype=dtype)
+        sequence = isinstance(x, (list, tuple))
+        x = np.asarray(x)
+        if sequence and x.dtype.kind not in "biuf":
+            raise TypeError(f"x holds {x.dtype} values, not numbers")
+        if not sequence and x.dtype != dtype:
+            raise TypeError(f"x is {x.dtype}, tensor {self.name!r} {dtype}: convert it, np.asarray(x, np.{dtype})")
         nrows, ncols = self.shape
         if nrows is None or ncols is None:
             raise ValueError(f"tensor {self.name!r} has a dynamic dimension: {_shape_text(self.shape)}")
         if x.shape != (ncols,):
             raise ValueError(f"x has shape {x.shape}; tensor {self.name!r} is {_shape_text(self.shape)}: x needs ({ncols},)")
-        x = np.require(x, dtype, "CA")  # C-contiguous and aligned, as the copy in Rust takes it
+        x = np.require(x, dtype, "CA")  # the dtype, C-contiguous and aligned, as the copy in Rust takes it
         return self._native().matvec(self.name, self._transposed, x, nrows, min(_threads(threads), MAX_THREADS))
 
     # Display
