@@ -217,6 +217,38 @@ impl SharedTensor {
             values: PhantomData,
         })
     }
+
+    /// An owned CSC view handle with no scan, in either mode: its views
+    /// are unvalidated, as [`Tensor::csc_unscanned`]'s are. For work on a
+    /// block without a scan of the whole matrix:
+    /// [`CscView::column_block`], then [`CscView::validated`] scans the
+    /// block alone.
+    ///
+    /// # Errors
+    /// As [`Tensor::csc_unscanned`].
+    pub fn csc_unscanned<T: Element>(&self) -> Result<SharedCsc<T>> {
+        self.get().csc_unscanned::<T>()?;
+        Ok(SharedCsc {
+            tensor: self.clone(),
+            validated: false,
+            values: PhantomData,
+        })
+    }
+
+    /// An owned CSR view handle with no scan; see
+    /// [`csc_unscanned`](Self::csc_unscanned) ([`CsrView::row_block`] for
+    /// a block).
+    ///
+    /// # Errors
+    /// As [`Tensor::csr_unscanned`].
+    pub fn csr_unscanned<T: Element>(&self) -> Result<SharedCsr<T>> {
+        self.get().csr_unscanned::<T>()?;
+        Ok(SharedCsr {
+            tensor: self.clone(),
+            validated: false,
+            values: PhantomData,
+        })
+    }
 }
 
 /// An owned handle of a CSC view ([`SharedTensor::csc`]): `Send + Sync`,
@@ -433,6 +465,43 @@ mod tests {
             .tensor("B")
             .unwrap_err();
         assert_eq!(e.to_string(), "no tensor named 'B' in the index");
+    }
+
+    #[test]
+    fn an_unscanned_handle_scans_a_block_alone() {
+        // Column 0 of this 4 × 5 matrix has its rows out of order.
+        let broken = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/invalid/csc_indices_unsorted.hry"
+        );
+        let t = SharedFile::read(broken, Options::default())
+            .unwrap()
+            .tensor("t")
+            .unwrap();
+        let rule = Some("layouts/csc.md § Storage Invariants (3)");
+        assert_eq!(t.csc::<f32>().unwrap_err().rule(), rule);
+        let a = t.csc_unscanned::<f32>().unwrap();
+        assert!(!a.view().unwrap().is_validated());
+        let rest = a.view().unwrap().column_block(1..5).unwrap().validated().unwrap();
+        let mut y = [9f32; 4];
+        rest.mul_vec(&[1.0, 1.0, 1.0, 1.0], &mut y).unwrap();
+        assert_eq!(y, [2.0, 3.0, 5.0, 0.0]);
+        let first = a.view().unwrap().column_block(0..1).unwrap();
+        assert_eq!(first.validated().unwrap_err().rule(), rule);
+        // The CSR twin: row 0 of this one is broken.
+        let broken = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/invalid/csr_indices_unsorted.hry"
+        );
+        let t = SharedFile::read(broken, Options::default())
+            .unwrap()
+            .tensor("t")
+            .unwrap();
+        assert!(t.csr::<f32>().is_err());
+        let a = t.csr_unscanned::<f32>().unwrap();
+        assert!(a.view().unwrap().row_block(1..4).unwrap().validated().is_ok());
+        assert!(a.view().unwrap().row_block(0..1).unwrap().validated().is_err());
+        assert!(t.csc_unscanned::<f32>().is_err(), "a CSR tensor has no CSC handle");
     }
 
     #[test]
