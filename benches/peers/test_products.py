@@ -1,8 +1,11 @@
 """The verdicts of products.py (issue #34): what counts as met, bounded
-or not met. Run by test.sh beside the package's tests."""
+or not met; and the other peer scripts run. Run by test.sh beside the
+package's tests."""
 
 import pathlib
 import sys
+
+import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
@@ -90,3 +93,20 @@ def test_matvec_script_times_a_file(monkeypatch, capsys):
     cells = row.replace("/", " ").split()
     assert cells[0] == "csc_worked_example.hry" and len(cells) == 11
     assert all(float(c) >= 0 for c in cells[1:])  # tiny times may print as 0.0
+
+
+def test_dask_matvec_script_times_a_file(monkeypatch, capsys):
+    """benches/peers/dask_matvec.py runs (on the worked example in two
+    blocks, one round, the threaded scheduler): its header and one row."""
+    pytest.importorskip("dask.array", reason="the dask extra is not installed")
+    pytest.importorskip("sparse")
+    import dask_matvec
+
+    fixture = pathlib.Path(__file__).resolve().parents[2] / "fixtures" / "csc_worked_example.hry"
+    monkeypatch.setattr(sys, "argv", ["dask_matvec.py", str(fixture), "--rounds", "1", "--chunk-cols", "3"])
+    dask_matvec.main()
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.split()[:3] == ["file", "blocks", "ours"]
+    cells = row.split()
+    assert cells[:2] == ["csc_worked_example.hry", "2"] and len(cells) == 8
+    assert all(float(c) >= 0 for c in cells[2:])

@@ -75,6 +75,12 @@ pub fn os_error(
     let Some(errno) = errno.or_else(|| errno_in(&message)).or(usual) else {
         return PyOSError::new_err(message);
     };
+    // Python prints `[Errno N] message: 'filename'`: the path and the
+    // number once each.
+    let message = match filename {
+        Some(path) => without_path_and_errno(&message, path),
+        None => message,
+    };
     let args = (errno, message, filename.map(|p| p.to_string_lossy().into_owned()));
     match kind {
         NotFound => PyFileNotFoundError::new_err(args),
@@ -94,12 +100,25 @@ fn errno_in(message: &str) -> Option<i32> {
     rest[..rest.find(')')?].parse().ok()
 }
 
+/// `message` without the `path: ` it starts with and the ` (os error N)`
+/// it ends with, where it has them (the reader's and `io_error`'s
+/// messages: `path: what: description (os error N)`).
+fn without_path_and_errno(message: &str, path: &std::path::Path) -> String {
+    let shown = format!("{}: ", hurray_reader::shown_path(path));
+    let rest = message.strip_prefix(shown.as_str()).unwrap_or(message);
+    let rest = match rest.rfind(" (os error ") {
+        Some(at) if rest.ends_with(')') => &rest[..at],
+        _ => rest,
+    };
+    rest.to_owned()
+}
+
 /// An `std::io::Error` about `path` as Python's `OSError`.
 pub fn io_error(e: &std::io::Error, what: &str, path: &std::path::Path) -> PyErr {
     os_error(
         e.kind(),
         e.raw_os_error(),
-        format!("{}: {what}: {e}", path.display()),
+        format!("{}: {what}: {e}", hurray_reader::shown_path(path)),
         Some(path),
     )
 }

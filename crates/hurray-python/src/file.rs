@@ -193,8 +193,11 @@ impl File {
     }
 
     /// `y = A·x` for a CSC or CSR tensor of `float32` or `float64` (`Aᵀ·x`
-    /// with `transposed`) on up to `threads` threads, without the GIL: a
-    /// new array of `rows` elements (see `product.rs`).
+    /// with `transposed`; of the outer slices `start..stop` alone with a
+    /// `block`) on up to `threads` threads, without the GIL: a new array of
+    /// `rows` elements (see `product.rs`).
+    #[pyo3(signature = (name, transposed, x, rows, threads, block=None))]
+    #[allow(clippy::too_many_arguments)]
     fn matvec<'py>(
         &self,
         py: Python<'py>,
@@ -203,11 +206,12 @@ impl File {
         x: &Bound<'py, PyAny>,
         rows: usize,
         threads: usize,
+        block: Option<(u64, u64)>,
     ) -> PyResult<Bound<'py, PyAny>> {
         product::matvec(
             py,
             (&self.shared, &self.matrices),
-            (name, transposed),
+            (name, transposed, block),
             (x, rows),
             threads,
         )

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-use hurray_reader::{ElementType, Float, Layout, Result, SharedCsc, SharedCsr, SharedFile};
+use hurray_reader::{Element, ElementType, Float, Layout, Result, SharedCsc, SharedCsr, SharedFile, SharedTensor};
 use numpy::npyffi::npy_intp;
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PY_ARRAY_API};
 use pyo3::buffer::{Element as BufferElement, PyBuffer};
@@ -33,24 +33,17 @@ enum Matrix {
 }
 
 impl Matrix {
-    /// The handle of tensor `name`, its invariants scanned (on the file's
-    /// threads); `TypeError` for other layouts and element types.
-    fn new(file: &SharedFile, name: &str) -> PyResult<Matrix> {
+    /// The handle of tensor `name`, with `scan` its invariants scanned (on
+    /// the file's threads; without, unscanned in either mode, for a block
+    /// scanned alone); `TypeError` for other layouts and element types.
+    fn new(file: &SharedFile, name: &str, scan: bool) -> PyResult<Matrix> {
         let tensor = file.tensor(name).map_err(ReadError)?;
         let (layout, element_type) = (tensor.get().layout(), tensor.get().element_type());
         let matrix = match (layout, element_type) {
-            (Layout::Csc, Some(ElementType::Float32)) => {
-                tensor.csc().and_then(SharedCsc::validated).map(Matrix::CscF32)
-            }
-            (Layout::Csc, Some(ElementType::Float64)) => {
-                tensor.csc().and_then(SharedCsc::validated).map(Matrix::CscF64)
-            }
-            (Layout::Csr, Some(ElementType::Float32)) => {
-                tensor.csr().and_then(SharedCsr::validated).map(Matrix::CsrF32)
-            }
-            (Layout::Csr, Some(ElementType::Float64)) => {
-                tensor.csr().and_then(SharedCsr::validated).map(Matrix::CsrF64)
-            }
+            (Layout::Csc, Some(ElementType::Float32)) => csc_handle(&tensor, scan).map(Matrix::CscF32),
+            (Layout::Csc, Some(ElementType::Float64)) => csc_handle(&tensor, scan).map(Matrix::CscF64),
+            (Layout::Csr, Some(ElementType::Float32)) => csr_handle(&tensor, scan).map(Matrix::CsrF32),
+            (Layout::Csr, Some(ElementType::Float64)) => csr_handle(&tensor, scan).map(Matrix::CsrF64),
             _ => {
                 let element_type = element_type.map_or("an unknown element type", |e| e.as_str());
                 return Err(PyTypeError::new_err(format!(
@@ -60,6 +53,20 @@ impl Matrix {
             }
         };
         Ok(matrix.map_err(ReadError)?)
+    }
+}
+
+fn csc_handle<T: Element>(tensor: &SharedTensor, scan: bool) -> Result<SharedCsc<T>> {
+    match scan {
+        true => tensor.csc().and_then(SharedCsc::validated),
+        false => tensor.csc_unscanned(),
+    }
+}
+
+fn csr_handle<T: Element>(tensor: &SharedTensor, scan: bool) -> Result<SharedCsr<T>> {
+    match scan {
+        true => tensor.csr().and_then(SharedCsr::validated),
+        false => tensor.csr_unscanned(),
     }
 }
 
@@ -79,50 +86,86 @@ pub struct Matrices {
 impl Matrices {
     /// Tensor `name`'s handle: kept, or made (without the GIL, the lock not
     /// held, so that another thread's product never waits on this scan
-    /// while it holds the GIL) and kept.
-    fn get(&self, py: Python<'_>, file: &SharedFile, name: &str) -> PyResult<Matrix> {
+    /// while it holds the GIL) and kept. For a product on a `block`, a
+    /// kept handle (scanned), or else an unscanned one, made for the call
+    /// and not kept: the block is scanned alone, not the whole tensor.
+    fn get(&self, py: Python<'_>, file: &SharedFile, name: &str, block: bool) -> PyResult<Matrix> {
         let lock = || self.handles.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(kept) = lock().get(name) {
             return Ok(kept.clone());
         }
-        let made = py.detach(|| Matrix::new(file, name))?;
+        if block {
+            return Matrix::new(file, name, false);
+        }
+        let made = py.detach(|| Matrix::new(file, name, true))?;
         Ok(lock().entry(name.to_owned()).or_insert(made).clone())
     }
 }
 
 /// `y = A·x` for tensor `name` (`Aᵀ·x` with `transposed`) on up to
 /// `threads` threads: a new `numpy.ndarray` of `rows` elements of the
-/// tensor's element type. `x` is a one-dimensional buffer of that type; the
-/// Python layer has checked its length and `rows` against the shape, and
-/// the kernels check them again (`IndexError`).
+/// tensor's element type. With `block`, `(start, stop)`, the product of
+/// the file's outer slices `start..stop` alone (its columns for a CSC
+/// tensor, its rows for a CSR one; of `A` or of `Aᵀ` alike), that block
+/// scanned first unless the whole tensor was. `x` is a one-dimensional
+/// buffer of that type; the Python layer has checked its length, `rows`
+/// and `block` against the shape, and the kernels check them again
+/// (`IndexError`, `ValueError`).
 pub fn matvec<'py>(
     py: Python<'py>,
     (file, matrices): (&SharedFile, &Matrices),
-    (name, transposed): (&str, bool),
+    (name, transposed, block): (&str, bool, Option<(u64, u64)>),
     (x, rows): (&Bound<'py, PyAny>, usize),
     threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     let kept = &matrices.x;
-    match matrices.get(py, file, name)? {
-        Matrix::CscF32(a) => run(py, (x, rows), kept, |x, y| csc(&a, transposed, (x, y), threads)),
-        Matrix::CscF64(a) => run(py, (x, rows), kept, |x, y| csc(&a, transposed, (x, y), threads)),
-        Matrix::CsrF32(a) => run(py, (x, rows), kept, |x, y| csr(&a, transposed, (x, y), threads)),
-        Matrix::CsrF64(a) => run(py, (x, rows), kept, |x, y| csr(&a, transposed, (x, y), threads)),
+    let part = block.map(|(start, stop)| (to_index(start), to_index(stop)));
+    let on = (transposed, part);
+    match matrices.get(py, file, name, block.is_some())? {
+        Matrix::CscF32(a) => run(py, (x, rows), kept, |x, y| csc(&a, on, (x, y), threads)),
+        Matrix::CscF64(a) => run(py, (x, rows), kept, |x, y| csc(&a, on, (x, y), threads)),
+        Matrix::CsrF32(a) => run(py, (x, rows), kept, |x, y| csr(&a, on, (x, y), threads)),
+        Matrix::CsrF64(a) => run(py, (x, rows), kept, |x, y| csr(&a, on, (x, y), threads)),
     }
 }
 
-/// `y = A·x` for a CSC handle, or `Aᵀ·x` (the CSR of its transpose).
-fn csc<T: Float>(a: &SharedCsc<T>, transposed: bool, (x, y): (&[T], &mut [T]), threads: usize) -> Result<()> {
-    let a = a.view()?;
+/// A block bound as the views take it (`usize::MAX` past the address
+/// space: the view refuses it, `BlockArgument`).
+fn to_index(bound: u64) -> usize {
+    usize::try_from(bound).unwrap_or(usize::MAX)
+}
+
+/// `y = A·x` for a CSC handle, or `Aᵀ·x` (the CSR of its transpose); with
+/// a block, of the columns `start..stop` of `A`, scanned unless the handle
+/// was.
+fn csc<T: Float>(
+    a: &SharedCsc<T>,
+    (transposed, block): (bool, Option<(usize, usize)>),
+    (x, y): (&[T], &mut [T]),
+    threads: usize,
+) -> Result<()> {
+    let mut a = a.view()?;
+    if let Some((start, stop)) = block {
+        a = a.column_block(start..stop)?.validated()?;
+    }
     match transposed {
         false => a.mul_vec_parallel(x, y, threads),
         true => a.transpose().mul_vec_parallel(x, y, threads),
     }
 }
 
-/// `y = A·x` for a CSR handle, or `Aᵀ·x` (the CSC of its transpose).
-fn csr<T: Float>(a: &SharedCsr<T>, transposed: bool, (x, y): (&[T], &mut [T]), threads: usize) -> Result<()> {
-    let a = a.view()?;
+/// `y = A·x` for a CSR handle, or `Aᵀ·x` (the CSC of its transpose); with
+/// a block, of the rows `start..stop` of `A`; see [`csc`].
+fn csr<T: Float>(
+    a: &SharedCsr<T>,
+    (transposed, block): (bool, Option<(usize, usize)>),
+    (x, y): (&[T], &mut [T]),
+    threads: usize,
+) -> Result<()> {
+    let mut a = a.view()?;
+    if let Some((start, stop)) = block {
+        a = a.row_block(start..stop)?.validated()?;
+    }
     match transposed {
         false => a.mul_vec_parallel(x, y, threads),
         true => a.transpose().mul_vec_parallel(x, y, threads),

@@ -2,7 +2,7 @@
 ``dask.distributed.LocalCluster`` of worker processes computes ``A @ x``,
 ``A.sum(axis=0)`` and ``A[:, j0:j1]`` on corpus files and on a 100 M
 non-zero matrix, equal to scipy on the whole matrix; the task graph holds
-no data."""
+no data. ``hurray_reader.dask.matvec`` gives ``t.matvec``'s products."""
 
 from __future__ import annotations
 
@@ -85,6 +85,12 @@ def test_blocks_by_bytes_and_arguments(tmp_path):
     assert hd.from_hurray(path, "A", chunk_cols=np.int64(300)).chunks == ((50,), (300, 300, 300, 100))
     with pytest.raises(KeyError):
         hd.from_hurray(path, "B")
+    # No columns: one empty block, by bytes or by count (was `[0]`: no block).
+    hr.save(tmp_path / "e.hry", {"E": sp.csc_array((5, 0), dtype=np.float32)})
+    for chunk in (None, 3):
+        empty = hd.from_hurray(tmp_path / "e.hry", "E", chunk_cols=chunk)
+        assert empty.chunks == ((5,), (0,)) and empty.sum(axis=0).compute(scheduler="sync").shape == (0,)
+        assert hd.matvec(tmp_path / "e.hry", "E", np.zeros(0, np.float32), chunk).compute().tolist() == [0.0] * 5
     hr.save(tmp_path / "d.hry", {"D": np.ones((2, 2))})
     with pytest.raises(TypeError, match="CSC or CSR"):
         hd.from_hurray(tmp_path / "d.hry", "D")
@@ -105,6 +111,75 @@ def test_a_broken_block_fails_its_task(tmp_path, client):
         except hr.FormatError as e:
             outcomes.append(e.field)
     assert "row_indices[1]" in outcomes and "ok" in outcomes
+
+
+def test_matvec_by_blocks_on_workers(client):
+    """``hd.matvec`` equals ``t.matvec``: bit for bit where the blocks cut
+    the rows of the matrix multiplied, within rounding where they cut its
+    columns (bit for bit again with one block)."""
+    folder, _ = corpus("HURRAY_INTEROP_DIR")
+    cases = [
+        (FIXTURES / "csc_worked_example.hry", "A", 2),
+        (FIXTURES / "sparse_formats.hry", "m.csr", 2),
+        (folder / "csc_random_f64_200x300.hry", "random_f64", 64),
+        (folder / "csc_column_patterns.hry", "wide_columns", None),
+    ]
+    for path, name, chunk in cases:
+        with hr.open(path) as f:
+            t = f[name]
+            nrows, ncols = t.shape
+            x = np.linspace(-1, 1, ncols, dtype=t.dtype)
+            z = np.linspace(-2, 3, nrows, dtype=t.dtype)
+            want_ax, want_atz = t.matvec(x), t.T.matvec(z)
+            cut_columns = t.layout == "csc"
+        ax = hd.matvec(path, name, x, chunk)
+        atz = hd.matvec(path, name, z, chunk, transpose=True)
+        assert ax.shape == (nrows,) and ax.dtype == t.dtype and atz.shape == (ncols,)
+        got_ax, got_atz = client.gather(client.compute([ax, atz]))
+        summed, whole = (got_ax, want_ax) if cut_columns else (got_atz, want_atz)
+        np.testing.assert_allclose(summed, whole, rtol=1e-5, atol=1e-6)
+        cut, want = (got_atz, want_atz) if cut_columns else (got_ax, want_ax)
+        assert cut.tobytes() == want.tobytes(), (path, name)
+        one = hd.matvec(path, name, x if cut_columns else z, 10**9, transpose=not cut_columns)
+        assert client.compute(one).result().tobytes() == (want_ax if cut_columns else want_atz).tobytes()
+    # x may be a Dask array, chunked any way.
+    path = folder / "csc_random_f64_200x300.hry"
+    x = np.linspace(-1, 1, 300)
+    with hr.open(path) as f:
+        want = f["random_f64"].matvec(x)
+    got = client.compute(hd.matvec(path, "random_f64", da.from_array(x, chunks=7), 64)).result()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_matvec_adds_many_parts_and_refuses(tmp_path):
+    """300 one-column blocks: their parts added in a tree of groups of
+    ``ADD_FAN_IN``; exact values, so every order gives the same bits."""
+    rng = np.random.default_rng(2)
+    a = sp.random_array((40, 300), density=0.2, format="csc", dtype=np.float32, rng=rng)
+    a.data = (rng.integers(0, 1024, a.nnz) / 1024).astype(np.float32)
+    path = tmp_path / "m.hry"
+    hr.save(path, {"A": a, "D": np.ones((2, 2), np.float32)})
+    x = ((np.arange(300) % 1024 - 512) / 1024).astype(np.float32)
+    y = hd.matvec(path, "A", x, 1)
+    adds = [k for k in dict(y.__dask_graph__()) if "-add" in str(k[0]) or k == (y.name, 0)]
+    assert len(adds) == 38 + 5 + 1  # 300 parts, by 8: 38, 5, 1
+    assert y.compute(scheduler="sync").tobytes() == (a @ x).tobytes()
+    with pytest.raises(TypeError, match="x is float64, tensor 'A' float32"):
+        hd.matvec(path, "A", x.astype(np.float64))
+    with pytest.raises(ValueError, match=r"x has shape \(299,\); the matrix is 40 x 300: x needs \(300,\)"):
+        hd.matvec(path, "A", x[1:])
+    with pytest.raises(ValueError, match=r"x needs \(40,\)"):
+        hd.matvec(path, "A", x, transpose=True)
+    with pytest.raises(TypeError, match="matvec is for CSC and CSR tensors"):
+        hd.matvec(path, "D", np.ones(2, np.float32))
+    with pytest.raises(TypeError, match="transpose"):
+        hd.matvec(path, "A", x, transpose=1)
+    # A broken block fails when computed, naming the rule.
+    broken = FIXTURES / "invalid" / "csc_indices_unsorted.hry"
+    y = hd.matvec(broken, "t", np.ones(5, np.float32), 1)
+    with pytest.raises(hr.FormatError) as e:
+        y.compute(scheduler="sync")
+    assert e.value.rule == "layouts/csc.md § Storage Invariants (3)"
 
 
 def big_matrix(path):
@@ -186,7 +261,13 @@ def test_a_replaced_file_gets_new_keys(tmp_path, client):
     assert a.name == hd.from_hurray(path, "A", chunk_cols=5).name  # the same file: the same keys
     held = a.persist()
     assert np.allclose(dense(client.compute(held.sum(axis=0)).result()), first.sum(axis=0))
+    unseen = hd.from_hurray(path, "A", chunk_cols=4)  # made, not computed, before the file is replaced
+    product = hd.matvec(path, "A", np.ones(20), chunk_cols=4)
     hr.save(path, {"A": second})  # same shape, same size: only the file differs
+    # Its tasks find another file at the path: an error, not the new data.
+    for stale in (unseen.sum(axis=0), product):
+        with pytest.raises(RuntimeError, match="is not the file this Dask array was made from"):
+            client.compute(stale).result()
     b = hd.from_hurray(path, "A", chunk_cols=5)
     assert b.name != a.name
     assert not set(b.__dask_keys__()[0]) & set(a.__dask_keys__()[0])

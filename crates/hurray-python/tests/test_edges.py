@@ -215,6 +215,32 @@ def test_validate_returns_and_issues_the_readers_warnings(tmp_path):
     assert issubclass(hr.FormatWarning, UserWarning)
 
 
+def test_validate_names_the_tensors_it_could_not_check():
+    """A permissive open accepts an unknown layout tag and cannot check
+    that tensor's data: validate() said nothing of it (an empty list, as
+    for a clean file), where hurray-inspect --validate prints SKIPPED. A
+    composite head owns no data: nothing to say."""
+    from corpus import corpus
+
+    folder, _ = corpus("HURRAY_INTEROP_DIR")
+    with hr.open(folder / "invalid_layout_tag_unassigned_0x0c.hry", permissive=True) as f:
+        with pytest.warns(hr.FormatWarning, match="data not checked") as issued:
+            found = f.validate()
+        assert found == [
+            "tensor 'tensor_b': data not checked: its layout tag is not recognised (accepted in permissive "
+            "mode); its data must not be interpreted (memory-layout.md § Layout Taxonomy)"
+        ]
+        assert [str(w.message) for w in issued] == found
+        # Nor is there a scipy form (the message pointed to numpy(), which refuses too).
+        with pytest.raises(TypeError) as caught:
+            f["tensor_b"].to_scipy()
+        assert str(caught.value) == "tensor 'tensor_b' (unknown) has no scipy form: " + found[0].split(": ", 2)[2]
+    with hr.open(folder / "composite_overlay.hry") as f:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert f["fixed"].layout == "composite" and f.validate() == []
+
+
 def test_flags_take_true_or_false_only(monkeypatch):
     # permissive="no" once opened permissively, validate=None skipped the
     # scan: a flag that switches a check off is not read by truthiness.
@@ -264,3 +290,16 @@ def test_a_forked_child_checks_on_threads_of_its_own(tmp_path):
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["child", "0"]
+
+
+def test_pickling_says_what_to_send_instead():
+    """pickle.dumps of a Tensor said "cannot pickle 'hurray_reader._native.File'"."""
+    import pickle
+
+    with hr.open(WORKED) as f:
+        with pytest.raises(TypeError, match="a File is a file open in this process and cannot be pickled"):
+            pickle.dumps(f)
+        for t in (f["A"], f["A"].T):
+            with pytest.raises(TypeError, match="tensor 'A' is a view of a file open in this process"):
+                pickle.dumps(t)
+        assert pickle.loads(pickle.dumps(f["A"].values)).tolist() == [1.0, 4.0, 3.0, 2.0, 5.0]

@@ -263,7 +263,11 @@ class File(Mapping[str, "Tensor"]):
             The warnings the check reports for a file it accepts (see
             :class:`FormatWarning`), one line each, naming the tensor:
             ``"tensor 'A': statistics sparsity_ratio is 0.5, but nnz gives
-            0.75 (...)"``. Empty for a clean file. Each is also issued with
+            0.75 (...)"``; and a line for each tensor whose data could not
+            be checked (``"tensor 'B': data not checked: its layout tag is
+            not recognised ..."``: an unknown tag in permissive mode, a
+            private layout), as ``hurray-inspect --validate`` marks it
+            SKIPPED. Empty for a clean file. Each is also issued with
             :func:`warnings.warn` as a :class:`FormatWarning`.
 
         Raises
@@ -274,6 +278,10 @@ class File(Mapping[str, "Tensor"]):
         native = self._live()
         native.validate()
         found = [f"tensor {name!r}: {w}" for name in self._names for w in native.warnings(name)]
+        for name in self._names:
+            info = self[name]._info
+            if info["not_viewable"] is not None and info["layout"] != "composite":
+                found.append(f"tensor {name!r}: data not checked: {info['not_viewable']}")
         for w in found:
             _warnings.warn(w, FormatWarning, stacklevel=2)
         return found
@@ -302,6 +310,12 @@ class File(Mapping[str, "Tensor"]):
         how = "mapped" if c["mapped"] else "in memory"
         s = "" if len(self) == 1 else "s"
         return f"<hurray_reader.File {self._path!r}: {len(self)} tensor{s}, {c['size']} bytes, {how}>"
+
+    def __reduce__(self) -> Any:
+        raise TypeError(
+            "a File is a file open in this process and cannot be pickled: send its path "
+            "(hurray_reader.dask maps the file in each worker)"
+        )
 
     def _repr_html_(self) -> str:
         import html
@@ -691,29 +705,19 @@ class Tensor:
         info = self._info
         layout = info["layout"]
         if layout not in ("csc", "csr", "coo", "csf"):
-            hint = {"composite": ": read its members", "block_paged": ": read buffers()"}.get(layout, ": use numpy()")
+            hints = {"composite": ": read its members", "block_paged": ": read buffers()"}
+            hint = f": {info['not_viewable']}" if layout == "unknown" else hints.get(layout, ": use numpy()")
             raise TypeError(f"tensor {self.name!r} ({layout}) has no scipy form{hint}")
         if info["not_viewable"] is not None:
             raise TypeError(f"tensor {self.name!r}: {info['not_viewable']}")
         shape = tuple(info["shape"])
         if any(n is None or n > _INT64_MAX for n in shape):
             raise ValueError(f"tensor {self.name!r}: shape {_shape_text(shape)} does not fit scipy's int64 indices")
-        view_layout = self.layout
-        block = None
-        if columns is not None and rows is not None:
-            raise TypeError(f"tensor {self.name!r}: give columns= or rows=, not both (one of them may be given)")
-        if columns is not None or rows is not None:
-            what, given = ("columns", columns) if columns is not None else ("rows", rows)
-            wanted = "csc" if what == "columns" else "csr"
-            if view_layout != wanted:
-                raise TypeError(f"tensor {self.name!r} ({view_layout}): {what}= is for {wanted.upper()} tensors")
-            # The file's outer slices: its columns (CSC) or rows (CSR).
-            outer = shape[1] if layout == "csc" else shape[0]
-            block = _block(given, outer, what)
-            if validate and not self._checked:
-                self._native().check_block(self.name, *block)
-        else:
+        block = self._outer_block(columns, rows)
+        if block is None:
             self._check(validate)
+        elif validate and not self._checked:
+            self._native().check_block(self.name, *block)
         buffers = {b["role"]: b for b in info["buffers"]}
         if layout in ("coo", "csf"):
             if block is not None:
@@ -753,6 +757,23 @@ class Tensor:
             matrix.has_canonical_format = True
         return matrix
 
+    def _outer_block(self, columns: Any, rows: Any) -> tuple[int, int] | None:
+        """``(start, stop)`` of the file's outer slices (a CSC tensor's
+        columns, a CSR one's rows) that ``columns=`` (of a CSC view) or
+        ``rows=`` (of a CSR view: ``t.T`` of a CSC too) name; ``None`` for
+        neither. ``TypeError`` for both, or for the other layout's."""
+        if columns is not None and rows is not None:
+            raise TypeError(f"tensor {self.name!r}: give columns= or rows=, not both (one of them may be given)")
+        if columns is None and rows is None:
+            return None
+        what, given = ("columns", columns) if columns is not None else ("rows", rows)
+        wanted = "csc" if what == "columns" else "csr"
+        if self.layout != wanted:
+            raise TypeError(f"tensor {self.name!r} ({self.layout}): {what}= is for {wanted.upper()} tensors")
+        shape = self._info["shape"]
+        outer = shape[1] if self._info["layout"] == "csc" else shape[0]
+        return _block(given, outer, what)
+
     def _scipy_values(
         self,
         buffer: dict[str, Any],
@@ -774,10 +795,20 @@ class Tensor:
         return np.frombuffer(data, dtype=dtype)
 
     # Products
-    def matvec(self, x: Any, *, threads: int = 1) -> np.ndarray:
+    def matvec(
+        self,
+        x: Any,
+        *,
+        threads: int = 1,
+        columns: range | slice | None = None,
+        rows: range | slice | None = None,
+    ) -> np.ndarray:
         """``A @ x`` for a CSC or CSR matrix of ``float32`` or ``float64``
         (``t.T.matvec(x)`` is ``Aᵀ @ x``), computed by the package's Rust
-        kernels over the file's buffers, without the GIL.
+        kernels over the file's buffers, without the GIL; with ``columns=``
+        or ``rows=``, the product of that block alone, as
+        :meth:`to_scipy` cuts it (``A[:, j0:j1] @ x[j0:j1]``,
+        ``A[i0:i1, :] @ x``).
 
         Each product is summed in the matrix's dtype and in storage order,
         as scipy's ``A @ x`` sums it: on one thread ``y`` has the bits of
@@ -819,12 +850,25 @@ class Tensor:
             than the CPUs, and one for fewer than 65 536 stored elements.
             Not the file's ``threads`` of :func:`open`, which only scans
             use: their results do not depend on it, a product's may.
+        columns : range or slice, optional
+            CSC only (``t.T`` of a CSR too): the block ``A[:, j0:j1]``, read
+            as :meth:`to_scipy` reads it; ``x`` then has shape ``(j1 - j0,)``
+            (``x[j0:j1]`` of the whole vector) and ``y`` all ``nrows``
+            entries: the block's part of ``A @ x``. Unless a product on the
+            whole tensor has scanned it, the block's invariants are scanned
+            for each call, and only the block's: what a task of
+            :func:`hurray_reader.dask.matvec` does on a worker.
+        rows : range or slice, optional
+            CSR only (``t.T`` of a CSC too): the block ``A[i0:i1, :]``;
+            ``x`` has shape ``(ncols,)`` and ``y`` is ``y[i0:i1]`` of the
+            whole product, with its bits. Only one of ``columns`` and
+            ``rows`` may be given.
 
         Returns
         -------
         numpy.ndarray
-            ``y``, shape ``(nrows,)``, the matrix's dtype; a new, writable
-            array.
+            ``y``, shape ``(nrows,)`` (a row block: ``(i1 - i0,)``), the
+            matrix's dtype; a new, writable array.
 
         Raises
         ------
@@ -833,24 +877,22 @@ class Tensor:
             quantized tensor (its stored codes are not its values: take
             ``t.to_scipy() @ x``); an ``x`` that is an array of another
             dtype, a masked array, a scalar or ``None``, or a list or tuple
-            of other than numbers.
+            of other than numbers; ``columns=`` and ``rows=`` refused as
+            :meth:`to_scipy` refuses them.
         ValueError
-            ``x`` is not of shape ``(ncols,)``.
+            ``x`` is not of shape ``(ncols,)`` (of the block's width); a
+            block with a step, or reversed.
+        IndexError
+            A block outside the matrix.
         FormatError
             The scan found a broken invariant.
         """
-        layout, element_type = self.layout, self.element_type
-        if self._info["quantization"] is not None:
-            raise TypeError(f"tensor {self.name!r} is quantized: matvec would multiply its codes; take to_scipy() @ x")
-        if layout not in ("csc", "csr") or element_type not in ("float32", "float64"):
-            raise TypeError(
-                f"tensor {self.name!r}: matvec is for CSC and CSR tensors of float32 or float64, "
-                f"not {layout} of {element_type}"
-            )
-        dtype = np.dtype(element_type)
+        dtype = self._product_dtype()
         if isinstance(x, np.ma.MaskedArray):
             raise TypeError("x is a masked array: fill it first (x.filled(0))")
         sequence = isinstance(x, (list, tuple))
+        if x is None or np.ndim(x) == 0:
+            raise TypeError(f"x is {'None' if x is None else 'a scalar'}: matvec takes a vector, shape (ncols,)")
         x = np.asarray(x)
         if sequence and x.dtype.kind not in "biuf":
             raise TypeError(f"x holds {x.dtype} values, not numbers")
@@ -859,10 +901,32 @@ class Tensor:
         nrows, ncols = self.shape
         if nrows is None or ncols is None:
             raise ValueError(f"tensor {self.name!r} has a dynamic dimension: {_shape_text(self.shape)}")
+        block = self._outer_block(columns, rows)
+        shown = _shape_text(self.shape)
+        if block is not None:
+            if columns is not None:
+                ncols = block[1] - block[0]
+                shown = f"{shown}, its columns {block[0]}..{block[1]}"
+            else:
+                nrows = block[1] - block[0]
         if x.shape != (ncols,):
-            raise ValueError(f"x has shape {x.shape}; tensor {self.name!r} is {_shape_text(self.shape)}: x needs ({ncols},)")
+            raise ValueError(f"x has shape {x.shape}; tensor {self.name!r} is {shown}: x needs ({ncols},)")
         x = np.require(x, dtype, "CA")  # the dtype, C-contiguous and aligned, as the copy in Rust takes it
-        return self._native().matvec(self.name, self._transposed, x, nrows, min(_threads(threads), MAX_THREADS))
+        threads = min(_threads(threads), MAX_THREADS)
+        return self._native().matvec(self.name, self._transposed, x, nrows, threads, block)
+
+    def _product_dtype(self) -> np.dtype[Any]:
+        """The dtype of :meth:`matvec`'s vectors; ``TypeError`` for a
+        tensor it does not multiply."""
+        layout, element_type = self.layout, self.element_type
+        if self._info["quantization"] is not None:
+            raise TypeError(f"tensor {self.name!r} is quantized: matvec would multiply its codes; take to_scipy() @ x")
+        if layout not in ("csc", "csr") or element_type not in ("float32", "float64"):
+            raise TypeError(
+                f"tensor {self.name!r}: matvec is for CSC and CSR tensors of float32 or float64, "
+                f"not {layout} of {element_type}"
+            )
+        return np.dtype(element_type)
 
     # Display
     def _type_text(self) -> str:
@@ -873,6 +937,13 @@ class Tensor:
         nnz = "" if self.nnz is None else f", nnz {self.nnz}"
         t = " (transposed view)" if self._transposed else ""
         return f"<hurray_reader.Tensor {self.name!r}: {self._type_text()} {self.layout} {_shape_text(self.shape)}{nnz}{t}>"
+
+    def __reduce__(self) -> Any:
+        raise TypeError(
+            f"tensor {self.name!r} is a view of a file open in this process and cannot be pickled: send the "
+            "file's path and the tensor's name (hurray_reader.dask maps the file in each worker), or an array "
+            "made from it (numpy(), to_scipy(copy=True))"
+        )
 
     def _repr_html_(self) -> str:
         import html

@@ -6,7 +6,9 @@ block's column range, never data (its keys name the file's device, inode,
 size and modification time too, so a file replaced at the same path gets
 new keys): each worker maps the file itself (once,
 then from a per-process cache), so the graph's size grows with the number of
-blocks only.
+blocks only. A task finding another file at the path (replaced, or
+modified: another device, inode, size or modification time) raises
+``RuntimeError`` rather than read it.
 
 Each chunk is a ``sparse.GCXS`` (pydata ``sparse``) over the mapped arrays:
 Dask computes ``A @ x``, ``A.sum(axis=...)`` and slicing on it. scipy's sparse
@@ -34,11 +36,15 @@ import numpy as np
 from ._file import File, _flag
 from ._file import open as _open
 
-__all__ = ["from_hurray"]
+__all__ = ["from_hurray", "matvec"]
 
 #: Bytes of stored data (values and indices) per block when ``chunk_cols``
 #: is not given.
 BLOCK_BYTES = 128 * 2**20
+
+#: How many parts of ``y`` one task of :func:`matvec` adds (a tree of
+#: them, level by level, where the blocks cut the columns).
+ADD_FAN_IN = 8
 
 
 def from_hurray(
@@ -87,17 +93,12 @@ def from_hurray(
         dask or sparse is not installed (the package's ``dask`` extra).
     KeyError, FormatError, OSError
         As :func:`hurray_reader.open` and ``File.__getitem__``.
+    RuntimeError
+        When computed: the file at ``path`` is no longer the one the
+        array was made from.
     """
-    try:
-        import dask.array as da
-        import sparse
-        from dask.base import tokenize
-    except ModuleNotFoundError as e:
-        raise ModuleNotFoundError(
-            f"hurray_reader.dask needs dask and sparse ({e}): install the package with its "
-            '"dask" extra (from a checkout: pip install "./crates/hurray-python[dask]")',
-            name=e.name,
-        ) from e
+    da, tokenize = _dask()
+    import sparse
 
     _fix_sparse_serialization()
     permissive, validate = _flag("permissive", permissive), _flag("validate", validate)
@@ -119,13 +120,167 @@ def from_hurray(
     key = "hurray-" + tokenize(path, identity, name, bounds, permissive, validate)
     axis = 1 if csc else 0
     graph = {
-        ((key, 0, i) if csc else (key, i, 0)): (_block, path, name, start, stop, permissive, validate)
+        ((key, 0, i) if csc else (key, i, 0)): (_block, path, name, start, stop, permissive, validate, identity)
         for i, (start, stop) in enumerate(zip(bounds, bounds[1:]))
     }
     widths = tuple(stop - start for start, stop in zip(bounds, bounds[1:]))
     chunks = ((nrows,), widths) if csc else (widths, (ncols,))
     meta = sparse.GCXS.from_numpy(np.zeros((0, 0), dtype=dtype), compressed_axes=[axis])
     return da.Array(graph, key, chunks, meta=meta)
+
+
+def matvec(
+    path: str | os.PathLike[str],
+    name: str,
+    x: Any,
+    chunk_cols: int | None = None,
+    *,
+    transpose: bool = False,
+    permissive: bool = False,
+) -> Any:
+    """``A @ x`` for the CSC or CSR tensor ``name`` of the file at ``path``
+    (``Aᵀ @ x`` with ``transpose``), as a ``dask.array.Array``: each block
+    of :func:`from_hurray`'s cut multiplied on a worker by the package's
+    Rust kernels (:meth:`hurray_reader.Tensor.matvec` with ``columns=`` or
+    ``rows=``), not by ``sparse``'s.
+
+    Where the blocks cut the columns of the matrix multiplied (``A`` of a
+    CSC tensor, ``Aᵀ`` of a CSR one), each task gives its block's part of
+    ``y``, every row of it, from its slice of ``x``, and Dask adds the parts
+    (``sum(axis=0)``, a tree). A row with elements in more than one block
+    is summed block by block, then across: its last bits may differ from
+    ``t.matvec(x)``'s, by more where terms cancel. Where they cut the rows
+    (``A`` of a CSR tensor, ``Aᵀ`` of a CSC one), each task gives its rows
+    of ``y``, from the whole of ``x``, with the bits of ``t.matvec(x)``.
+
+    Each task maps the file on its worker (as :func:`from_hurray`'s do) and
+    scans its block's storage invariants before the product, on every
+    compute: the graph holds the path, the name, the block bounds and
+    ``x``'s keys, never matrix data.
+
+    Parameters
+    ----------
+    path, name, chunk_cols, permissive
+        As :func:`from_hurray` (``chunk_cols`` counts the file's outer
+        slices: a CSC tensor's columns, a CSR one's rows).
+    x : numpy.ndarray or dask.array.Array
+        The vector, shape ``(ncols,)`` of the matrix multiplied (``A``, or
+        ``Aᵀ``), the tensor's dtype (``float32`` or ``float64``); rechunked
+        to the blocks.
+    transpose : bool
+        ``Aᵀ @ x`` instead.
+
+    Returns
+    -------
+    dask.array.Array
+        ``y``, shape ``(nrows,)`` of the matrix multiplied, the tensor's
+        dtype: one chunk where the blocks cut the columns, the blocks'
+        heights where they cut the rows.
+
+    Raises
+    ------
+    TypeError
+        As :meth:`hurray_reader.Tensor.matvec` (the layout, the element
+        type, a quantized tensor; an ``x`` of another dtype);
+        ``transpose`` or ``permissive`` not ``True`` or ``False``.
+    ValueError
+        ``x`` is not of shape ``(ncols,)``.
+    ModuleNotFoundError, KeyError, FormatError, OSError
+        As :func:`from_hurray`; a block's ``FormatError`` (a broken
+        invariant) is raised when the result is computed, as is a
+        ``RuntimeError`` for a file replaced since.
+    """
+    da, tokenize = _dask()
+    from dask.highlevelgraph import HighLevelGraph
+
+    permissive, transpose = _flag("permissive", permissive), _flag("transpose", transpose)
+    path = os.path.abspath(os.fspath(path))
+    identity = _identity(os.stat(path))
+    with _open(path, permissive=permissive) as f:
+        t = f[name]
+        dtype = t._product_dtype()
+        view = t.T if transpose else t
+        nrows, ncols = view.shape
+        if nrows is None or ncols is None:
+            raise ValueError(f"tensor {name!r} has a dynamic dimension: {view.shape}")
+        csc = t.layout == "csc"
+        bounds = _bounds(t.col_ptr if csc else t.row_ptr, t.shape[1] if csc else t.shape[0], chunk_cols, dtype.itemsize)
+        # The blocks cut the columns of the matrix multiplied: A of a CSC
+        # tensor, Aᵀ of a CSR one.
+        parts = view.layout == "csc"
+    x = da.asarray(x)
+    if x.dtype != dtype:
+        raise TypeError(f"x is {x.dtype}, tensor {name!r} {dtype}: convert it, x.astype(np.{dtype})")
+    if x.shape != (ncols,):
+        raise ValueError(f"x has shape {x.shape}; the matrix is {nrows} x {ncols}: x needs ({ncols},)")
+    blocks = list(zip(bounds, bounds[1:]))
+    sizes = tuple(stop - start for start, stop in blocks)
+    x = x.rechunk((sizes,) if parts else -1)
+    key = "hurray-matvec-" + tokenize(path, identity, name, bounds, permissive, transpose, x.name)
+    task = functools.partial(_product, path, name, transpose, permissive, identity)
+    if parts:
+        # Each block's part of y, then the parts added in groups of
+        # ADD_FAN_IN, level by level, down to one: (key, 0).
+        layer: dict[Any, Any] = {(key + "-part", 0, i): (task, block, (x.name, i)) for i, block in enumerate(blocks)}
+        level = [(key + "-part", 0, i) for i in range(len(blocks))]
+        depth = 0
+        while len(level) > 1 or level[0][0] != key:
+            depth += 1
+            groups = [level[i : i + ADD_FAN_IN] for i in range(0, len(level), ADD_FAN_IN)]
+            names = [(key, 0) if len(groups) == 1 else (key + "-add", depth, i) for i in range(len(groups))]
+            layer.update({name: (_add, group) for name, group in zip(names, groups)})
+            level = names
+        chunks: tuple[int, ...] = (nrows,)
+    else:
+        layer = {(key, i): (task, block, (x.name, 0)) for i, block in enumerate(blocks)}
+        chunks = sizes
+    graph = HighLevelGraph.from_collections(key, layer, dependencies=[x])
+    return da.Array(graph, key, (chunks,), meta=np.empty((0,), dtype=dtype))
+
+
+def _dask() -> tuple[Any, Any]:
+    """``dask.array`` and ``dask.base.tokenize``, with ``sparse`` checked
+    too (the ``dask`` extra): a ``ModuleNotFoundError`` saying how to
+    install them."""
+    try:
+        import dask.array as da
+        import sparse  # noqa: F401 (the extra's other half, for from_hurray's chunks)
+        from dask.base import tokenize
+    except ModuleNotFoundError as e:
+        raise ModuleNotFoundError(
+            f"hurray_reader.dask needs dask and sparse ({e}): install the package with its "
+            '"dask" extra (from a checkout: pip install "./crates/hurray-python[dask]")',
+            name=e.name,
+        ) from e
+    return da, tokenize
+
+
+def _product(
+    path: str,
+    name: str,
+    transpose: bool,
+    permissive: bool,
+    identity: tuple[int, int, int, int],
+    block: tuple[int, int],
+    x: np.ndarray,
+) -> Any:
+    """One block's product, on a worker (see :func:`matvec`): its part of
+    ``y``, or its rows of ``y``."""
+    t = _opened(path, permissive, identity)[name]
+    view = t.T if transpose else t
+    start, stop = block
+    if view.layout == "csc":
+        return view.matvec(x, columns=range(start, stop))
+    return view.matvec(x, rows=range(start, stop))
+
+
+def _add(parts: list[np.ndarray]) -> np.ndarray:
+    """``((parts[0] + parts[1]) + parts[2]) + ..`` into a new array (the
+    parts may be read-only, as a worker can receive them)."""
+    total = parts[0] + parts[1] if len(parts) > 1 else parts[0].copy()
+    for part in parts[2:]:
+        np.add(total, part, out=total)
+    return total
 
 
 def _bounds(pointers: np.ndarray, outer: int, chunk: int | None, value_bytes: int) -> list[int]:
@@ -138,7 +293,7 @@ def _bounds(pointers: np.ndarray, outer: int, chunk: int | None, value_bytes: in
             width = None
         if width is None or width < 1:
             raise ValueError(f"chunk_cols must be a positive int, not {chunk!r}")
-        return list(range(0, outer, width)) + [outer]
+        return list(range(0, outer, width)) + [outer] if outer else [0, 0]
     nnz = int(pointers[-1]) if len(pointers) else 0
     per_block = max(1, BLOCK_BYTES // (value_bytes + 8))
     targets = np.arange(per_block, nnz, per_block, dtype=np.int64)
@@ -153,21 +308,40 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+def _opened(path: str, permissive: bool, identity: tuple[int, int, int, int]) -> File:
+    """The file an array was made from (``identity``), open in this
+    process; a ``RuntimeError`` if ``path`` now holds another file, or the
+    file has been modified."""
+    if _identity(os.stat(path)) != identity:
+        raise RuntimeError(
+            f"{path} is not the file this Dask array was made from: it has been replaced or modified "
+            "since (its device, inode, size or modification time differ); make the array again"
+        )
+    return _file(path, permissive, identity)
+
+
 @functools.lru_cache(maxsize=16)
 def _file(path: str, permissive: bool, identity: tuple[int, int, int, int]) -> File:
-    """One open file per path in each worker process (``identity``: see
-    :func:`_identity`, so a replaced file is opened anew)."""
+    """One open file per path and identity in each worker process (see
+    :func:`_identity`: a replaced file is opened anew)."""
     return _open(path, permissive=permissive, threads=1)
 
 
-def _block(path: str, name: str, start: int, stop: int, permissive: bool, validate: bool) -> Any:
+def _block(
+    path: str,
+    name: str,
+    start: int,
+    stop: int,
+    permissive: bool,
+    validate: bool,
+    identity: tuple[int, int, int, int],
+) -> Any:
     """One chunk, on a worker: the block's scipy form over the worker's own
     mapping, as a ``sparse.GCXS`` (no copy but the rebased pointers)."""
     import sparse
 
     _fix_sparse_serialization()
-    st = os.stat(path)
-    t = _file(path, permissive, _identity(st))[name]
+    t = _opened(path, permissive, identity)[name]
     if t.layout == "csc":
         m = t.to_scipy(validate=validate, columns=range(start, stop))
         axis = 1
