@@ -6,6 +6,7 @@ no data. ``hurray_reader.dask.matvec`` gives ``t.matvec``'s products."""
 
 from __future__ import annotations
 
+import os
 import pickle
 
 import numpy as np
@@ -180,6 +181,34 @@ def test_matvec_adds_many_parts_and_refuses(tmp_path):
     with pytest.raises(hr.FormatError) as e:
         y.compute(scheduler="sync")
     assert e.value.rule == "layouts/csc.md § Storage Invariants (3)"
+
+
+def test_a_copy_that_keeps_size_and_mtime_serves(tmp_path):
+    """Another machine sees its own copy: another inode (maybe device),
+    the same bytes. Tasks compared the inode too, and refused every such
+    copy; they compare the size, the modification time and the tensor."""
+    import shutil
+
+    path, copy = tmp_path / "m.hry", tmp_path / "copy.hry"
+    a = sp.random_array((30, 20), density=0.3, format="csc", dtype=np.float64, rng=4)
+    hr.save(path, {"A": a})
+    x = np.linspace(-1, 1, 20)
+    y = hd.matvec(path, "A", x, 5)
+    blocks = hd.from_hurray(path, "A", chunk_cols=5)
+    shutil.copy2(path, copy)  # the bytes, the size and the modification time (ns)
+    inode = os.stat(path).st_ino
+    os.replace(copy, path)
+    assert os.stat(path).st_ino != inode
+    np.testing.assert_allclose(y.compute(scheduler="sync"), a @ x, rtol=1e-12)
+    np.testing.assert_allclose(dense(blocks.sum(axis=0).compute(scheduler="sync")), a.sum(axis=0))
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    with pytest.raises(RuntimeError, match="its size or modification time differ"):
+        y.compute(scheduler="sync")
+    # Another tensor under the name, with the size and time kept: refused too.
+    source = hd._Source(str(path), False, st.st_size, st.st_mtime_ns + 1, "A", "csc", "float64", (30, 21))
+    with pytest.raises(RuntimeError, match=r"tensor 'A' there is csc of float64, shape \[30, 20\]"):
+        source.tensor()
 
 
 def big_matrix(path):

@@ -34,6 +34,7 @@ def test_a_fifo_or_a_device_is_refused_at_once(tmp_path):
     with pytest.raises(OSError, match="not a regular file") as caught:
         hr.open("/dev/null", mmap=False)
     assert (caught.value.errno, caught.value.filename) == (errno.EINVAL, "/dev/null")
+    assert str(caught.value) == "[Errno 22] not a regular file (a FIFO, socket or device): '/dev/null'"
 
 
 def test_os_errors_carry_errno_and_filename(tmp_path):
@@ -235,6 +236,10 @@ def test_validate_names_the_tensors_it_could_not_check():
         with pytest.raises(TypeError) as caught:
             f["tensor_b"].to_scipy()
         assert str(caught.value) == "tensor 'tensor_b' (unknown) has no scipy form: " + found[0].split(": ", 2)[2]
+    # The same for a known layout of an unknown type (it said "use numpy()").
+    with hr.open(folder / "invalid_type_tag_reserved_0x47.hry", permissive=True) as f:
+        with pytest.raises(TypeError, match=r"\(row_major\) has no scipy form: its type tag is not recognised"):
+            f["tensor_b"].to_scipy()
     with hr.open(folder / "composite_overlay.hry") as f:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -294,11 +299,15 @@ def test_a_forked_child_checks_on_threads_of_its_own(tmp_path):
 
 def test_pickling_says_what_to_send_instead():
     """pickle.dumps of a Tensor said "cannot pickle 'hurray_reader._native.File'"."""
+    import copy
     import pickle
 
     with hr.open(WORKED) as f:
         with pytest.raises(TypeError, match="a File is a file open in this process and cannot be pickled"):
             pickle.dumps(f)
+        # A Tensor copies: another view of the same file.
+        for copied in (copy.copy(f["A"].T), copy.deepcopy(f["A"].T)):
+            assert copied.shape == (5, 4) and copied.values.tolist() == [1.0, 4.0, 3.0, 2.0, 5.0]
         for t in (f["A"], f["A"].T):
             with pytest.raises(TypeError, match="tensor 'A' is a view of a file open in this process"):
                 pickle.dumps(t)

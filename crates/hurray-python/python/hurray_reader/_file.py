@@ -181,7 +181,7 @@ def open(  # noqa: A001 (the name the package promises)
         # Opening a FIFO blocks until a writer comes; a device can be endless.
         import errno
 
-        raise OSError(errno.EINVAL, f"{path}: not a regular file (a FIFO, socket or device)", path)
+        raise OSError(errno.EINVAL, "not a regular file (a FIFO, socket or device)", path)
     native = _native.open_file(path, permissive, mmap, min(threads, MAX_THREADS))
     return File(native, path)
 
@@ -313,7 +313,7 @@ class File(Mapping[str, "Tensor"]):
 
     def __reduce__(self) -> Any:
         raise TypeError(
-            "a File is a file open in this process and cannot be pickled: send its path "
+            "a File is a file open in this process and cannot be pickled or copied: send its path "
             "(hurray_reader.dask maps the file in each worker)"
         )
 
@@ -706,7 +706,8 @@ class Tensor:
         layout = info["layout"]
         if layout not in ("csc", "csr", "coo", "csf"):
             hints = {"composite": ": read its members", "block_paged": ": read buffers()"}
-            hint = f": {info['not_viewable']}" if layout == "unknown" else hints.get(layout, ": use numpy()")
+            why = info["not_viewable"]
+            hint = f": {why}" if why is not None and layout != "composite" else hints.get(layout, ": use numpy()")
             raise TypeError(f"tensor {self.name!r} ({layout}) has no scipy form{hint}")
         if info["not_viewable"] is not None:
             raise TypeError(f"tensor {self.name!r}: {info['not_viewable']}")
@@ -888,15 +889,8 @@ class Tensor:
             The scan found a broken invariant.
         """
         dtype = self._product_dtype()
-        if isinstance(x, np.ma.MaskedArray):
-            raise TypeError("x is a masked array: fill it first (x.filled(0))")
-        sequence = isinstance(x, (list, tuple))
-        if x is None or np.ndim(x) == 0:
-            raise TypeError(f"x is {'None' if x is None else 'a scalar'}: matvec takes a vector, shape (ncols,)")
-        x = np.asarray(x)
-        if sequence and x.dtype.kind not in "biuf":
-            raise TypeError(f"x holds {x.dtype} values, not numbers")
-        if not sequence and x.dtype != dtype:
+        x = np.asarray(_vector_argument(x, dtype))
+        if x.dtype != dtype:
             raise TypeError(f"x is {x.dtype}, tensor {self.name!r} {dtype}: convert it, np.asarray(x, np.{dtype})")
         nrows, ncols = self.shape
         if nrows is None or ncols is None:
@@ -937,6 +931,12 @@ class Tensor:
         nnz = "" if self.nnz is None else f", nnz {self.nnz}"
         t = " (transposed view)" if self._transposed else ""
         return f"<hurray_reader.Tensor {self.name!r}: {self._type_text()} {self.layout} {_shape_text(self.shape)}{nnz}{t}>"
+
+    def __copy__(self) -> Tensor:
+        return Tensor(self._file, self._info, self._transposed)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        return self.__copy__()  # a view of the same file: nothing of its own to copy
 
     def __reduce__(self) -> Any:
         raise TypeError(
@@ -989,6 +989,23 @@ def _block(block: range | slice, count: int, what: str) -> tuple[int, int]:
     if end < first:
         raise ValueError(f"block {start}..{stop} is reversed ({first}..{end} of 0..{count})")
     return int(first), int(end)
+
+
+def _vector_argument(x: Any, dtype: np.dtype[Any]) -> Any:
+    """``x`` as the products take it, before its dtype and shape are
+    checked: a list or tuple of numbers converted to ``dtype``, anything
+    else as given. ``TypeError`` for ``None``, a scalar, a masked array, a
+    list or tuple of other than numbers."""
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError("x is a masked array: fill it first (x.filled(0))")
+    if x is None or np.ndim(x) == 0:
+        raise TypeError(f"x is {'None' if x is None else 'a scalar'}: matvec takes a vector, shape (ncols,)")
+    if not isinstance(x, (list, tuple)):
+        return x
+    numbers = np.asarray(x)
+    if numbers.dtype.kind not in "biuf":
+        raise TypeError(f"x holds {numbers.dtype} values, not numbers")
+    return numbers.astype(dtype)
 
 
 def _index(value: Any, what: str) -> int:

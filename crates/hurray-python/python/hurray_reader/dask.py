@@ -6,9 +6,11 @@ block's column range, never data (its keys name the file's device, inode,
 size and modification time too, so a file replaced at the same path gets
 new keys): each worker maps the file itself (once,
 then from a per-process cache), so the graph's size grows with the number of
-blocks only. A task finding another file at the path (replaced, or
-modified: another device, inode, size or modification time) raises
-``RuntimeError`` rather than read it.
+blocks only. A task that finds at the path a file of another size or
+modification time (replaced, or rewritten), or another tensor under the
+name, raises ``RuntimeError`` rather than read it; a copy on another
+machine serves if it keeps the size and modification time (``cp -p``,
+``rsync -t``). A rewrite that keeps both is not seen.
 
 Each chunk is a ``sparse.GCXS`` (pydata ``sparse``) over the mapped arrays:
 Dask computes ``A @ x``, ``A.sum(axis=...)`` and slicing on it. scipy's sparse
@@ -26,14 +28,15 @@ where sparse keeps the result of a full reduction (``A.sum()``), so every
 from __future__ import annotations
 
 import functools
+import math
 import operator
 import os
 import sys
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._file import File, _flag
+from ._file import File, Tensor, _flag, _vector_argument
 from ._file import open as _open
 
 __all__ = ["from_hurray", "matvec"]
@@ -62,7 +65,8 @@ def from_hurray(
     ----------
     path : str or os.PathLike
         The file; every worker must see it at this path (a shared
-        filesystem, or the same file on each machine).
+        filesystem, or a copy on each machine with the same size and
+        modification time: ``cp -p``).
     name : str
         A CSC or CSR tensor of the file.
     chunk_cols : int, optional
@@ -95,7 +99,7 @@ def from_hurray(
         As :func:`hurray_reader.open` and ``File.__getitem__``.
     RuntimeError
         When computed: the file at ``path`` is no longer the one the
-        array was made from.
+        array was made from (see the module's description).
     """
     da, tokenize = _dask()
     import sparse
@@ -117,10 +121,11 @@ def from_hurray(
         bounds = _bounds(pointers, outer, chunk_cols, t.values.itemsize)
         # The value type the chunks have (float16 widens, packed types decode).
         dtype = t.to_scipy(validate=False, **{"columns" if csc else "rows": range(0, 0)}).dtype
+        source = _Source.of(t, permissive, identity)
     key = "hurray-" + tokenize(path, identity, name, bounds, permissive, validate)
     axis = 1 if csc else 0
     graph = {
-        ((key, 0, i) if csc else (key, i, 0)): (_block, path, name, start, stop, permissive, validate, identity)
+        ((key, 0, i) if csc else (key, i, 0)): (_block, source, start, stop, validate)
         for i, (start, stop) in enumerate(zip(bounds, bounds[1:]))
     }
     widths = tuple(stop - start for start, stop in zip(bounds, bounds[1:]))
@@ -147,7 +152,7 @@ def matvec(
     Where the blocks cut the columns of the matrix multiplied (``A`` of a
     CSC tensor, ``Aᵀ`` of a CSR one), each task gives its block's part of
     ``y``, every row of it, from its slice of ``x``, and Dask adds the parts
-    (``sum(axis=0)``, a tree). A row with elements in more than one block
+    (in a tree, ``ADD_FAN_IN`` parts a task). A row with elements in more than one block
     is summed block by block, then across: its last bits may differ from
     ``t.matvec(x)``'s, by more where terms cancel. Where they cut the rows
     (``A`` of a CSR tensor, ``Aᵀ`` of a CSC one), each task gives its rows
@@ -188,7 +193,7 @@ def matvec(
     ModuleNotFoundError, KeyError, FormatError, OSError
         As :func:`from_hurray`; a block's ``FormatError`` (a broken
         invariant) is raised when the result is computed, as is a
-        ``RuntimeError`` for a file replaced since.
+        ``RuntimeError`` for a file replaced since (as :func:`from_hurray`).
     """
     da, tokenize = _dask()
     from dask.highlevelgraph import HighLevelGraph
@@ -208,16 +213,19 @@ def matvec(
         # The blocks cut the columns of the matrix multiplied: A of a CSC
         # tensor, Aᵀ of a CSR one.
         parts = view.layout == "csc"
-    x = da.asarray(x)
+        source = _Source.of(t, permissive, identity)
+    x = da.asarray(_vector_argument(x, dtype))
     if x.dtype != dtype:
         raise TypeError(f"x is {x.dtype}, tensor {name!r} {dtype}: convert it, x.astype(np.{dtype})")
+    if any(math.isnan(n) for n in x.shape):
+        raise ValueError(f"x has unknown chunk sizes, shape {x.shape}: x.compute_chunk_sizes() first")
     if x.shape != (ncols,):
         raise ValueError(f"x has shape {x.shape}; the matrix is {nrows} x {ncols}: x needs ({ncols},)")
     blocks = list(zip(bounds, bounds[1:]))
     sizes = tuple(stop - start for start, stop in blocks)
     x = x.rechunk((sizes,) if parts else -1)
     key = "hurray-matvec-" + tokenize(path, identity, name, bounds, permissive, transpose, x.name)
-    task = functools.partial(_product, path, name, transpose, permissive, identity)
+    task = functools.partial(_product, source, transpose)
     if parts:
         # Each block's part of y, then the parts added in groups of
         # ADD_FAN_IN, level by level, down to one: (key, 0).
@@ -227,9 +235,9 @@ def matvec(
         while len(level) > 1 or level[0][0] != key:
             depth += 1
             groups = [level[i : i + ADD_FAN_IN] for i in range(0, len(level), ADD_FAN_IN)]
-            names = [(key, 0) if len(groups) == 1 else (key + "-add", depth, i) for i in range(len(groups))]
-            layer.update({name: (_add, group) for name, group in zip(names, groups)})
-            level = names
+            nodes = [(key, 0) if len(groups) == 1 else (key + "-add", depth, i) for i in range(len(groups))]
+            layer.update({node: (_add, group) for node, group in zip(nodes, groups)})
+            level = nodes
         chunks: tuple[int, ...] = (nrows,)
     else:
         layer = {(key, i): (task, block, (x.name, 0)) for i, block in enumerate(blocks)}
@@ -255,18 +263,10 @@ def _dask() -> tuple[Any, Any]:
     return da, tokenize
 
 
-def _product(
-    path: str,
-    name: str,
-    transpose: bool,
-    permissive: bool,
-    identity: tuple[int, int, int, int],
-    block: tuple[int, int],
-    x: np.ndarray,
-) -> Any:
+def _product(source: _Source, transpose: bool, block: tuple[int, int], x: np.ndarray) -> Any:
     """One block's product, on a worker (see :func:`matvec`): its part of
     ``y``, or its rows of ``y``."""
-    t = _opened(path, permissive, identity)[name]
+    t = source.tensor()
     view = t.T if transpose else t
     start, stop = block
     if view.layout == "csc":
@@ -308,16 +308,45 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def _opened(path: str, permissive: bool, identity: tuple[int, int, int, int]) -> File:
-    """The file an array was made from (``identity``), open in this
-    process; a ``RuntimeError`` if ``path`` now holds another file, or the
-    file has been modified."""
-    if _identity(os.stat(path)) != identity:
-        raise RuntimeError(
-            f"{path} is not the file this Dask array was made from: it has been replaced or modified "
-            "since (its device, inode, size or modification time differ); make the array again"
-        )
-    return _file(path, permissive, identity)
+class _Source(NamedTuple):
+    """What a task needs to find an array's tensor on its worker, and to
+    know it for the one the array was made from: the file's path, size
+    and modification time (ns), and the tensor's name, layout, element
+    type and shape."""
+
+    path: str
+    permissive: bool
+    size: int
+    mtime_ns: int
+    name: str
+    layout: str
+    element_type: str
+    shape: tuple[int | None, ...]
+
+    @classmethod
+    def of(cls, t: Tensor, permissive: bool, identity: tuple[int, int, int, int]) -> _Source:
+        _, _, size, mtime_ns = identity
+        return cls(t._file.path, permissive, size, mtime_ns, t.name, t.layout, t.element_type, tuple(t.shape))
+
+    def tensor(self) -> Tensor:
+        """The tensor, from this process's open file (:func:`_file`).
+
+        ``RuntimeError`` where the file at the path is not the array's:
+        another size or modification time (replaced, or modified), or
+        another tensor under the name. The device and inode are not
+        compared, so that a copy on another machine that keeps the size
+        and modification time (``cp -p``, ``rsync -t``) serves, as does a
+        network filesystem that numbers devices per client."""
+        st = os.stat(self.path)
+        if (st.st_size, st.st_mtime_ns) != (self.size, self.mtime_ns):
+            raise self._stale("its size or modification time differ (replaced or modified since)")
+        t = _file(self.path, self.permissive, _identity(st))[self.name]
+        if (t.layout, t.element_type, tuple(t.shape)) != (self.layout, self.element_type, self.shape):
+            raise self._stale(f"tensor {self.name!r} there is {t.layout} of {t.element_type}, shape {list(t.shape)}")
+        return t
+
+    def _stale(self, why: str) -> RuntimeError:
+        return RuntimeError(f"{self.path} is not the file this Dask array was made from: {why}; make the array again")
 
 
 @functools.lru_cache(maxsize=16)
@@ -327,21 +356,13 @@ def _file(path: str, permissive: bool, identity: tuple[int, int, int, int]) -> F
     return _open(path, permissive=permissive, threads=1)
 
 
-def _block(
-    path: str,
-    name: str,
-    start: int,
-    stop: int,
-    permissive: bool,
-    validate: bool,
-    identity: tuple[int, int, int, int],
-) -> Any:
+def _block(source: _Source, start: int, stop: int, validate: bool) -> Any:
     """One chunk, on a worker: the block's scipy form over the worker's own
     mapping, as a ``sparse.GCXS`` (no copy but the rebased pointers)."""
     import sparse
 
     _fix_sparse_serialization()
-    t = _opened(path, permissive, identity)[name]
+    t = source.tensor()
     if t.layout == "csc":
         m = t.to_scipy(validate=validate, columns=range(start, stop))
         axis = 1
