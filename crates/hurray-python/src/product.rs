@@ -56,6 +56,8 @@ impl Matrix {
     }
 }
 
+/// A CSC handle: validated (scanned now unless a strict open did), or
+/// unscanned.
 fn csc_handle<T: Element>(tensor: &SharedTensor, scan: bool) -> Result<SharedCsc<T>> {
     match scan {
         true => tensor.csc().and_then(SharedCsc::validated),
@@ -63,6 +65,7 @@ fn csc_handle<T: Element>(tensor: &SharedTensor, scan: bool) -> Result<SharedCsc
     }
 }
 
+/// A CSR handle; see [`csc_handle`].
 fn csr_handle<T: Element>(tensor: &SharedTensor, scan: bool) -> Result<SharedCsr<T>> {
     match scan {
         true => tensor.csr().and_then(SharedCsr::validated),

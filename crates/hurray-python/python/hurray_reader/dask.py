@@ -121,7 +121,7 @@ def from_hurray(
         bounds = _bounds(pointers, outer, chunk_cols, t.values.itemsize)
         # The value type the chunks have (float16 widens, packed types decode).
         dtype = t.to_scipy(validate=False, **{"columns" if csc else "rows": range(0, 0)}).dtype
-        source = _Source.of(t, permissive, identity)
+        source = _Source.of(path, t, permissive, identity)
     key = "hurray-" + tokenize(path, identity, name, bounds, permissive, validate)
     axis = 1 if csc else 0
     graph = {
@@ -151,10 +151,10 @@ def matvec(
 
     Where the blocks cut the columns of the matrix multiplied (``A`` of a
     CSC tensor, ``Aᵀ`` of a CSR one), each task gives its block's part of
-    ``y``, every row of it, from its slice of ``x``, and Dask adds the parts
-    (in a tree, ``ADD_FAN_IN`` parts a task). A row with elements in more than one block
-    is summed block by block, then across: its last bits may differ from
-    ``t.matvec(x)``'s, by more where terms cancel. Where they cut the rows
+    ``y``, every row of it, from its slice of ``x``, and Dask adds the
+    parts (in a tree, ``ADD_FAN_IN`` parts a task). A row with elements in
+    more than one block is summed block by block, then across: its last
+    bits may differ from ``t.matvec(x)``'s, by more where terms cancel. Where they cut the rows
     (``A`` of a CSR tensor, ``Aᵀ`` of a CSC one), each task gives its rows
     of ``y``, from the whole of ``x``, with the bits of ``t.matvec(x)``.
 
@@ -192,8 +192,9 @@ def matvec(
         ``x`` is not of shape ``(ncols,)``.
     ModuleNotFoundError, KeyError, FormatError, OSError
         As :func:`from_hurray`; a block's ``FormatError`` (a broken
-        invariant) is raised when the result is computed, as is a
-        ``RuntimeError`` for a file replaced since (as :func:`from_hurray`).
+        invariant) is raised when the result is computed.
+    RuntimeError
+        When computed, as :func:`from_hurray`'s.
     """
     da, tokenize = _dask()
     from dask.highlevelgraph import HighLevelGraph
@@ -213,7 +214,7 @@ def matvec(
         # The blocks cut the columns of the matrix multiplied: A of a CSC
         # tensor, Aᵀ of a CSR one.
         parts = view.layout == "csc"
-        source = _Source.of(t, permissive, identity)
+        source = _Source.of(path, t, permissive, identity)
     x = da.asarray(_vector_argument(x, dtype))
     if x.dtype != dtype:
         raise TypeError(f"x is {x.dtype}, tensor {name!r} {dtype}: convert it, x.astype(np.{dtype})")
@@ -324,9 +325,9 @@ class _Source(NamedTuple):
     shape: tuple[int | None, ...]
 
     @classmethod
-    def of(cls, t: Tensor, permissive: bool, identity: tuple[int, int, int, int]) -> _Source:
+    def of(cls, path: str, t: Tensor, permissive: bool, identity: tuple[int, int, int, int]) -> _Source:
         _, _, size, mtime_ns = identity
-        return cls(t._file.path, permissive, size, mtime_ns, t.name, t.layout, t.element_type, tuple(t.shape))
+        return cls(path, permissive, size, mtime_ns, t.name, t.layout, t.element_type, tuple(t.shape))
 
     def tensor(self) -> Tensor:
         """The tensor, from this process's open file (:func:`_file`).
