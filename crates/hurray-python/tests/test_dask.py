@@ -183,10 +183,14 @@ def test_matvec_adds_many_parts_and_refuses(tmp_path):
     assert e.value.rule == "layouts/csc.md § Storage Invariants (3)"
 
 
-def test_a_copy_that_keeps_size_and_mtime_serves(tmp_path):
-    """Another machine sees its own copy: another inode (maybe device),
-    the same bytes. Tasks compared the inode too, and refused every such
-    copy; they compare the size, the modification time and the tensor."""
+def test_a_worker_knows_the_arrays_file(tmp_path, monkeypatch):
+    """On the array's machine, a file moved over the path is another file,
+    whatever its size and modification time: a file replaced within one
+    clock tick of its writing kept both, and served stale arrays. On
+    another machine (another host name), which may see a copy of its own
+    (another inode), a copy that keeps the size and the modification time
+    to the second serves (tasks compared the inode there too, and refused
+    every copy); another tensor under the name never does."""
     import shutil
 
     path, copy = tmp_path / "m.hry", tmp_path / "copy.hry"
@@ -196,19 +200,56 @@ def test_a_copy_that_keeps_size_and_mtime_serves(tmp_path):
     y = hd.matvec(path, "A", x, 5)
     blocks = hd.from_hurray(path, "A", chunk_cols=5)
     shutil.copy2(path, copy)  # the bytes, the size and the modification time (ns)
-    inode = os.stat(path).st_ino
     os.replace(copy, path)
-    assert os.stat(path).st_ino != inode
+    for stale in (y, blocks.sum(axis=0)):
+        with pytest.raises(RuntimeError, match="replaced or rewritten since"):
+            stale.compute(scheduler="sync")
+    monkeypatch.setattr(hd.socket, "gethostname", lambda: "another-machine")
     np.testing.assert_allclose(y.compute(scheduler="sync"), a @ x, rtol=1e-12)
     np.testing.assert_allclose(dense(blocks.sum(axis=0).compute(scheduler="sync")), a.sum(axis=0))
     st = os.stat(path)
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
-    with pytest.raises(RuntimeError, match="its size or modification time differ"):
+    second = st.st_mtime_ns // 10**9 * 10**9
+    os.utime(path, ns=(st.st_atime_ns, second))  # as tar and scp -p keep it
+    np.testing.assert_allclose(y.compute(scheduler="sync"), a @ x, rtol=1e-12)
+    os.utime(path, ns=(st.st_atime_ns, second + 10**9))
+    with pytest.raises(RuntimeError, match=r"a copy that did not keep the size and modification time"):
         y.compute(scheduler="sync")
-    # Another tensor under the name, with the size and time kept: refused too.
-    source = hd._Source(str(path), False, st.st_size, st.st_mtime_ns + 1, "A", "csc", "float64", (30, 21))
-    with pytest.raises(RuntimeError, match=r"tensor 'A' there is csc of float64, shape \[30, 20\]"):
-        source.tensor()
+    # Another tensor under the name, or none, the file's identity kept.
+    identity = hd._identity(os.stat(path))
+    for name, shape, why in (("A", (30, 21), r"tensor 'A' there is csc of float64, shape \[30, 20\]"),
+                             ("B", (30, 20), "no tensor 'B' there")):
+        source = hd._Source(str(path), False, "another-machine", identity, name, "csc", "float64", shape)
+        with pytest.raises(RuntimeError, match=why):
+            source.tensor()
+
+
+def test_a_file_replaced_in_the_tick_it_was_written_is_refused(tmp_path):
+    """helper-42's case: a file written, an array made, the file replaced
+    by hr.save within one clock tick (the same size and, often, the same
+    mtime_ns): the array served the new file's values 18 times in 20."""
+    import shutil
+
+    m = sp.random_array((300, 200), density=0.05, format="csc", dtype=np.float32, rng=1)
+    source, path = tmp_path / "src.hry", tmp_path / "p.hry"
+    hr.save(source, {"A": m})
+    x = np.ones(200, np.float32)
+    for _ in range(10):
+        shutil.copyfile(source, path)
+        y = hd.matvec(path, "A", x)
+        hr.save(path, {"A": sp.csc_array(2 * m)})
+        with pytest.raises(RuntimeError, match="is not the file this Dask array was made from"):
+            y.compute(scheduler="sync")
+
+
+def test_a_worker_keeps_one_file_a_path(tmp_path):
+    """Files replaced at a path were kept open (mapped, their disk space
+    held) until 16 others had come: now the last one a path only."""
+    path = tmp_path / "m.hry"
+    for k in range(5):
+        hr.save(path, {"A": sp.csc_array(np.eye(4, dtype=np.float64) * (k + 1))})
+        assert hd.matvec(path, "A", np.ones(4)).compute(scheduler="sync").tolist() == [k + 1.0] * 4
+    kept = [identity for (p, _), (identity, _) in hd._files.items() if p == str(path)]
+    assert kept == [hd._identity(os.stat(path))]
 
 
 def big_matrix(path):

@@ -135,8 +135,8 @@ def test_refusals(tmp_path):
             a.matvec(np.ones(4))
         with pytest.raises(ValueError, match=r"x has shape \(3, 1\)"):
             a.matvec(np.ones((3, 1)))
-        for scalar in (np.float64(1.0), 3.0, np.ones(())):
-            with pytest.raises(TypeError, match=r"x is a scalar: matvec takes a vector, shape \(ncols,\)"):
+        for scalar, kind in ((np.float64(1.0), "float64"), (3.0, "float"), (np.ones(()), "ndarray"), ("123", "str")):
+            with pytest.raises(TypeError, match=rf"x is a scalar \({kind}\): matvec takes a vector, shape \(ncols,\)"):
                 a.matvec(scalar)
         with pytest.raises(ValueError, match="threads must be at least 1, not 0"):
             a.matvec(np.ones(3), threads=0)

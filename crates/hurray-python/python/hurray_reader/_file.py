@@ -278,10 +278,7 @@ class File(Mapping[str, "Tensor"]):
         native = self._live()
         native.validate()
         found = [f"tensor {name!r}: {w}" for name in self._names for w in native.warnings(name)]
-        for name in self._names:
-            info = self[name]._info
-            if info["not_viewable"] is not None and info["layout"] != "composite":
-                found.append(f"tensor {name!r}: data not checked: {info['not_viewable']}")
+        found += [f"tensor {name!r}: {w}" for name in self._names for w in self[name]._unchecked()]
         for w in found:
             _warnings.warn(w, FormatWarning, stacklevel=2)
         return found
@@ -559,8 +556,10 @@ class Tensor:
         Returns
         -------
         list of str
-            This tensor's warnings (:meth:`warnings`), each also issued
-            as a :class:`FormatWarning`.
+            This tensor's warnings (:meth:`warnings`), and ``"data not
+            checked: ..."`` for a tensor whose data cannot be checked (an
+            unknown tag in permissive mode, a private layout), each also
+            issued as a :class:`FormatWarning`.
 
         Raises
         ------
@@ -569,10 +568,17 @@ class Tensor:
         """
         self._checked = False
         self._check(True)
-        found = self.warnings()
+        found = self.warnings() + self._unchecked()
         for w in found:
             _warnings.warn(f"tensor {self.name!r}: {w}", FormatWarning, stacklevel=2)
         return found
+
+    def _unchecked(self) -> list[str]:
+        """``["data not checked: <why>"]`` for a tensor whose data the
+        checks cannot read (``hurray-inspect --validate`` says SKIPPED); a
+        composite head owns none, and gets ``[]`` as a checked tensor."""
+        why = self._info["not_viewable"]
+        return [f"data not checked: {why}"] if why is not None and self._info["layout"] != "composite" else []
 
     def warnings(self) -> list[str]:
         """What the reader accepts in this tensor but reports (see
@@ -999,7 +1005,8 @@ def _vector_argument(x: Any, dtype: np.dtype[Any]) -> Any:
     if isinstance(x, np.ma.MaskedArray):
         raise TypeError("x is a masked array: fill it first (x.filled(0))")
     if x is None or np.ndim(x) == 0:
-        raise TypeError(f"x is {'None' if x is None else 'a scalar'}: matvec takes a vector, shape (ncols,)")
+        what = "None" if x is None else f"a scalar ({type(x).__name__})"
+        raise TypeError(f"x is {what}: matvec takes a vector, shape (ncols,)")
     if not isinstance(x, (list, tuple)):
         return x
     numbers = np.asarray(x)

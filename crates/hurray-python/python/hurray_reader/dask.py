@@ -6,11 +6,12 @@ block's column range, never data (its keys name the file's device, inode,
 size and modification time too, so a file replaced at the same path gets
 new keys): each worker maps the file itself (once,
 then from a per-process cache), so the graph's size grows with the number of
-blocks only. A task that finds at the path a file of another size or
-modification time (replaced, or rewritten), or another tensor under the
-name, raises ``RuntimeError`` rather than read it; a copy on another
-machine serves if it keeps the size and modification time (``cp -p``,
-``rsync -t``). A rewrite that keeps both is not seen.
+blocks only. A task that finds at the path another file than the
+array's raises ``RuntimeError`` rather than read it (:meth:`_Source.tensor`
+says how it knows: on the array's machine, by device, inode, size and
+modification time; on another, which may hold a copy of its own, by size
+and modification time to the second). A rewrite in place that keeps the
+size and modification time is not seen.
 
 Each chunk is a ``sparse.GCXS`` (pydata ``sparse``) over the mapped arrays:
 Dask computes ``A @ x``, ``A.sum(axis=...)`` and slicing on it. scipy's sparse
@@ -27,11 +28,14 @@ where sparse keeps the result of a full reduction (``A.sum()``), so every
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
 import operator
 import os
+import socket
 import sys
+import threading
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -65,8 +69,8 @@ def from_hurray(
     ----------
     path : str or os.PathLike
         The file; every worker must see it at this path (a shared
-        filesystem, or a copy on each machine with the same size and
-        modification time: ``cp -p``).
+        filesystem, or a copy on each machine that keeps the size and
+        modification time: ``cp -p``, ``rsync -t``, ``scp -p``, ``tar``).
     name : str
         A CSC or CSR tensor of the file.
     chunk_cols : int, optional
@@ -311,14 +315,15 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
 
 class _Source(NamedTuple):
     """What a task needs to find an array's tensor on its worker, and to
-    know it for the one the array was made from: the file's path, size
-    and modification time (ns), and the tensor's name, layout, element
-    type and shape."""
+    know it for the one the array was made from: the file's path, the
+    machine the array was made on, the file's identity there (device,
+    inode, size, modification time in ns), and the tensor's name, layout,
+    element type and shape."""
 
     path: str
     permissive: bool
-    size: int
-    mtime_ns: int
+    host: str
+    identity: tuple[int, int, int, int]
     name: str
     layout: str
     element_type: str
@@ -326,35 +331,71 @@ class _Source(NamedTuple):
 
     @classmethod
     def of(cls, path: str, t: Tensor, permissive: bool, identity: tuple[int, int, int, int]) -> _Source:
-        _, _, size, mtime_ns = identity
-        return cls(path, permissive, size, mtime_ns, t.name, t.layout, t.element_type, tuple(t.shape))
+        return cls(path, permissive, socket.gethostname(), identity, t.name, t.layout, t.element_type, tuple(t.shape))
 
     def tensor(self) -> Tensor:
         """The tensor, from this process's open file (:func:`_file`).
 
-        ``RuntimeError`` where the file at the path is not the array's:
-        another size or modification time (replaced, or modified), or
-        another tensor under the name. The device and inode are not
-        compared, so that a copy on another machine that keeps the size
-        and modification time (``cp -p``, ``rsync -t``) serves, as does a
-        network filesystem that numbers devices per client."""
+        ``RuntimeError`` where the file at the path is not the array's. On
+        the machine the array was made on (the same host name): another
+        device, inode, size or modification time (replaced, or
+        rewritten). On another machine, which may hold a copy of its own:
+        another size or modification time to the second (``cp -p``,
+        ``rsync -t``, ``scp -p`` and ``tar`` keep it). Everywhere: no
+        tensor of the name, or one of another layout, element type or
+        shape."""
         st = os.stat(self.path)
-        if (st.st_size, st.st_mtime_ns) != (self.size, self.mtime_ns):
-            raise self._stale("its size or modification time differ (replaced or modified since)")
-        t = _file(self.path, self.permissive, _identity(st))[self.name]
+        found = _identity(st)
+        if socket.gethostname() == self.host:
+            same = found == self.identity
+        else:
+            same = (found[2], found[3] // 10**9) == (self.identity[2], self.identity[3] // 10**9)
+        if not same:
+            raise self._stale(
+                f"(device, inode, size, mtime_ns) {found} where the array was made with {self.identity} "
+                f"on {self.host!r}: replaced or rewritten since, or a copy that did not keep the size and "
+                "modification time"
+            )
+        f = _file(self.path, self.permissive, found)
+        if self.name not in f:
+            raise self._stale(f"no tensor {self.name!r} there")
+        t = f[self.name]
         if (t.layout, t.element_type, tuple(t.shape)) != (self.layout, self.element_type, self.shape):
             raise self._stale(f"tensor {self.name!r} there is {t.layout} of {t.element_type}, shape {list(t.shape)}")
         return t
 
     def _stale(self, why: str) -> RuntimeError:
-        return RuntimeError(f"{self.path} is not the file this Dask array was made from: {why}; make the array again")
+        return RuntimeError(f"{self.path} is not the file this Dask array was made from: {why}")
 
 
-@functools.lru_cache(maxsize=16)
+#: The files :func:`_file` keeps open in this process, the most recently
+#: used last: ``(path, permissive)`` to ``(identity, File)``.
+_files: collections.OrderedDict[tuple[str, bool], tuple[tuple[int, int, int, int], File]] = collections.OrderedDict()
+_files_lock = threading.Lock()
+
+#: How many paths :func:`_file` keeps open.
+FILES_KEPT = 16
+
+
 def _file(path: str, permissive: bool, identity: tuple[int, int, int, int]) -> File:
-    """One open file per path and identity in each worker process (see
-    :func:`_identity`: a replaced file is opened anew)."""
-    return _open(path, permissive=permissive, threads=1)
+    """The file at ``path`` open in this process, once per path: opened
+    again when its identity (:func:`_identity`) is not the one kept, and
+    the replaced file let go (its mapping ends with the last array made
+    from it), so that a worker does not hold deleted files' space.
+    ``FILES_KEPT`` paths at most."""
+    key = (path, permissive)
+    with _files_lock:
+        kept = _files.get(key)
+        if kept is not None and kept[0] == identity:
+            _files.move_to_end(key)
+            return kept[1]
+    f = _open(path, permissive=permissive, threads=1)
+    with _files_lock:
+        _files[key] = (identity, f)
+        _files.move_to_end(key)
+        while len(_files) > FILES_KEPT:
+            _files.popitem(last=False)
+    return f
 
 
 def _block(source: _Source, start: int, stop: int, validate: bool) -> Any:
