@@ -7,11 +7,11 @@ size and modification time too, so a file replaced at the same path gets
 new keys): each worker maps the file itself (once,
 then from a per-process cache), so the graph's size grows with the number of
 blocks only. A task that finds at the path another file than the
-array's raises ``RuntimeError`` rather than read it (:meth:`_Source.tensor`
+array's raises ``RuntimeError`` rather than read it (:meth:`_Source.mismatch`
 says how it knows: on the array's machine, by device, inode, size and
 modification time; on another, which may hold a copy of its own, by size
-and modification time to the second). A rewrite in place that keeps the
-size and modification time is not seen.
+and modification time). A rewrite in place that keeps the size and
+modification time is not seen.
 
 Each chunk is a ``sparse.GCXS`` (pydata ``sparse``) over the mapped arrays:
 Dask computes ``A @ x``, ``A.sum(axis=...)`` and slicing on it. scipy's sparse
@@ -29,6 +29,7 @@ where sparse keeps the result of a full reduction (``A.sum()``), so every
 from __future__ import annotations
 
 import collections
+import datetime
 import functools
 import math
 import operator
@@ -336,36 +337,58 @@ class _Source(NamedTuple):
     def tensor(self) -> Tensor:
         """The tensor, from this process's open file (:func:`_file`).
 
-        ``RuntimeError`` where the file at the path is not the array's. On
-        the machine the array was made on (the same host name): another
-        device, inode, size or modification time (replaced, or
-        rewritten). On another machine, which may hold a copy of its own:
-        another size or modification time to the second (``cp -p``,
-        ``rsync -t``, ``scp -p`` and ``tar`` keep it). Everywhere: no
-        tensor of the name, or one of another layout, element type or
-        shape."""
-        st = os.stat(self.path)
-        found = _identity(st)
-        if socket.gethostname() == self.host:
-            same = found == self.identity
-        else:
-            same = (found[2], found[3] // 10**9) == (self.identity[2], self.identity[3] // 10**9)
-        if not same:
-            raise self._stale(
-                f"(device, inode, size, mtime_ns) {found} where the array was made with {self.identity} "
-                f"on {self.host!r}: replaced or rewritten since, or a copy that did not keep the size and "
-                "modification time"
-            )
+        ``RuntimeError`` where the file at the path is not the array's
+        (:meth:`mismatch`), or has no tensor of the name, or one of
+        another layout, element type or shape."""
+        found = _identity(os.stat(self.path))
+        why = self.mismatch(found)
+        if why is not None:
+            raise self._stale(why + "; make the array again")
         f = _file(self.path, self.permissive, found)
+        if f is None:
+            raise self._stale("it was replaced while this task opened it; make the array again")
         if self.name not in f:
             raise self._stale(f"no tensor {self.name!r} there")
         t = f[self.name]
-        if (t.layout, t.element_type, tuple(t.shape)) != (self.layout, self.element_type, self.shape):
-            raise self._stale(f"tensor {self.name!r} there is {t.layout} of {t.element_type}, shape {list(t.shape)}")
+        there, made = (t.layout, t.element_type, list(t.shape)), (self.layout, self.element_type, list(self.shape))
+        if there != made:
+            raise self._stale(f"tensor {self.name!r} there is {_signature(*there)}; the array's was {_signature(*made)}")
         return t
+
+    def mismatch(self, found: tuple[int, int, int, int]) -> str | None:
+        """Why a file of identity ``found`` (:func:`_identity`) is not the
+        array's, or ``None``. On the machine the array was made on (the
+        same host name), any other device, inode, size or modification
+        time: another file, or the file rewritten. On another machine,
+        which may hold a copy of its own (another inode), another size,
+        or another modification time: to the nanosecond, or to the second
+        where the copy's is a whole second (``tar`` and ``scp -p`` keep
+        whole seconds; ``cp -p`` and ``rsync -t`` the nanoseconds)."""
+        (device, inode, size, mtime), (was_device, was_inode, was_size, was_mtime) = found, self.identity
+        if size != was_size:
+            return f"its size is {size} bytes, the array's file's was {was_size}"
+        seconds = mtime % 10**9 == 0 and mtime // 10**9 == was_mtime // 10**9
+        if mtime != was_mtime and not seconds:
+            return f"it was modified at {_time(mtime)}, the array's file at {_time(was_mtime)}"
+        if socket.gethostname() == self.host and (device, inode, mtime) != (was_device, was_inode, was_mtime):
+            return (
+                f"on {self.host!r}, where the array was made, it is another file (device {device}, inode "
+                f"{inode}, modified at {_time(mtime)}; the array's: device {was_device}, inode {was_inode}, "
+                f"modified at {_time(was_mtime)})"
+            )
+        return None
 
     def _stale(self, why: str) -> RuntimeError:
         return RuntimeError(f"{self.path} is not the file this Dask array was made from: {why}")
+
+
+def _time(ns: int) -> str:
+    """A modification time in ns as local ISO time, to the nanosecond."""
+    return datetime.datetime.fromtimestamp(ns // 10**9).isoformat() + f".{ns % 10**9:09d}"
+
+
+def _signature(layout: str, element_type: str, shape: list[int | None]) -> str:
+    return f"{layout} of {element_type}, shape {shape}"
 
 
 #: The files :func:`_file` keeps open in this process, the most recently
@@ -377,12 +400,13 @@ _files_lock = threading.Lock()
 FILES_KEPT = 16
 
 
-def _file(path: str, permissive: bool, identity: tuple[int, int, int, int]) -> File:
-    """The file at ``path`` open in this process, once per path: opened
-    again when its identity (:func:`_identity`) is not the one kept, and
-    the replaced file let go (its mapping ends with the last array made
-    from it), so that a worker does not hold deleted files' space.
-    ``FILES_KEPT`` paths at most."""
+def _file(path: str, permissive: bool, identity: tuple[int, int, int, int]) -> File | None:
+    """The file of ``identity`` (:func:`_identity`) at ``path``, open in
+    this process: kept from an earlier call, or opened, and kept in place
+    of any other file of that path (let go: its mapping ends with the last
+    array made from it), so that a worker does not hold many replaced
+    files' space; ``FILES_KEPT`` paths at most. ``None`` when the file at
+    the path, once opened, has another identity (replaced meanwhile)."""
     key = (path, permissive)
     with _files_lock:
         kept = _files.get(key)
@@ -390,6 +414,12 @@ def _file(path: str, permissive: bool, identity: tuple[int, int, int, int]) -> F
             _files.move_to_end(key)
             return kept[1]
     f = _open(path, permissive=permissive, threads=1)
+    # What was opened is what was checked, unless the path changed hands
+    # between the caller's stat and the open (and back, within that, is
+    # not seen).
+    if _identity(os.stat(path)) != identity:
+        f.close()
+        return None
     with _files_lock:
         _files[key] = (identity, f)
         _files.move_to_end(key)
