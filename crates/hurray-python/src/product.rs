@@ -54,6 +54,28 @@ impl Matrix {
         };
         Ok(matrix.map_err(ReadError)?)
     }
+
+    /// The handle of the file's outer slices `start..stop` (a CSC
+    /// tensor's columns, a CSR one's rows): validated if this one is.
+    fn block(&self, (start, stop): (u64, u64)) -> Result<Matrix> {
+        let outer = to_index(start)..to_index(stop);
+        Ok(match self {
+            Matrix::CscF32(a) => Matrix::CscF32(a.column_block(outer)?),
+            Matrix::CscF64(a) => Matrix::CscF64(a.column_block(outer)?),
+            Matrix::CsrF32(a) => Matrix::CsrF32(a.row_block(outer)?),
+            Matrix::CsrF64(a) => Matrix::CsrF64(a.row_block(outer)?),
+        })
+    }
+
+    /// This handle, its view's invariants scanned unless they were.
+    fn validated(self) -> Result<Matrix> {
+        Ok(match self {
+            Matrix::CscF32(a) => Matrix::CscF32(a.validated()?),
+            Matrix::CscF64(a) => Matrix::CscF64(a.validated()?),
+            Matrix::CsrF32(a) => Matrix::CsrF32(a.validated()?),
+            Matrix::CsrF64(a) => Matrix::CsrF64(a.validated()?),
+        })
+    }
 }
 
 /// A CSC handle: validated (scanned now unless a strict open did), or
@@ -73,11 +95,16 @@ fn csr_handle<T: Element>(tensor: &SharedTensor, scan: bool) -> Result<SharedCsr
     }
 }
 
-/// What [`matvec`] keeps for a file: the handles it has made, by tensor
-/// name, and the copy of `x` the last product read.
+/// What [`matvec`] keeps for a file: the handles it has made (by tensor
+/// name; a block's by name and bounds), and the copy of `x` the last
+/// product read.
 #[derive(Default)]
 pub struct Matrices {
     handles: Mutex<HashMap<String, Matrix>>,
+    /// Blocks scanned on their own (the whole tensor never was), up to
+    /// [`BLOCKS_KEPT`]: a Dask worker multiplies the same blocks again
+    /// and again, and a scan took a fifth of a block's product.
+    blocks: Mutex<HashMap<(String, u64, u64), Matrix>>,
     /// Reused by the next product (copying a 64 MiB `x` into a new vector
     /// took 5 to 112 ms on the benchmark VM, by its page faults); one a
     /// file, so a product that finds it in use, on another thread, copies
@@ -86,22 +113,42 @@ pub struct Matrices {
     x: Mutex<Vec<u64>>,
 }
 
+/// How many block handles a file keeps; past it, they are all let go.
+const BLOCKS_KEPT: usize = 4096;
+
 impl Matrices {
-    /// Tensor `name`'s handle: kept, or made (without the GIL, the lock not
-    /// held, so that another thread's product never waits on this scan
-    /// while it holds the GIL) and kept. For a product on a `block`, a
-    /// kept handle (scanned), or else an unscanned one, made for the call
-    /// and not kept: the block is scanned alone, not the whole tensor.
-    fn get(&self, py: Python<'_>, file: &SharedFile, name: &str, block: bool) -> PyResult<Matrix> {
-        let lock = || self.handles.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(kept) = lock().get(name) {
+    /// Tensor `name`'s handle, or its `block`'s: kept, or made (without
+    /// the GIL, no lock held, so that another thread's product never waits
+    /// on this scan while it holds the GIL) and kept. A block of a tensor
+    /// scanned whole is cut from its handle, no scan; otherwise the block
+    /// alone is scanned, once.
+    fn get(&self, py: Python<'_>, file: &SharedFile, name: &str, block: Option<(u64, u64)>) -> PyResult<Matrix> {
+        let whole = || self.handles.lock().unwrap_or_else(PoisonError::into_inner);
+        let blocks = || self.blocks.lock().unwrap_or_else(PoisonError::into_inner);
+        let kept = whole().get(name).cloned();
+        let Some(bounds) = block else {
+            if let Some(kept) = kept {
+                return Ok(kept);
+            }
+            let made = py.detach(|| Matrix::new(file, name, true))?;
+            return Ok(whole().entry(name.to_owned()).or_insert(made).clone());
+        };
+        if let Some(kept) = kept {
+            return Ok(kept.block(bounds).map_err(ReadError)?);
+        }
+        let key = (name.to_owned(), bounds.0, bounds.1);
+        if let Some(kept) = blocks().get(&key) {
             return Ok(kept.clone());
         }
-        if block {
-            return Matrix::new(file, name, false);
+        let unscanned = Matrix::new(file, name, false)?;
+        let made = py
+            .detach(|| unscanned.block(bounds).and_then(Matrix::validated))
+            .map_err(ReadError)?;
+        let mut blocks = blocks();
+        if blocks.len() >= BLOCKS_KEPT {
+            blocks.clear();
         }
-        let made = py.detach(|| Matrix::new(file, name, true))?;
-        Ok(lock().entry(name.to_owned()).or_insert(made).clone())
+        Ok(blocks.entry(key).or_insert(made).clone())
     }
 }
 
@@ -110,7 +157,7 @@ impl Matrices {
 /// tensor's element type. With `block`, `(start, stop)`, the product of
 /// the file's outer slices `start..stop` alone (its columns for a CSC
 /// tensor, its rows for a CSR one; of `A` or of `Aᵀ` alike), that block
-/// scanned first unless the whole tensor was. `x` is a one-dimensional
+/// scanned on its first product unless the whole tensor was. `x` is a one-dimensional
 /// buffer of that type; the Python layer has checked its length, `rows`
 /// and `block` against the shape, and the kernels check them again
 /// (`IndexError`, `ValueError`).
@@ -122,13 +169,11 @@ pub fn matvec<'py>(
     threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     let kept = &matrices.x;
-    let part = block.map(|(start, stop)| (to_index(start), to_index(stop)));
-    let on = (transposed, part);
-    match matrices.get(py, file, name, block.is_some())? {
-        Matrix::CscF32(a) => run(py, (x, rows), kept, |x, y| csc(&a, on, (x, y), threads)),
-        Matrix::CscF64(a) => run(py, (x, rows), kept, |x, y| csc(&a, on, (x, y), threads)),
-        Matrix::CsrF32(a) => run(py, (x, rows), kept, |x, y| csr(&a, on, (x, y), threads)),
-        Matrix::CsrF64(a) => run(py, (x, rows), kept, |x, y| csr(&a, on, (x, y), threads)),
+    match matrices.get(py, file, name, block)? {
+        Matrix::CscF32(a) => run(py, (x, rows), kept, |x, y| csc(&a, transposed, (x, y), threads)),
+        Matrix::CscF64(a) => run(py, (x, rows), kept, |x, y| csc(&a, transposed, (x, y), threads)),
+        Matrix::CsrF32(a) => run(py, (x, rows), kept, |x, y| csr(&a, transposed, (x, y), threads)),
+        Matrix::CsrF64(a) => run(py, (x, rows), kept, |x, y| csr(&a, transposed, (x, y), threads)),
     }
 }
 
@@ -138,37 +183,20 @@ fn to_index(bound: u64) -> usize {
     usize::try_from(bound).unwrap_or(usize::MAX)
 }
 
-/// `y = A·x` for a CSC handle, or `Aᵀ·x` (the CSR of its transpose); with
-/// a block, of the columns `start..stop` of `A`, scanned unless the handle
-/// was.
-fn csc<T: Float>(
-    a: &SharedCsc<T>,
-    (transposed, block): (bool, Option<(usize, usize)>),
-    (x, y): (&[T], &mut [T]),
-    threads: usize,
-) -> Result<()> {
-    let mut a = a.view()?;
-    if let Some((start, stop)) = block {
-        a = a.column_block(start..stop)?.validated()?;
-    }
+/// `y = A·x` for a CSC handle (a block's too), or `Aᵀ·x` (the CSR of its
+/// transpose).
+fn csc<T: Float>(a: &SharedCsc<T>, transposed: bool, (x, y): (&[T], &mut [T]), threads: usize) -> Result<()> {
+    let a = a.view()?;
     match transposed {
         false => a.mul_vec_parallel(x, y, threads),
         true => a.transpose().mul_vec_parallel(x, y, threads),
     }
 }
 
-/// `y = A·x` for a CSR handle, or `Aᵀ·x` (the CSC of its transpose); with
-/// a block, of the rows `start..stop` of `A`; see [`csc`].
-fn csr<T: Float>(
-    a: &SharedCsr<T>,
-    (transposed, block): (bool, Option<(usize, usize)>),
-    (x, y): (&[T], &mut [T]),
-    threads: usize,
-) -> Result<()> {
-    let mut a = a.view()?;
-    if let Some((start, stop)) = block {
-        a = a.row_block(start..stop)?.validated()?;
-    }
+/// `y = A·x` for a CSR handle (a block's too), or `Aᵀ·x` (the CSC of its
+/// transpose).
+fn csr<T: Float>(a: &SharedCsr<T>, transposed: bool, (x, y): (&[T], &mut [T]), threads: usize) -> Result<()> {
+    let a = a.view()?;
     match transposed {
         false => a.mul_vec_parallel(x, y, threads),
         true => a.transpose().mul_vec_parallel(x, y, threads),

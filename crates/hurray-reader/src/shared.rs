@@ -201,6 +201,7 @@ impl SharedTensor {
         Ok(SharedCsc {
             tensor: self.clone(),
             validated,
+            block: None,
             values: PhantomData,
         })
     }
@@ -214,6 +215,7 @@ impl SharedTensor {
         Ok(SharedCsr {
             tensor: self.clone(),
             validated,
+            block: None,
             values: PhantomData,
         })
     }
@@ -231,6 +233,7 @@ impl SharedTensor {
         Ok(SharedCsc {
             tensor: self.clone(),
             validated: false,
+            block: None,
             values: PhantomData,
         })
     }
@@ -246,6 +249,7 @@ impl SharedTensor {
         Ok(SharedCsr {
             tensor: self.clone(),
             validated: false,
+            block: None,
             values: PhantomData,
         })
     }
@@ -257,6 +261,9 @@ impl SharedTensor {
 pub struct SharedCsc<T> {
     tensor: SharedTensor,
     validated: bool,
+    /// The columns `start..end` of the tensor it views
+    /// ([`column_block`](Self::column_block)); `None`: all of them.
+    block: Option<(usize, usize)>,
     values: PhantomData<fn() -> T>,
 }
 
@@ -269,8 +276,30 @@ impl<T: Element> SharedCsc<T> {
     /// that of [`Tensor::csc_unscanned`].
     pub fn view(&self) -> Result<CscView<'_, T>> {
         let mut view = self.tensor.get().csc_unscanned::<T>()?;
+        if let Some((start, end)) = self.block {
+            view = view.column_block(start..end)?;
+        }
         view.structure.inner.scanned = self.validated;
         Ok(view)
+    }
+
+    /// The handle of the columns `cols` of this handle's view (`A[:,
+    /// j0..j1]`, as [`CscView::column_block`] cuts it): validated if this
+    /// one is, else [`validated`](Self::validated) scans the block alone
+    /// and its views then skip the scan. What a program keeps to multiply
+    /// one block of a matrix it never scans whole, again and again.
+    ///
+    /// # Errors
+    /// As [`CscView::column_block`].
+    pub fn column_block(&self, cols: std::ops::Range<usize>) -> Result<Self> {
+        self.view()?.column_block(cols.clone())?;
+        let first = self.block.map_or(0, |(start, _)| start);
+        Ok(SharedCsc {
+            tensor: self.tensor.clone(),
+            validated: self.validated,
+            block: Some((first.saturating_add(cols.start), first.saturating_add(cols.end))),
+            values: PhantomData,
+        })
     }
 
     /// This handle, validated: the storage invariants are scanned now
@@ -298,6 +327,9 @@ impl<T: Element> SharedCsc<T> {
 pub struct SharedCsr<T> {
     tensor: SharedTensor,
     validated: bool,
+    /// The rows `start..end` of the tensor it views
+    /// ([`row_block`](Self::row_block)); `None`: all of them.
+    block: Option<(usize, usize)>,
     values: PhantomData<fn() -> T>,
 }
 
@@ -308,8 +340,27 @@ impl<T: Element> SharedCsr<T> {
     /// As [`SharedCsc::view`].
     pub fn view(&self) -> Result<CsrView<'_, T>> {
         let mut view = self.tensor.get().csr_unscanned::<T>()?;
+        if let Some((start, end)) = self.block {
+            view = view.row_block(start..end)?;
+        }
         view.structure.inner.scanned = self.validated;
         Ok(view)
+    }
+
+    /// The handle of the rows `rows` of this handle's view; see
+    /// [`SharedCsc::column_block`].
+    ///
+    /// # Errors
+    /// As [`CsrView::row_block`].
+    pub fn row_block(&self, rows: std::ops::Range<usize>) -> Result<Self> {
+        self.view()?.row_block(rows.clone())?;
+        let first = self.block.map_or(0, |(start, _)| start);
+        Ok(SharedCsr {
+            tensor: self.tensor.clone(),
+            validated: self.validated,
+            block: Some((first.saturating_add(rows.start), first.saturating_add(rows.end))),
+            values: PhantomData,
+        })
     }
 
     /// This handle, validated; see [`SharedCsc::validated`].
@@ -333,6 +384,7 @@ impl<T> Clone for SharedCsc<T> {
         SharedCsc {
             tensor: self.tensor.clone(),
             validated: self.validated,
+            block: self.block,
             values: PhantomData,
         }
     }
@@ -343,6 +395,7 @@ impl<T> Clone for SharedCsr<T> {
         SharedCsr {
             tensor: self.tensor.clone(),
             validated: self.validated,
+            block: self.block,
             values: PhantomData,
         }
     }
@@ -365,6 +418,7 @@ impl<T> fmt::Debug for SharedCsc<T> {
         f.debug_struct("SharedCsc")
             .field("tensor", &self.tensor)
             .field("validated", &self.validated)
+            .field("block", &self.block)
             .finish()
     }
 }
@@ -374,6 +428,7 @@ impl<T> fmt::Debug for SharedCsr<T> {
         f.debug_struct("SharedCsr")
             .field("tensor", &self.tensor)
             .field("validated", &self.validated)
+            .field("block", &self.block)
             .finish()
     }
 }
@@ -502,6 +557,59 @@ mod tests {
         assert!(a.view().unwrap().row_block(1..4).unwrap().validated().is_ok());
         assert!(a.view().unwrap().row_block(0..1).unwrap().validated().is_err());
         assert!(t.csc_unscanned::<f32>().is_err(), "a CSR tensor has no CSC handle");
+    }
+
+    #[test]
+    fn a_block_handle_is_scanned_once() {
+        let broken = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/invalid/csc_indices_unsorted.hry"
+        );
+        let t = SharedFile::read(broken, Options::default())
+            .unwrap()
+            .tensor("t")
+            .unwrap();
+        let a = t.csc_unscanned::<f32>().unwrap();
+        // Columns 1..5 of columns 1..5: the file's 2..5 (ncols 3).
+        let rest = a.column_block(1..5).unwrap().column_block(1..4).unwrap();
+        assert!(!rest.view().unwrap().is_validated());
+        let rest = rest.validated().unwrap();
+        let view = rest.view().unwrap();
+        assert!(view.is_validated());
+        assert_eq!((view.ncols(), view.col_ptr()), (3, &[2, 3, 4, 5][..]));
+        let mut y = [9f32; 4];
+        view.mul_vec(&[1.0, 1.0, 1.0], &mut y).unwrap();
+        assert_eq!(y, [2.0, 3.0, 5.0, 0.0]);
+        assert!(
+            format!("{rest:?}").ends_with("validated: true, block: Some((2, 5)) }"),
+            "{rest:?}"
+        );
+        // A block of a validated block is validated; the broken column is not.
+        assert!(rest.column_block(0..2).unwrap().view().unwrap().is_validated());
+        let first = a.column_block(0..1).unwrap();
+        assert_eq!(
+            first.validated().unwrap_err().rule(),
+            Some("layouts/csc.md § Storage Invariants (3)")
+        );
+        assert!(a.column_block(4..6).is_err(), "past ncols");
+        // The CSR twin, row 0 broken.
+        let broken = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/invalid/csr_indices_unsorted.hry"
+        );
+        let t = SharedFile::read(broken, Options::default())
+            .unwrap()
+            .tensor("t")
+            .unwrap();
+        let rows = t
+            .csr_unscanned::<f32>()
+            .unwrap()
+            .row_block(1..4)
+            .unwrap()
+            .validated()
+            .unwrap();
+        assert_eq!(rows.view().unwrap().row_ptr(), [2, 3, 5, 5]);
+        assert!(rows.view().unwrap().is_validated());
     }
 
     #[test]

@@ -862,9 +862,11 @@ class Tensor:
             as :meth:`to_scipy` reads it; ``x`` then has shape ``(j1 - j0,)``
             (``x[j0:j1]`` of the whole vector) and ``y`` all ``nrows``
             entries: the block's part of ``A @ x``. Unless a product on the
-            whole tensor has scanned it, the block's invariants are scanned
-            for each call, and only the block's: what a task of
-            :func:`hurray_reader.dask.matvec` does on a worker.
+            whole tensor has scanned it, the block's first product scans
+            its invariants, and only the block's; the file keeps the
+            result for the block's next products (4096 blocks at most).
+            What a task of :func:`hurray_reader.dask.matvec` does on a
+            worker.
         rows : range or slice, optional
             CSR only (``t.T`` of a CSC too): the block ``A[i0:i1, :]``;
             ``x`` has shape ``(ncols,)`` and ``y`` is ``y[i0:i1]`` of the

@@ -163,10 +163,10 @@ def matvec(
     (``A`` of a CSR tensor, ``Aᵀ`` of a CSC one), each task gives its rows
     of ``y``, from the whole of ``x``, with the bits of ``t.matvec(x)``.
 
-    Each task maps the file on its worker (as :func:`from_hurray`'s do) and
-    scans its block's storage invariants before the product, on every
-    compute: the graph holds the path, the name, the block bounds and
-    ``x``'s keys, never matrix data.
+    Each task maps the file on its worker (as :func:`from_hurray`'s do);
+    a worker scans a block's storage invariants before its first product
+    of it, and keeps the result with the open file. The graph holds the
+    path, the name, the block bounds and ``x``'s keys, never matrix data.
 
     Parameters
     ----------
