@@ -113,7 +113,8 @@ pub struct Matrices {
     x: Mutex<Vec<u64>>,
 }
 
-/// How many block handles a file keeps; past it, they are all let go.
+/// How many block handles a file keeps; past it, one is let go for each
+/// new one.
 const BLOCKS_KEPT: usize = 4096;
 
 impl Matrices {
@@ -145,8 +146,11 @@ impl Matrices {
             .detach(|| unscanned.block(bounds).and_then(Matrix::validated))
             .map_err(ReadError)?;
         let mut blocks = blocks();
-        if blocks.len() >= BLOCKS_KEPT {
-            blocks.clear();
+        if blocks.len() >= BLOCKS_KEPT && !blocks.contains_key(&key) {
+            // One let go, whichever the map gives first: the others stay.
+            if let Some(any) = blocks.keys().next().cloned() {
+                blocks.remove(&any);
+            }
         }
         Ok(blocks.entry(key).or_insert(made).clone())
     }

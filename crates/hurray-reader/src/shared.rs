@@ -223,8 +223,8 @@ impl SharedTensor {
     /// An owned CSC view handle with no scan, in either mode: its views
     /// are unvalidated, as [`Tensor::csc_unscanned`]'s are. For work on a
     /// block without a scan of the whole matrix:
-    /// [`CscView::column_block`], then [`CscView::validated`] scans the
-    /// block alone.
+    /// [`SharedCsc::column_block`] (or [`CscView::column_block`]), then
+    /// `validated()` scans the block alone.
     ///
     /// # Errors
     /// As [`Tensor::csc_unscanned`].
@@ -239,8 +239,8 @@ impl SharedTensor {
     }
 
     /// An owned CSR view handle with no scan; see
-    /// [`csc_unscanned`](Self::csc_unscanned) ([`CsrView::row_block`] for
-    /// a block).
+    /// [`csc_unscanned`](Self::csc_unscanned) ([`SharedCsr::row_block`] or
+    /// [`CsrView::row_block`] for a block).
     ///
     /// # Errors
     /// As [`Tensor::csr_unscanned`].
@@ -570,7 +570,7 @@ mod tests {
             .tensor("t")
             .unwrap();
         let a = t.csc_unscanned::<f32>().unwrap();
-        // Columns 1..5 of columns 1..5: the file's 2..5 (ncols 3).
+        // Columns 1..4 of columns 1..5: the file's 2..5 (ncols 3).
         let rest = a.column_block(1..5).unwrap().column_block(1..4).unwrap();
         assert!(!rest.view().unwrap().is_validated());
         let rest = rest.validated().unwrap();
