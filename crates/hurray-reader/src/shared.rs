@@ -522,17 +522,20 @@ mod tests {
         assert_eq!(e.to_string(), "no tensor named 'B' in the index");
     }
 
+    /// Tensor `t` of the fixture whose first column (`"csc"`) or row
+    /// (`"csr"`) has its indices out of order, opened strictly.
+    fn unsorted(layout: &str) -> SharedTensor {
+        let path = format!(
+            "{}/../../fixtures/invalid/{layout}_indices_unsorted.hry",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        SharedFile::read(path, Options::default()).unwrap().tensor("t").unwrap()
+    }
+
     #[test]
     fn an_unscanned_handle_scans_a_block_alone() {
         // Column 0 of this 4 × 5 matrix has its rows out of order.
-        let broken = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/invalid/csc_indices_unsorted.hry"
-        );
-        let t = SharedFile::read(broken, Options::default())
-            .unwrap()
-            .tensor("t")
-            .unwrap();
+        let t = unsorted("csc");
         let rule = Some("layouts/csc.md § Storage Invariants (3)");
         assert_eq!(t.csc::<f32>().unwrap_err().rule(), rule);
         let a = t.csc_unscanned::<f32>().unwrap();
@@ -544,14 +547,7 @@ mod tests {
         let first = a.view().unwrap().column_block(0..1).unwrap();
         assert_eq!(first.validated().unwrap_err().rule(), rule);
         // The CSR twin: row 0 of this one is broken.
-        let broken = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/invalid/csr_indices_unsorted.hry"
-        );
-        let t = SharedFile::read(broken, Options::default())
-            .unwrap()
-            .tensor("t")
-            .unwrap();
+        let t = unsorted("csr");
         assert!(t.csr::<f32>().is_err());
         let a = t.csr_unscanned::<f32>().unwrap();
         assert!(a.view().unwrap().row_block(1..4).unwrap().validated().is_ok());
@@ -561,14 +557,7 @@ mod tests {
 
     #[test]
     fn a_block_handle_is_scanned_once() {
-        let broken = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/invalid/csc_indices_unsorted.hry"
-        );
-        let t = SharedFile::read(broken, Options::default())
-            .unwrap()
-            .tensor("t")
-            .unwrap();
+        let t = unsorted("csc");
         let a = t.csc_unscanned::<f32>().unwrap();
         // Columns 1..4 of columns 1..5: the file's 2..5 (ncols 3).
         let rest = a.column_block(1..5).unwrap().column_block(1..4).unwrap();
@@ -593,14 +582,7 @@ mod tests {
         );
         assert!(a.column_block(4..6).is_err(), "past ncols");
         // The CSR twin, row 0 broken.
-        let broken = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/invalid/csr_indices_unsorted.hry"
-        );
-        let t = SharedFile::read(broken, Options::default())
-            .unwrap()
-            .tensor("t")
-            .unwrap();
+        let t = unsorted("csr");
         let rows = t
             .csr_unscanned::<f32>()
             .unwrap()
