@@ -2,9 +2,10 @@
 //! `float32` or `float64`, by the Rust kernels (`CscView::mul_vec_parallel`,
 //! `CsrView::mul_vec_parallel`) over the mapped buffers, without the GIL.
 //!
-//! Each tensor's matrix handle is made once per file and kept
-//! ([`Matrices`]): its storage invariants are scanned then, in either mode
-//! (the kernels need them), and never again. The kernels read a copy of
+//! Each tensor's matrix handle, and each block's where the whole tensor
+//! was never scanned, is made once per file and kept ([`Matrices`]): its
+//! storage invariants are scanned then, in either mode (the kernels need
+//! them), and never again. The kernels read a copy of
 //! `x` (another thread could change the caller's array meanwhile), made
 //! into a vector the file keeps for the next product, and write `y` into a
 //! new array made by numpy's C API and returned; the matrix is read in
@@ -161,10 +162,10 @@ impl Matrices {
 /// tensor's element type. With `block`, `(start, stop)`, the product of
 /// the file's outer slices `start..stop` alone (its columns for a CSC
 /// tensor, its rows for a CSR one; of `A` or of `Aᵀ` alike), that block
-/// scanned on its first product unless the whole tensor was. `x` is a one-dimensional
-/// buffer of that type; the Python layer has checked its length, `rows`
-/// and `block` against the shape, and the kernels check them again
-/// (`IndexError`, `ValueError`).
+/// scanned on its first product unless the whole tensor was. `x` is a
+/// one-dimensional buffer of that type; the Python layer has checked its
+/// length, `rows` and `block` against the shape, and the kernels check
+/// them again (`IndexError`, `ValueError`).
 pub fn matvec<'py>(
     py: Python<'py>,
     (file, matrices): (&SharedFile, &Matrices),

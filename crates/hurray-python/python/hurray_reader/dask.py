@@ -121,9 +121,7 @@ def from_hurray(
             raise TypeError(f"tensor {name!r} is {t.layout}: from_hurray takes a CSC or CSR tensor")
         csc = t.layout == "csc"
         nrows, ncols = t.shape
-        pointers = t.col_ptr if csc else t.row_ptr
-        outer = ncols if csc else nrows
-        bounds = _bounds(pointers, outer, chunk_cols, t.values.itemsize)
+        bounds = _cut(t, chunk_cols)
         # The value type the chunks have (float16 widens, packed types decode).
         dtype = t.to_scipy(validate=False, **{"columns" if csc else "rows": range(0, 0)}).dtype
         source = _Source.of(path, t, permissive, identity)
@@ -214,8 +212,7 @@ def matvec(
         nrows, ncols = view.shape
         if nrows is None or ncols is None:
             raise ValueError(f"tensor {name!r} has a dynamic dimension: {view.shape}")
-        csc = t.layout == "csc"
-        bounds = _bounds(t.col_ptr if csc else t.row_ptr, t.shape[1] if csc else t.shape[0], chunk_cols, dtype.itemsize)
+        bounds = _cut(t, chunk_cols)
         # The blocks cut the columns of the matrix multiplied: A of a CSC
         # tensor, Aᵀ of a CSR one.
         parts = view.layout == "csc"
@@ -287,6 +284,14 @@ def _add(parts: list[np.ndarray]) -> np.ndarray:
     for part in parts[2:]:
         np.add(total, part, out=total)
     return total
+
+
+def _cut(t: Tensor, chunk: int | None) -> list[int]:
+    """The block boundaries of CSC or CSR tensor ``t`` (:func:`_bounds`)
+    over its outer slices: a CSC tensor's columns, a CSR one's rows."""
+    csc = t.layout == "csc"
+    outer = t.shape[1] if csc else t.shape[0]
+    return _bounds(t.col_ptr if csc else t.row_ptr, outer, chunk, t.values.itemsize)
 
 
 def _bounds(pointers: np.ndarray, outer: int, chunk: int | None, value_bytes: int) -> list[int]:
