@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gc
 import json
+import os
+import shutil
 import sys
 import threading
 import time
@@ -86,6 +88,36 @@ def test_arrays_keep_the_mapping_alive():
     assert np.array_equal(a.toarray(), WORKED_DENSE)
     assert (a @ np.ones(5, np.float32)).tolist() == [3.0, 3.0, 9.0, 0.0]
     assert dense.shape == (5, 6)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="needs Linux's /proc/self/maps")
+def test_the_mapping_goes_with_the_last_reference(tmp_path):
+    # No garbage collection: the File and its Tensors hold no reference
+    # cycle, so reference counting alone lets the mapping go.
+    path = tmp_path / "worked.hry"
+    shutil.copyfile(WORKED, path)
+
+    def mapped() -> bool:
+        with open("/proc/self/maps") as maps:
+            return str(path) in maps.read()
+
+    gc.disable()
+    try:
+        f = hr.open(path)
+        t = f["A"]
+        assert t.T.matvec(np.ones(4, np.float32)).tolist() == WORKED_DENSE.sum(axis=0).tolist()
+        assert f["A"].to_scipy().nnz == 5
+        assert mapped()
+        del f
+        assert mapped()  # t still holds the file
+        del t
+        assert not mapped()
+        a = hr.open(path)["A"].to_scipy()
+        assert mapped()  # the array holds its bytes
+        del a
+        assert not mapped()
+    finally:
+        gc.enable()
 
 
 def test_a_closed_file_refuses_new_work():

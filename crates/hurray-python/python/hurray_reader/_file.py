@@ -199,7 +199,12 @@ class File(Mapping[str, "Tensor"]):
         self._native: _native.File | None = native
         self._path = path
         self._names: list[str] = native.names()
-        self._tensors: dict[str, Tensor] = {}
+        # What the tensors share, kept here rather than the Tensor objects:
+        # a Tensor holds its File, and a File that held its Tensors would
+        # make a reference cycle, its mapping let go only at the next
+        # garbage collection rather than with its last reference.
+        self._infos: dict[str, dict[str, Any]] = {}
+        self._checked: set[str] = set()  # tensors whose data scanned clean
 
     def _live(self) -> _native.File:
         if self._native is None:
@@ -213,11 +218,10 @@ class File(Mapping[str, "Tensor"]):
         native = self._live()
         if not _encodable(name):
             raise KeyError(name)  # names are UTF-8: no lone surrogate names one
-        tensor = self._tensors.get(name)
-        if tensor is None:
-            tensor = Tensor(self, native.tensor_info(name))
-            self._tensors[name] = tensor
-        return tensor
+        info = self._infos.get(name)
+        if info is None:
+            info = self._infos[name] = native.tensor_info(name)
+        return Tensor(self, info)
 
     def __iter__(self) -> Iterator[str]:
         self._live()
@@ -287,7 +291,8 @@ class File(Mapping[str, "Tensor"]):
         """Release this object's hold on the file. Arrays made from it keep
         the bytes they read alive; tensors from it stop working."""
         self._native = None
-        self._tensors.clear()
+        self._infos.clear()
+        self._checked.clear()
 
     @property
     def closed(self) -> bool:
@@ -360,13 +365,12 @@ class Tensor:
     :meth:`buffers`, :meth:`numpy` or :meth:`to_scipy` is called.
     """
 
-    __slots__ = ("_file", "_info", "_transposed", "_checked")
+    __slots__ = ("_file", "_info", "_transposed")
 
     def __init__(self, file: File, info: dict[str, Any], transposed: bool = False) -> None:
         self._file = file
         self._info = info
         self._transposed = transposed
-        self._checked = False
 
     # Descriptor
     @property
@@ -449,9 +453,7 @@ class Tensor:
         ``t.to_scipy().T``."""
         if self._info["layout"] not in ("csc", "csr"):
             raise TypeError(f"tensor {self.name!r}: .T is for CSC and CSR tensors, not {self.layout}")
-        t = Tensor(self._file, self._info, not self._transposed)
-        t._checked = self._checked
-        return t
+        return Tensor(self._file, self._info, not self._transposed)
 
     # Data
     def _native(self) -> _native.File:
@@ -543,10 +545,16 @@ class Tensor:
         """COO: the coordinates of each stored value, ``int64``, shape ``(nnz, ndim)``."""
         return self._buffer("indices")
 
+    @property
+    def _checked(self) -> bool:
+        """Whether this tensor's data has scanned clean (by any of the
+        file's :class:`Tensor` objects for it, ``.T`` included)."""
+        return self.name in self._file._checked
+
     def _check(self, validate: bool) -> None:
         if validate and not self._checked:
             self._native().check(self.name)
-            self._checked = True
+            self._file._checked.add(self.name)
 
     def validate(self) -> list[str]:
         """Run every check that reads this tensor's data (the storage
@@ -566,7 +574,7 @@ class Tensor:
         FormatError
             The first violation, naming its position and byte offset.
         """
-        self._checked = False
+        self._file._checked.discard(self.name)
         self._check(True)
         found = self.warnings() + self._unchecked()
         for w in found:
