@@ -22,7 +22,7 @@
 
 use super::chunks;
 use super::float::Float;
-use super::{positions, same_length};
+use super::{positions, same_length, slice_parts};
 use crate::cursor::{to_u64, to_usize};
 use crate::kernels::prefetch;
 use crate::kernels::threads::{self, share};
@@ -75,7 +75,10 @@ pub(super) fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[
 /// (issue #34), 0.92x the time of the loop over [`pairs`](crate::kernels::pairs)'
 /// sub-slices with about 2 elements a slice and `x` far beyond the caches
 /// (0.95x on two threads), 0.92x with about 10 and `x` in L2 (0.90x on
-/// two), the same with about 100 and `x` in L3.
+/// two), the same with about 100 and `x` in L3. Without either hint, each
+/// slice as sub-slices, as there: on the Zen 5 host, about 100 a slice,
+/// 0.93–0.96x the time with `x` in L3 on one thread, 0.96–0.97x on two,
+/// 0.97–0.98x with `x` in L2 (`docs/perf-log/run-ad.md`).
 #[inline(never)] // its own registers, as `scatter_direct_with`
 pub(super) fn dot_slices_with<T: Float, const PREFETCH: usize, const AHEAD: bool>(
     ptr: &[u64],
@@ -92,15 +95,24 @@ pub(super) fn dot_slices_with<T: Float, const PREFETCH: usize, const AHEAD: bool
         if AHEAD {
             prefetch::arrays_ahead(idx, values, from);
         }
+        let term = |c: u64, v: T| v * x.get(to_usize(c)).copied().unwrap_or_default();
         let mut sum = T::default();
-        for at in from..to {
-            if PREFETCH > 0 {
-                if let Some(&later) = idx.get(at.wrapping_add(PREFETCH)) {
-                    prefetch::prefetch_at(x, to_usize(later));
-                }
+        if PREFETCH == 0 && !AHEAD {
+            // Sub-slices where no hint is placed, as `scatter_direct_with`.
+            let (columns, slice_values) = slice_parts((idx, values), (from, to));
+            for (&c, &v) in columns.iter().zip(slice_values) {
+                sum = sum + term(c, v);
             }
-            if let (Some(&c), Some(&v)) = (idx.get(at), values.get(at)) {
-                sum = sum + v * x.get(to_usize(c)).copied().unwrap_or_default();
+        } else {
+            for at in from..to {
+                if PREFETCH > 0 {
+                    if let Some(&later) = idx.get(at.wrapping_add(PREFETCH)) {
+                        prefetch::prefetch_at(x, to_usize(later));
+                    }
+                }
+                if let (Some(&c), Some(&v)) = (idx.get(at), values.get(at)) {
+                    sum = sum + term(c, v);
+                }
             }
         }
         *yi = sum;

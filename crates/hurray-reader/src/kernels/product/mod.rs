@@ -158,12 +158,21 @@ impl<'a> Arrays<'a> {
     /// `AHEAD` (where [`lookahead`] holds), `idx` and `values` are
     /// followed ahead too ([`prefetch::arrays_ahead`]).
     ///
-    /// Positions rather than sub-slices: a slice costs its two pointers'
-    /// check and no slice bookkeeping, and the hints need no bounds check
+    /// Slices by position: a slice costs its two pointers' check and no
+    /// slice bookkeeping, and the hints need no bounds check
     /// ([`prefetch::prefetch_at`]). On the Zen 3 host (issue #34), with
     /// about 10 elements a column and `y` in L2, 0.91x the time of the
     /// loop over [`pairs`]' sub-slices on one thread and 0.93x on two;
-    /// about 100 a column, `y` in L3, 1.01–1.02x.
+    /// about 100 a column, `y` in L3, 1.01–1.02x. Without either hint
+    /// (long slices, [`prefetch_distance`] 0) each slice's elements are
+    /// walked as sub-slices ([`slice_parts`]): two position checks fewer
+    /// an element, so more elements in the core's window at once. On the
+    /// Zen 5 host, about 100 a column, A·x with `y` in L3 (`l3-d100`)
+    /// took 0.83–0.96x the time on one thread and 0.81–0.86x on two, with
+    /// `y` in L2 0.98–1.00x (A B A B, 30 rounds, three series;
+    /// `docs/perf-log/run-ad.md`). With about 10 a slice, where the arrays
+    /// are followed ahead, the same change took 1.12x: those keep the
+    /// positions.
     // Its own registers: inlined beside its twin, the loop reloaded `y`
     // from the stack.
     #[inline(never)]
@@ -186,15 +195,25 @@ impl<'a> Arrays<'a> {
             if AHEAD {
                 prefetch::arrays_ahead(idx, values, from);
             }
-            for at in from..to {
-                if PREFETCH > 0 {
-                    if let Some(&later) = idx.get(at.wrapping_add(PREFETCH)) {
-                        prefetch::prefetch_at(y, slot(later).min(last));
-                    }
+            let add = |y: &mut [T], r: u64, v: T| {
+                if let Some(yr) = y.get_mut(slot(r)) {
+                    *yr = *yr + v * xj;
                 }
-                if let (Some(&r), Some(&v)) = (idx.get(at), values.get(at)) {
-                    if let Some(yr) = y.get_mut(slot(r)) {
-                        *yr = *yr + v * xj;
+            };
+            if PREFETCH == 0 && !AHEAD {
+                let (rows, slice_values) = slice_parts((idx, values), (from, to));
+                for (&r, &v) in rows.iter().zip(slice_values) {
+                    add(y, r, v);
+                }
+            } else {
+                for at in from..to {
+                    if PREFETCH > 0 {
+                        if let Some(&later) = idx.get(at.wrapping_add(PREFETCH)) {
+                            prefetch::prefetch_at(y, slot(later).min(last));
+                        }
+                    }
+                    if let (Some(&r), Some(&v)) = (idx.get(at), values.get(at)) {
+                        add(y, r, v);
                     }
                 }
             }
@@ -283,6 +302,20 @@ pub(super) fn positions(pair: &[u64], len: usize) -> Option<(usize, usize)> {
     let &[from, to] = pair else { return None };
     let (from, to) = (to_usize(from), to_usize(to));
     (from <= to && to <= len).then_some((from, to))
+}
+
+/// The indices and values of one slice, `from..to` as [`positions`] gave
+/// it (within both arrays, `from <= to`; empty otherwise, which it never
+/// is): walked as sub-slices, a step checks no position.
+#[inline(always)]
+pub(super) fn slice_parts<'a, T>(
+    (idx, values): (&'a [u64], &'a [T]),
+    (from, to): (usize, usize),
+) -> (&'a [u64], &'a [T]) {
+    (
+        idx.get(from..to).unwrap_or_default(),
+        values.get(from..to).unwrap_or_default(),
+    )
 }
 
 /// `idx` and `values` cut to the shorter's length: one bounds check a

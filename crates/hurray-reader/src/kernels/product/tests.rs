@@ -537,6 +537,14 @@ fn chunks_equal_slice_loops<T: Float + PartialEq + std::fmt::Debug>(
     for (lo, hi) in [(0, nrows), (nrows / 3, nrows * 2 / 3)] {
         let mut expected = vec![T::default(); hi - lo];
         c.scatter_direct_with::<T, 0, false>(values, x, &mut expected, lo as u64);
+        // The loop by position (with a hint) and by sub-slice (without).
+        let mut by_position = vec![T::default(); hi - lo];
+        c.scatter_direct_with::<T, 64, false>(values, x, &mut by_position, lo as u64);
+        if !same(&by_position, &expected) {
+            return Err(format!(
+                "scatter by position, rows {lo}..{hi}: {by_position:?} for {expected:?}"
+            ));
+        }
         for prefetch in [0, 64, 128] {
             let mut y = vec![T::default(); hi - lo];
             match prefetch {
@@ -552,6 +560,11 @@ fn chunks_equal_slice_loops<T: Float + PartialEq + std::fmt::Debug>(
     let slices = c.ptr.len() - 1;
     let mut expected = vec![garbage; slices + 2];
     dots::dot_slices_with::<T, 0, false>(c.ptr, c.idx, values, xt, &mut expected);
+    let mut by_position = vec![garbage; slices + 2];
+    dots::dot_slices_with::<T, 64, false>(c.ptr, c.idx, values, xt, &mut by_position);
+    if !same(&by_position, &expected) {
+        return Err(format!("dots by position: {by_position:?} for {expected:?}"));
+    }
     for prefetch in [0, 64, 128] {
         let mut y = vec![garbage; slices + 2];
         match prefetch {
@@ -691,8 +704,9 @@ fn nan_sums_are_nan_on_every_path() {
 proptest::proptest! {
     #![proptest_config(proptest::test_runner::Config::with_cases(500))]
 
-    /// The chunks on pointers never validated (decreasing, past the
-    /// arrays, huge) and rows past `y`: no panic, whatever they compute.
+    /// The chunks and the slice loops on pointers never validated
+    /// (decreasing, past the arrays, huge) and rows past `y`: no panic,
+    /// whatever they compute.
     #[test]
     fn chunks_survive_unchecked_pointers(
         ptr in proptest::collection::vec(proptest::prop_oneof![0u64..40, proptest::prelude::any::<u64>()], 0..30),
@@ -707,6 +721,12 @@ proptest::proptest! {
         let mut z = vec![0f32; ptr.len()];
         chunks::dots::<f32, 64>(&ptr, &idx, &values, &y, &mut z);
         chunks::dots::<f32, 0>(&ptr, &idx, &values, &y, &mut z);
+        // The slice loops too, by position and by sub-slice.
+        let arrays = csc(&ptr, &idx, 12);
+        arrays.scatter_direct_with::<f32, 64, false>(&values, &x, &mut y, first);
+        arrays.scatter_direct_with::<f32, 0, false>(&values, &x, &mut y, first);
+        dots::dot_slices_with::<f32, 64, false>(&ptr, &idx, &values, &y, &mut z);
+        dots::dot_slices_with::<f32, 0, false>(&ptr, &idx, &values, &y, &mut z);
     }
 }
 
