@@ -114,6 +114,27 @@ def test_a_broken_block_fails_its_task(tmp_path, client):
     assert "row_indices[1]" in outcomes and "ok" in outcomes
 
 
+@pytest.mark.parametrize("position, pointer", [(5, 2**52), (5, 2**62), (5, 2**64 - 1), (0, 2**63)])
+def test_pointers_nothing_scanned_yet_cut_no_blocks(tmp_path, position, pointer):
+    """The blocks are cut by the descriptor's nnz, which the open checked
+    against the buffers, not by the unscanned ``col_ptr``: a claim of
+    2**52 elements in a file of 12 KB is not allocated for (it took 83 s
+    and 6.5 GB), and computing refuses the file by its rule."""
+    path = tmp_path / "claims.hry"
+    data = bytearray((FIXTURES / "csc_worked_example.hry").read_bytes())
+    with hr.open(FIXTURES / "csc_worked_example.hry") as f:
+        col_ptr = next(b for b in f["A"]._info["buffers"] if b["role"] == "col_ptr")
+    data[col_ptr["offset"] + 8 * position : col_ptr["offset"] + 8 * position + 8] = pointer.to_bytes(8, "little")
+    path.write_bytes(data)
+    a = hd.from_hurray(path, "A")
+    assert a.chunks == ((4,), (5,))  # one block: 5 elements
+    with pytest.raises(hr.FormatError) as e:
+        a.compute(scheduler="sync")
+    assert e.value.field == f"col_ptr[{position}]" and "Storage Invariants" in e.value.rule
+    with pytest.raises(hr.FormatError):
+        hd.matvec(path, "A", np.ones(5, np.float32)).compute(scheduler="sync")
+
+
 def test_matvec_by_blocks_on_workers(client):
     """``hd.matvec`` equals ``t.matvec``: bit for bit where the blocks cut
     the rows of the matrix multiplied, within rounding where they cut its

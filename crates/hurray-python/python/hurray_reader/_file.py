@@ -281,6 +281,8 @@ class File(Mapping[str, "Tensor"]):
         """
         native = self._live()
         native.validate()
+        # Every tensor whose data the check read is clean: no later scan.
+        self._checked.update(n for n in self._names if self[n]._info["not_viewable"] is None)
         found = [f"tensor {name!r}: {w}" for name in self._names for w in native.warnings(name)]
         found += [f"tensor {name!r}: {w}" for name in self._names for w in self[name]._unchecked()]
         for w in found:
@@ -667,8 +669,8 @@ class Tensor:
         Parameters
         ----------
         validate : bool
-            Run the storage-invariant scan first (default; once per tensor
-            object), without the GIL and on the file's threads, so that scipy
+            Run the storage-invariant scan first (default; once per open
+            file and tensor, ``.T`` included), without the GIL and on the file's threads, so that scipy
             gets arrays it can trust, marked canonical. ``False`` skips it:
             only for files you trust. scipy's kernels do not check indices:
             on a corrupt file they read and write out of bounds, which can
@@ -754,8 +756,11 @@ class Tensor:
         if block is not None:
             start, stop = block
             window = pointers[start : stop + 1]
-            part = (int(window[0]), int(window[-1]))
-            pointers = _read_only(window - part[0])
+            if stop > start:
+                part = (int(window[0]), int(window[-1]))
+                pointers = _read_only(window - part[0])
+            else:  # no slice: no element, whatever the pointer says
+                part, pointers = (0, 0), _read_only(np.zeros(1, np.int64))
         indices = self._array(buffers[index], part)
         values = self._scipy_values(buffers["values"], dequantize, part, block)
         if self._transposed:
@@ -947,6 +952,17 @@ class Tensor:
         nnz = "" if self.nnz is None else f", nnz {self.nnz}"
         t = " (transposed view)" if self._transposed else ""
         return f"<hurray_reader.Tensor {self.name!r}: {self._type_text()} {self.layout} {_shape_text(self.shape)}{nnz}{t}>"
+
+    def __eq__(self, other: object) -> bool:
+        """The same tensor of the same open :class:`File` (``f[name] ==
+        f[name]``; ``t.T != t``)."""
+        if not isinstance(other, Tensor):
+            return NotImplemented
+        same = (self.name, self._transposed) == (other.name, other._transposed)
+        return self._file is other._file and same
+
+    def __hash__(self) -> int:
+        return hash((id(self._file), self.name, self._transposed))
 
     def __copy__(self) -> Tensor:
         return Tensor(self._file, self._info, self._transposed)

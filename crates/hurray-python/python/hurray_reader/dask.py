@@ -291,12 +291,16 @@ def _cut(t: Tensor, chunk: int | None) -> list[int]:
     over its outer slices: a CSC tensor's columns, a CSR one's rows."""
     csc = t.layout == "csc"
     outer = t.shape[1] if csc else t.shape[0]
-    return _bounds(t.col_ptr if csc else t.row_ptr, outer, chunk, t.values.itemsize)
+    return _bounds(t.col_ptr if csc else t.row_ptr, outer, chunk, (t.nnz or 0, t.values.itemsize))
 
 
-def _bounds(pointers: np.ndarray, outer: int, chunk: int | None, value_bytes: int) -> list[int]:
+def _bounds(pointers: np.ndarray, outer: int, chunk: int | None, elements: tuple[int, int]) -> list[int]:
     """Block boundaries ``[0, ..., outer]``: every ``chunk`` slices, or cut
-    where the stored elements reach multiples of ``BLOCK_BYTES``."""
+    where the stored elements reach multiples of ``BLOCK_BYTES``.
+    ``elements``: the descriptor's ``nnz`` (checked against the buffers'
+    sizes when the file was opened, unlike the pointers, which nothing has
+    scanned yet: the targets are bounded by the file) and the bytes of a
+    value."""
     if chunk is not None:
         try:
             width = None if isinstance(chunk, bool) else operator.index(chunk)  # numpy integers too
@@ -305,7 +309,7 @@ def _bounds(pointers: np.ndarray, outer: int, chunk: int | None, value_bytes: in
         if width is None or width < 1:
             raise ValueError(f"chunk_cols must be a positive int, not {chunk!r}")
         return list(range(0, outer, width)) + [outer] if outer else [0, 0]
-    nnz = int(pointers[-1]) if len(pointers) else 0
+    nnz, value_bytes = elements
     per_block = max(1, BLOCK_BYTES // (value_bytes + 8))
     targets = np.arange(per_block, nnz, per_block, dtype=np.int64)
     cuts = np.searchsorted(pointers, targets, side="left")
