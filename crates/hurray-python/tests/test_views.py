@@ -120,6 +120,44 @@ def test_the_mapping_goes_with_the_last_reference(tmp_path):
         gc.enable()
 
 
+def test_tensors_are_equal_by_file_and_name():
+    f, g = hr.open(WORKED), hr.open(WORKED)
+    assert f["A"] == f["A"] and hash(f["A"]) == hash(f["A"]) and len({f["A"], f["A"]}) == 1
+    assert f["A"].T == f["A"].T and f["A"].T != f["A"] and f["A"].T.T == f["A"]
+    assert f["A"] != g["A"]  # another open file
+    assert f == f and f.items() == f.items() and f != g
+    assert f["A"] != "A"
+
+
+def test_a_scan_is_made_once_per_file_and_tensor():
+    class Counting:
+        """The native file, counting its scans."""
+
+        def __init__(self, native):
+            self.native, self.checks = native, 0
+
+        def check(self, name):
+            self.checks += 1
+            return self.native.check(name)
+
+        def __getattr__(self, attr):
+            return getattr(self.native, attr)
+
+    f = hr.open(WORKED)
+    f._native = counting = Counting(f._native)
+    f["A"].to_scipy()
+    f["A"].to_scipy()
+    f["A"].T.to_scipy()
+    assert counting.checks == 1
+    f["A"].validate()  # always scans again
+    assert counting.checks == 2
+    g = hr.open(WORKED)
+    g.validate()
+    g._native = counting = Counting(g._native)
+    g["A"].to_scipy()  # the file's check read it
+    assert counting.checks == 0
+
+
 def test_a_closed_file_refuses_new_work():
     f = hr.open(WORKED)
     t = f["A"]
