@@ -670,12 +670,13 @@ class Tensor:
         ----------
         validate : bool
             Run the storage-invariant scan first (default; once per open
-            file and tensor, ``.T`` included), without the GIL and on the file's threads, so that scipy
-            gets arrays it can trust, marked canonical. ``False`` skips it:
-            only for files you trust. scipy's kernels do not check indices:
-            on a corrupt file they read and write out of bounds, which can
-            kill the interpreter (segmentation fault, "double free") or
-            silently give wrong results.
+            file and tensor, ``.T`` included), without the GIL and on the
+            file's threads, so that scipy gets arrays it can trust, marked
+            canonical. ``False`` skips it: only for files you trust.
+            scipy's kernels do not check indices: on a corrupt file they
+            read and write out of bounds, which can kill the interpreter
+            (segmentation fault, "double free") or silently give wrong
+            results.
         dequantize : bool
             A quantized tensor's real values (default) or its stored codes.
         columns : range or slice, optional
