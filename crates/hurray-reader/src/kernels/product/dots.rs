@@ -78,7 +78,10 @@ pub(super) fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[
 /// two), the same with about 100 and `x` in L3. Without either hint, each
 /// slice as sub-slices, as there: on the Zen 5 host, about 100 a slice,
 /// 0.93–0.96x the time with `x` in L3 on one thread, 0.96–0.97x on two,
-/// 0.97–0.98x with `x` in L2 (`docs/perf-log/run-ad.md`).
+/// 0.97–0.98x with `x` in L2 on one thread, 0.99–1.00x on two
+/// (`docs/perf-log/run-ad.md`). Where NaNs meet, which NaN comes out may
+/// differ from the loop by position (its sign and payload: Rust fixes
+/// neither; `tests::nan_sums_are_nan_on_every_path`).
 #[inline(never)] // its own registers, as `scatter_direct_with`
 pub(super) fn dot_slices_with<T: Float, const PREFETCH: usize, const AHEAD: bool>(
     ptr: &[u64],

@@ -169,7 +169,7 @@ impl<'a> Arrays<'a> {
     /// an element, so more elements in the core's window at once. On the
     /// Zen 5 host, about 100 a column, A·x with `y` in L3 (`l3-d100`)
     /// took 0.83–0.96x the time on one thread and 0.81–0.86x on two, with
-    /// `y` in L2 0.98–1.00x (A B A B, 30 rounds, three series;
+    /// `y` in L2 0.98–1.00x (A B A B, 30 rounds, two series;
     /// `docs/perf-log/run-ad.md`). With about 10 a slice, where the arrays
     /// are followed ahead, the same change took 1.12x: those keep the
     /// positions.
@@ -294,9 +294,10 @@ pub(crate) const SPLIT_MIN_NNZ: u64 = 1 << 16;
 
 /// The positions `from..to` of one slice (`pair`: its two pointers), if
 /// they lie within `0..len` in order; `None` ends a walk (data never
-/// validated). The products walk slices by position: a slice costs the
-/// check of its two pointers, and the steps past its end of
-/// [`chunks`] read elements of the next slice.
+/// validated). The products walk slices from it, by position (a slice
+/// costs the check of its two pointers, and the steps past its end of
+/// [`chunks`] read elements of the next slice) or as the sub-slices of
+/// [`slice_parts`].
 #[inline(always)]
 pub(super) fn positions(pair: &[u64], len: usize) -> Option<(usize, usize)> {
     let &[from, to] = pair else { return None };
