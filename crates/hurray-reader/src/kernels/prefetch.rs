@@ -48,6 +48,18 @@ pub(crate) const DISTANCE: usize = 64;
 /// [`DISTANCE`] stays there; 256 took 1.03–1.06x 128's time beyond 8 MiB.
 pub(crate) const FAR_DISTANCE: usize = 128;
 
+/// How many elements apart the slice loops that run without a hint an
+/// element ask for the vector entry [`DISTANCE`] elements on (long and
+/// dense slices, `product::prefetch_distance` 0: `product::walk_hinted`).
+/// On the Intel host of issue #34's run AE (`docs/perf-log/run-ae.md`),
+/// A B A B against no hint, about 100 a slice: with the vector in L3
+/// (8 MiB), A·x took 0.80x the time on one thread and 0.81x on two, Aᵀ·x
+/// 0.77x and 0.81x; in L2 (512 KiB) 0.93–0.97x; one dense column of 8 M
+/// elements 0.94–0.98x. A hint an element cost 1.10–1.20x there, as on
+/// the Zen 5 host (`docs/perf-log/run-v.md`), where this spacing was not
+/// measured.
+pub(crate) const SPARSE_EVERY: usize = 8;
+
 /// Asks the CPU to bring the cache line holding `value` into its caches.
 /// Changes nothing the program can observe but timing; a no-op on targets
 /// other than x86-64.
@@ -62,7 +74,14 @@ pub(crate) fn prefetch<T>(value: &T) {
 /// some other line, which costs at most a wasted load.
 #[inline(always)]
 pub(crate) fn prefetch_at<T>(items: &[T], i: usize) {
-    hint(items.as_ptr().wrapping_add(i).cast());
+    prefetch_from(items.as_ptr(), i);
+}
+
+/// [`prefetch_at`] from the start of a vector that is borrowed mutably
+/// elsewhere (the `y` of a scatter): `base` is never dereferenced.
+#[inline(always)]
+pub(crate) fn prefetch_from<T>(base: *const T, i: usize) {
+    hint(base.wrapping_add(i).cast());
 }
 
 /// The hint itself (`prefetcht0`).

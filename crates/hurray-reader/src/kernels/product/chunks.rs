@@ -83,11 +83,13 @@ pub(super) fn mean_within(ptr: &[u64], mean: u64) -> bool {
 /// steps past its end: [`CHUNK`] positions a trip, as many trips as the
 /// slice needs and at least one (an empty slice too), so that every
 /// slice of up to `CHUNK` elements takes one trip of the same loop. The
-/// step adds nothing where `at >= to`.
+/// step adds nothing where `at >= to`. `trip(k)` is called before each
+/// trip, with its first position.
 #[inline(always)]
-fn walk(from: usize, to: usize, mut step: impl FnMut(usize)) {
+fn walk(from: usize, to: usize, mut trip: impl FnMut(usize), mut step: impl FnMut(usize)) {
     let mut k = from;
     loop {
+        trip(k);
         for at in (0..CHUNK).map(|s| k.wrapping_add(s)) {
             step(at);
         }
@@ -114,18 +116,23 @@ pub(super) fn dots<T: Float, const PREFETCH: usize>(ptr: &[u64], idx: &[u64], va
     for (pair, yi) in ptr.windows(2).zip(y.iter_mut()) {
         let Some((from, to)) = positions(pair, len) else { break };
         let mut sum = T::default();
-        walk(from, to, |at| {
-            if PREFETCH > 0 {
-                if let Some(&later) = idx.get(at.wrapping_add(PREFETCH)) {
-                    prefetch::prefetch_at(x, to_usize(later));
+        walk(
+            from,
+            to,
+            |_| (),
+            |at| {
+                if PREFETCH > 0 {
+                    if let Some(&later) = idx.get(at.wrapping_add(PREFETCH)) {
+                        prefetch::prefetch_at(x, to_usize(later));
+                    }
                 }
-            }
-            let product = match (idx.get(at), values.get(at)) {
-                (Some(&c), Some(&v)) => v * x.get(to_usize(c)).copied().unwrap_or_default(),
-                _ => T::default(),
-            };
-            sum = sum + product.kept(at < to);
-        });
+                let product = match (idx.get(at), values.get(at)) {
+                    (Some(&c), Some(&v)) => v * x.get(to_usize(c)).copied().unwrap_or_default(),
+                    _ => T::default(),
+                };
+                sum = sum + product.kept(at < to);
+            },
+        );
         *yi = sum;
         written = written.wrapping_add(1);
     }
@@ -138,7 +145,14 @@ pub(super) fn dots<T: Float, const PREFETCH: usize>(ptr: &[u64], idx: &[u64], va
 /// that holds no `-0.0` (the caller zeroes it). Rows outside the window
 /// `first..first + y.len()` are skipped; the walk ends at a slice whose
 /// pointers decrease or pass the arrays. With `PREFETCH` above 0, each
-/// step asks for the `y` entry of the row that many elements on.
+/// trip asks for the `y` entry of the row that many elements after its
+/// first step: once a trip, not a step as the dot products ask (most
+/// steps past a slice's end asked again for a row the next slice's
+/// steps ask for). On the Intel host of issue #34's run AE
+/// (`docs/perf-log/run-ae.md`), A B A B, about 2 a column: with `y` in L3
+/// (8 MiB) A·x took 0.80x the time on one thread and 0.87x on two, with
+/// 128 MiB 0.92x on one thread and 1.01x on two; the dot products took
+/// 1.03–1.09x with a hint a trip and keep theirs.
 #[inline(never)] // its own registers, as `scatter_direct_with`
 pub(super) fn scatter<T: Float, const PREFETCH: usize>(
     (ptr, idx, values): (&[u64], &[u64], &[T]),
@@ -154,12 +168,15 @@ pub(super) fn scatter<T: Float, const PREFETCH: usize>(
     let len = idx.len();
     for (pair, &xj) in ptr.windows(2).zip(x) {
         let Some((from, to)) = positions(pair, len) else { break };
-        walk(from, to, |at| {
+        let base = y.as_ptr();
+        let trip = |k: usize| {
             if PREFETCH > 0 {
-                if let Some(&later) = idx.get(at.wrapping_add(PREFETCH)) {
-                    prefetch::prefetch_at(y, slot(later).min(last));
+                if let Some(&later) = idx.get(k.wrapping_add(PREFETCH)) {
+                    prefetch::prefetch_from(base, slot(later).min(last));
                 }
             }
+        };
+        walk(from, to, trip, |at| {
             if let (Some(&r), Some(&v)) = (idx.get(at), values.get(at)) {
                 if let Some(yr) = y.get_mut(slot(r)) {
                     *yr = *yr + (v * xj).kept(at < to);

@@ -22,7 +22,7 @@
 
 use super::chunks;
 use super::float::Float;
-use super::{positions, same_length, slice_parts};
+use super::{positions, same_length, walk_hinted};
 use crate::cursor::{to_u64, to_usize};
 use crate::kernels::prefetch;
 use crate::kernels::threads::{self, share};
@@ -76,7 +76,10 @@ pub(super) fn dot_slices<T: Float>(ptr: &[u64], idx: &[u64], values: &[T], x: &[
 /// sub-slices with about 2 elements a slice and `x` far beyond the caches
 /// (0.95x on two threads), 0.92x with about 10 and `x` in L2 (0.90x on
 /// two), the same with about 100 and `x` in L3. Without either hint, each
-/// slice as sub-slices, as there: on the Zen 5 host, about 100 a slice,
+/// slice as sub-slices, `x` asked for once every
+/// [`SPARSE_EVERY`](prefetch::SPARSE_EVERY) elements
+/// ([`walk_hinted`]), as there: on the Zen 5 host (before that sparse
+/// hint), about 100 a slice,
 /// 0.93–0.96x the time with `x` in L3 on one thread, 0.96–0.97x on two,
 /// 0.97–0.98x with `x` in L2 on one thread, 0.99–1.00x on two
 /// (`docs/perf-log/run-ad.md`). Where NaNs meet, which NaN comes out may
@@ -101,11 +104,9 @@ pub(super) fn dot_slices_with<T: Float, const PREFETCH: usize, const AHEAD: bool
         let term = |c: u64, v: T| v * x.get(to_usize(c)).copied().unwrap_or_default();
         let mut sum = T::default();
         if PREFETCH == 0 && !AHEAD {
-            // Sub-slices where no hint is placed, as `scatter_direct_with`.
-            let (columns, slice_values) = slice_parts((idx, values), (from, to));
-            for (&c, &v) in columns.iter().zip(slice_values) {
-                sum = sum + term(c, v);
-            }
+            // Sub-slices, `x` asked for sparsely, as `scatter_direct_with`.
+            let hint = |later: u64| prefetch::prefetch_at(x, to_usize(later));
+            walk_hinted((idx, values), (from, to), hint, |c, v| sum = sum + term(c, v));
         } else {
             for at in from..to {
                 if PREFETCH > 0 {

@@ -165,7 +165,9 @@ impl<'a> Arrays<'a> {
     /// loop over [`pairs`]' sub-slices on one thread and 0.93x on two;
     /// about 100 a column, `y` in L3, 1.01–1.02x. Without either hint
     /// (long slices, [`prefetch_distance`] 0) each slice's elements are
-    /// walked as sub-slices ([`slice_parts`]): two position checks fewer
+    /// walked as sub-slices, `y` asked for once every
+    /// [`prefetch::SPARSE_EVERY`] elements ([`walk_hinted`]; its figures
+    /// are there): two position checks fewer
     /// an element, so more elements in the core's window at once. On the
     /// Zen 5 host, about 100 a column, A·x with `y` in L3 (`l3-d100`)
     /// took 0.83–0.96x the time on one thread and 0.81–0.86x on two, with
@@ -201,10 +203,9 @@ impl<'a> Arrays<'a> {
                 }
             };
             if PREFETCH == 0 && !AHEAD {
-                let (rows, slice_values) = slice_parts((idx, values), (from, to));
-                for (&r, &v) in rows.iter().zip(slice_values) {
-                    add(y, r, v);
-                }
+                let base = y.as_ptr();
+                let hint = |later: u64| prefetch::prefetch_from(base, slot(later).min(last));
+                walk_hinted((idx, values), (from, to), hint, |r, v| add(y, r, v));
             } else {
                 for at in from..to {
                     if PREFETCH > 0 {
@@ -319,6 +320,38 @@ pub(super) fn slice_parts<'a, T>(
     )
 }
 
+/// Calls `each(index, value)` for the elements `from..to` of one slice
+/// ([`positions`]), in order, walked as sub-slices ([`slice_parts`]), and
+/// `hint(index)` with the index of the element [`prefetch::DISTANCE`] on,
+/// once every [`prefetch::SPARSE_EVERY`] elements (where there is one):
+/// the slice loops where no hint an element runs (long and dense slices,
+/// [`prefetch_distance`] 0, the arrays not followed ahead).
+#[inline(always)]
+pub(super) fn walk_hinted<T: Copy>(
+    (idx, values): (&[u64], &[T]),
+    (from, to): (usize, usize),
+    mut hint: impl FnMut(u64),
+    mut each: impl FnMut(u64, T),
+) {
+    const EVERY: usize = prefetch::SPARSE_EVERY;
+    let (slice_idx, slice_values) = slice_parts((idx, values), (from, to));
+    let mut indices = slice_idx.chunks_exact(EVERY);
+    let mut group_values = slice_values.chunks_exact(EVERY);
+    let mut ahead = from.wrapping_add(prefetch::DISTANCE);
+    for (i8, v8) in (&mut indices).zip(&mut group_values) {
+        if let Some(&later) = idx.get(ahead) {
+            hint(later);
+        }
+        ahead = ahead.wrapping_add(EVERY);
+        for (&i, &v) in i8.iter().zip(v8) {
+            each(i, v);
+        }
+    }
+    for (&i, &v) in indices.remainder().iter().zip(group_values.remainder()) {
+        each(i, v);
+    }
+}
+
 /// `idx` and `values` cut to the shorter's length: one bounds check a
 /// step for both.
 pub(super) fn same_length<'a, T>(idx: &'a [u64], values: &'a [T]) -> (&'a [u64], &'a [T]) {
@@ -331,7 +364,9 @@ pub(super) fn same_length<'a, T>(idx: &'a [u64], values: &'a [T]) -> (&'a [u64],
 
 /// How many elements ahead a product walking the slices of `ptr`, with
 /// `vector` read or written at the positions its indices give, asks for
-/// those entries (0: not at all): [`prefetch::DISTANCE`] where `vector`
+/// those entries at every element (0: not at every element; the slice
+/// loops then ask once every [`prefetch::SPARSE_EVERY`],
+/// [`walk_hinted`], and the chunks not at all): [`prefetch::DISTANCE`] where `vector`
 /// is over [`CACHED_BYTES`] or the slices hold about 10,
 /// [`prefetch::FAR_DISTANCE`] beyond [`NEAR_MAX_VECTOR`]; not at all for
 /// two kinds of slices the core follows alone. (The direct scatter drops

@@ -537,7 +537,8 @@ fn chunks_equal_slice_loops<T: Float + PartialEq + std::fmt::Debug>(
     for (lo, hi) in [(0, nrows), (nrows / 3, nrows * 2 / 3)] {
         let mut expected = vec![T::default(); hi - lo];
         c.scatter_direct_with::<T, 0, false>(values, x, &mut expected, lo as u64);
-        // The loop by position (with a hint) and by sub-slice (without).
+        // The loop by position (a hint an element) and by sub-slice (a
+        // hint every `SPARSE_EVERY`).
         let mut by_position = vec![T::default(); hi - lo];
         c.scatter_direct_with::<T, 64, false>(values, x, &mut by_position, lo as u64);
         if !same(&by_position, &expected) {
