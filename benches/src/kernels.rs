@@ -440,7 +440,9 @@ pub fn gather_sum<T: Real, const PREFETCH: bool>(idx: &[u64], x: &[T]) -> T {
 /// restarted or stored per row, no branch at a row's end, and no single
 /// chain of additions (the four sums overlap). With `AHEAD` above 0, each
 /// step also asks for `x[idx[k + AHEAD]]`, as the library's loops do (64
-/// or 128 ahead, by the size of `x`). Indices past `x` count as zero.
+/// or 128 ahead, by the size of `x`): at every element with `EVERY` 1, at
+/// one in `EVERY` (8: as the library's loops over long slices,
+/// `prefetch::SPARSE_EVERY`). Indices past `x` count as zero.
 ///
 /// With `ptr`, `y` and `reads` empty, that is all (the dot without rows).
 /// With the pointers a product reads and the `y` it writes, the pass moves
@@ -452,7 +454,7 @@ pub fn gather_sum<T: Real, const PREFETCH: bool>(idx: &[u64], x: &[T]) -> T {
 /// gather with `x` as that `y`). Returns the dot (plus the sum of
 /// `reads`) and the pointers' sum.
 #[inline(never)]
-pub fn dot_sum<T: Real, const AHEAD: usize>(
+pub fn dot_sum<T: Real, const AHEAD: usize, const EVERY: usize>(
     (idx, values, x): (&[u64], &[T], &[T]),
     ptr: &[u64],
     y: &mut [T],
@@ -464,7 +466,7 @@ pub fn dot_sum<T: Real, const AHEAD: usize>(
     for step in steps(n) {
         let elements = step.elements.clone();
         let ahead = idx.get(elements.start + AHEAD..).unwrap_or_default();
-        add_quads::<T, AHEAD>(&mut sums, &idx[elements.clone()], &values[elements], x, ahead);
+        add_quads::<T, AHEAD, EVERY>(&mut sums, &idx[elements.clone()], &values[elements], x, ahead);
         pointers = ptr[step.share(ptr.len())]
             .iter()
             .fold(pointers, |s, &p| s.wrapping_add(p));
@@ -513,14 +515,25 @@ pub fn steps(n: usize) -> impl Iterator<Item = Step> {
 
 /// Adds `values[k] · x[idx[k]]` to `sums[k % 4]` for every `k` in the
 /// whole quads of `idx` (a tail of fewer than 4 is left); with `AHEAD`
-/// above 0, asks for `x[ahead[k]]` meanwhile.
+/// above 0, asks for `x[ahead[k]]` meanwhile: for every `k` with `EVERY`
+/// 1, for one `k` in `EVERY` (a multiple of 4) otherwise.
 #[inline(always)]
-fn add_quads<T: Real, const AHEAD: usize>(sums: &mut [T; 4], idx: &[u64], values: &[T], x: &[T], ahead: &[u64]) {
+fn add_quads<T: Real, const AHEAD: usize, const EVERY: usize>(
+    sums: &mut [T; 4],
+    idx: &[u64],
+    values: &[T],
+    x: &[T],
+    ahead: &[u64],
+) {
     let mut ahead = ahead.chunks(4);
-    for (quad, vals) in idx.chunks_exact(4).zip(values.chunks_exact(4)) {
+    for (q, (quad, vals)) in idx.chunks_exact(4).zip(values.chunks_exact(4)).enumerate() {
         if AHEAD > 0 {
             let later = ahead.next().unwrap_or_default();
-            later.iter().filter_map(|&a| entry(x, a)).for_each(prefetch);
+            if EVERY <= 1 {
+                later.iter().filter_map(|&a| entry(x, a)).for_each(prefetch);
+            } else if q % (EVERY / 4).max(1) == 0 {
+                later.first().and_then(|&a| entry(x, a)).map(prefetch);
+            }
         }
         for ((sum, &i), &v) in sums.iter_mut().zip(quad).zip(vals) {
             *sum += v * at(x, i);
@@ -586,13 +599,16 @@ mod tests {
         let x = [1.0f32, 10.0, 100.0];
         // Six elements: one quad and a tail of two; index 9 reads 0.
         let (idx, values) = ([2, 0, 1, 9, 2, 1], [1.0f32, 2.0, 3.0, 4.0, 0.5, 0.25]);
-        let (dot, _) = dot_sum::<f32, 0>((&idx, &values, &x), &[], &mut [], &[]);
+        let (dot, _) = dot_sum::<f32, 0, 1>((&idx, &values, &x), &[], &mut [], &[]);
         assert_eq!(dot, 100.0 + 2.0 + 30.0 + 50.0 + 2.5);
         let idx: Vec<u64> = (0..103).map(|k| k % 3).collect();
         let values = vec![2.0f64; 103];
         let x = [1.0f64, 10.0, 100.0];
         // 35 of index 0, 34 of 1 and 34 of 2, each value 2.
-        let (dot, _) = dot_sum::<f64, 64>((&idx, &values, &x), &[], &mut [], &[]);
+        let (dot, _) = dot_sum::<f64, 64, 1>((&idx, &values, &x), &[], &mut [], &[]);
+        assert_eq!(dot, 2.0 * (35.0 + 340.0 + 3400.0));
+        // The sparse hint (one element in 8) asks for less, adds the same.
+        let (dot, _) = dot_sum::<f64, 64, 8>((&idx, &values, &x), &[], &mut [], &[]);
         assert_eq!(dot, 2.0 * (35.0 + 340.0 + 3400.0));
     }
 
@@ -604,7 +620,7 @@ mod tests {
         let (idx, values, x) = (vec![0u64; n], vec![1.0f32; n], [2.0f32]);
         let ptr: Vec<u64> = (0..10).collect();
         let mut y = vec![-1.0f32; 7];
-        let (dot, pointers) = dot_sum::<f32, 128>((&idx, &values, &x), &ptr, &mut y, &[]);
+        let (dot, pointers) = dot_sum::<f32, 128, 1>((&idx, &values, &x), &ptr, &mut y, &[]);
         assert_eq!(dot, 2.0 * n as f32);
         assert_eq!(pointers, 45);
         // Four steps (the last one of 3 elements, its quads none): y's 7
@@ -615,11 +631,11 @@ mod tests {
         assert_eq!((part(7, 4, 4), part(7, 9, 4)), (7..7, 7..7));
         // No elements: still every pointer read and every entry of y written.
         let mut y = vec![-1.0f32; 3];
-        assert_eq!(dot_sum::<f32, 0>((&[], &[], &x), &ptr, &mut y, &[]), (0.0, 45));
+        assert_eq!(dot_sum::<f32, 0, 1>((&[], &[], &x), &ptr, &mut y, &[]), (0.0, 45));
         assert_eq!(y, [0.0; 3]);
         // Reads summed in step and added to the dot: 0.5 · 100 read.
         let reads = vec![0.5f32; 100];
-        let (dot, _) = dot_sum::<f32, 0>((&idx, &values, &x), &[], &mut [], &reads);
+        let (dot, _) = dot_sum::<f32, 0, 1>((&idx, &values, &x), &[], &mut [], &reads);
         assert_eq!(dot, 2.0 * n as f32 + 50.0);
     }
 

@@ -41,8 +41,9 @@
 //! arithmetic of Aᵀ·x without its rows (no per-row sum, store or branch,
 //! no single chain of additions), split by position over the threads,
 //! asking for `x` entries as far ahead as runs it fastest (no hint, 64 or
-//! 128 elements: `Bench::calibrate`, at start-up; the first line's
-//! `bound_prefetch` gives each bound's);
+//! 128 elements at every element, or 64 at one in 8: `Bench::calibrate`,
+//! at start-up; the first line's `bound_prefetch` gives each bound's
+//! `[distance, every]`);
 //! `bound_ax1` / `bound_ax2` and `bound_atx1` / `bound_atx2`, the bounds
 //! the targets are judged by: the bare stores and the dot without rows,
 //! each moving too the rest of the bytes its product must, in step with
@@ -106,8 +107,8 @@ struct Bench<'a, T: Real> {
     /// covers the cache lines `y` does.
     /// One `y` of slots a thread (two).
     stores: [Stores; 2],
-    /// Each dot bound's prefetch distance ([`Bench::calibrate`]).
-    prefetch: Vec<(&'static str, usize)>,
+    /// Each dot bound's hint, `(distance, every)` ([`Bench::calibrate`]).
+    prefetch: Vec<(&'static str, (usize, usize))>,
 }
 
 /// The bounds with the dot without rows.
@@ -120,10 +121,13 @@ const DOT_BOUNDS: [&str; 6] = [
     "bound_gather2",
 ];
 
-/// The prefetch distances a dot bound is tried with: none, and the
-/// library's two ([`hurray_reader`]'s `prefetch::DISTANCE` and
-/// `FAR_DISTANCE`).
-const DOT_PREFETCH: [usize; 3] = [0, 64, 128];
+/// The hints a dot bound is tried with, `(distance, every)`: none, the
+/// library's two distances at every element ([`hurray_reader`]'s
+/// `prefetch::DISTANCE` and `FAR_DISTANCE`), and its sparse hint (64
+/// ahead at one element in 8, `prefetch::SPARSE_EVERY`: since `4414b72`
+/// the library's loops over long slices, which outran the other bounds
+/// on the Intel host of run AE).
+const DOT_PREFETCH: [(usize, usize); 4] = [(0, 1), (64, 1), (128, 1), (64, 8)];
 
 /// How many times [`Bench::calibrate`] calls each dot bound with each
 /// distance. With two calls in a row for each distance (run AC), the
@@ -183,7 +187,11 @@ impl<T: Real> Bench<'_, T> {
                 pointers as f64 + xs.to_f64()
             }
             dot if DOT_BOUNDS.contains(&dot) => {
-                let prefetch = self.prefetch.iter().find(|(n, _)| *n == name).map_or(0, |&(_, d)| d);
+                let prefetch = self
+                    .prefetch
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map_or((0, 1), |&(_, d)| d);
                 self.dot_bound(name, prefetch)
             }
             other => return Err(format!("no routine {other}")),
@@ -192,9 +200,9 @@ impl<T: Real> Bench<'_, T> {
     }
 
     /// The dot without rows of routine `name` (a `bound_dot*`,
-    /// `bound_atx*` or `bound_gather*`), asking for `x` entries `prefetch`
-    /// elements ahead (0, 64 or 128).
-    fn dot_bound(&mut self, name: &str, prefetch: usize) -> f64 {
+    /// `bound_atx*` or `bound_gather*`), asking for `x` entries as
+    /// `prefetch` says (one of [`DOT_PREFETCH`]).
+    fn dot_bound(&mut self, name: &str, prefetch: (usize, usize)) -> f64 {
         let a = &self.a;
         let (ptr, idx, values) = (a.col_ptr(), a.row_indices(), a.values());
         let threads = if name.ends_with('1') { 1 } else { 2 };
@@ -211,7 +219,7 @@ impl<T: Real> Bench<'_, T> {
         dot.to_f64() + pointers as f64
     }
 
-    /// Sets each dot bound's prefetch distance to the one of
+    /// Sets each dot bound's hint to the one of
     /// [`DOT_PREFETCH`] with the least of [`CALIBRATION_ROUNDS`] calls,
     /// the distances taken in turn each round (A B C A B C …, so that a
     /// slow stretch of the machine does not fall on one distance alone): a
@@ -233,7 +241,7 @@ impl<T: Real> Bench<'_, T> {
                 .into_iter()
                 .zip(best)
                 .min_by_key(|&(_, t)| t)
-                .map_or(0, |(d, _)| d);
+                .map_or((0, 1), |(d, _)| d);
             self.prefetch.push((name, fastest));
         }
     }
@@ -335,7 +343,8 @@ fn scatter_stores<T: Real, V: Copy, S: Slot>(
 
 /// `sum values[k] · x[idx[k]]` ([`dot_sum`]) over every `k`, the positions
 /// cut into `threads` equal parts, one thread each, each asking for `x`
-/// `prefetch` elements ahead (0: not); with `ptr` and `y` not empty (the
+/// as `prefetch` says (`(distance, every)`, one of [`DOT_PREFETCH`];
+/// distance 0: not at all); with `ptr` and `y` not empty (the
 /// pointers Aᵀ·x reads and a `y` of its length), each thread also moves
 /// its even share of them, in step with its elements: every byte Aᵀ·x
 /// reads and writes;
@@ -345,7 +354,7 @@ fn dot<T: Real>(
     (ptr, idx, values, x): (&[u64], &[u64], &[T], &[T]),
     (y, reads): (&mut [T], &[T]),
     threads: usize,
-    prefetch: usize,
+    prefetch: (usize, usize),
 ) -> (T, u64) {
     let (ylen, mut rest) = (y.len(), y);
     let mut jobs = Vec::new();
@@ -356,9 +365,10 @@ fn dot<T: Real>(
         let reads = &reads[part(reads.len(), t, threads)];
         rest = others;
         jobs.push(move || match prefetch {
-            0 => dot_sum::<T, 0>((rows, vals, x), ptr, mine, reads),
-            64 => dot_sum::<T, 64>((rows, vals, x), ptr, mine, reads),
-            _ => dot_sum::<T, 128>((rows, vals, x), ptr, mine, reads),
+            (0, _) => dot_sum::<T, 0, 1>((rows, vals, x), ptr, mine, reads),
+            (64, 1) => dot_sum::<T, 64, 1>((rows, vals, x), ptr, mine, reads),
+            (64, _) => dot_sum::<T, 64, 8>((rows, vals, x), ptr, mine, reads),
+            _ => dot_sum::<T, 128, 1>((rows, vals, x), ptr, mine, reads),
         });
     }
     for_benches::run_all(jobs)
@@ -503,32 +513,38 @@ mod tests {
         let n = 3 * STEP + 1;
         let (idx, values, x) = (vec![1u64; n], vec![1.0f64; n], [0.0, 0.5]);
         let ptr: Vec<u64> = (0..=100).collect();
-        for threads in 1..=2 {
+        for (threads, hint) in (1..=2).flat_map(|t| DOT_PREFETCH.map(|h| (t, h))) {
             let mut y = vec![-1.0f64; 100];
             assert_eq!(
-                dot((&ptr, &idx, &values, &x), (&mut y, &[]), threads, 64),
+                dot((&ptr, &idx, &values, &x), (&mut y, &[]), threads, hint),
                 (0.5 * n as f64, 5050)
             );
             // Each share of y holds the sum so far of its thread.
-            assert!(y.iter().all(|&v| v >= 0.5 * 1024.0), "threads {threads}: {y:?}");
+            assert!(
+                y.iter().all(|&v| v >= 0.5 * 1024.0),
+                "threads {threads}, {hint:?}: {y:?}"
+            );
         }
         let mut y = vec![-1.0f64; 100];
-        dot((&ptr, &idx, &values, &x), (&mut y, &[]), 1, 0);
+        dot((&ptr, &idx, &values, &x), (&mut y, &[]), 1, (0, 1));
         assert_eq!(
             (y[0], y[24], y[25], y[74], y[75], y[99]),
             (1024.0, 1024.0, 2048.0, 3072.0, 3072.0, 3072.0)
         );
-        assert_eq!(dot((&[], &idx, &values, &x), (&mut [], &[]), 2, 0), (0.5 * n as f64, 0));
+        assert_eq!(
+            dot((&[], &idx, &values, &x), (&mut [], &[]), 2, (0, 1)),
+            (0.5 * n as f64, 0)
+        );
         // x of A·x read in step, its sum added: 0.25 · 64.
         let reads = vec![0.25f64; 64];
         for threads in 1..=2 {
-            let got = dot((&ptr, &idx, &values, &x), (&mut [], &reads), threads, 128);
+            let got = dot((&ptr, &idx, &values, &x), (&mut [], &reads), threads, (128, 1));
             assert_eq!(got, (0.5 * n as f64 + 16.0, 5050), "threads {threads}");
         }
         // More threads than elements: every entry of y is still written.
         let mut y = vec![-1.0f64; 100];
         assert_eq!(
-            dot((&ptr, &idx[..1], &values[..1], &x), (&mut y, &[]), 2, 0),
+            dot((&ptr, &idx[..1], &values[..1], &x), (&mut y, &[]), 2, (0, 1)),
             (0.5, 5050)
         );
         // Each thread's y holds its sums before the tail: none here.
