@@ -53,11 +53,11 @@ pub(crate) const FAR_DISTANCE: usize = 128;
 /// dense slices, `product::prefetch_distance` 0: `product::walk_hinted`).
 /// On the Intel host of issue #34's run AE (`docs/perf-log/run-ae.md`),
 /// A B A B against no hint, about 100 a slice: with the vector in L3
-/// (8 MiB), A·x took 0.80x the time on one thread and 0.81x on two, Aᵀ·x
-/// 0.77x and 0.81x; in L2 (512 KiB) 0.93–0.97x; one dense column of 8 M
-/// elements 0.94–0.98x. A hint an element cost 1.10–1.20x there, as on
+/// (8 MiB), A·x took 0.81x the time on one thread and 0.86x on two, Aᵀ·x
+/// 0.78x and 0.80x; in L2 (512 KiB) 0.92–0.95x; one dense column of 8 M
+/// elements 0.95–0.99x. A hint an element cost 1.10–1.20x there, as on
 /// the Zen 5 host (`docs/perf-log/run-v.md`), where this spacing was not
-/// measured.
+/// measured; 32, 128 or 256 ahead instead of [`DISTANCE`], 1.00–1.07x.
 pub(crate) const SPARSE_EVERY: usize = 8;
 
 /// Asks the CPU to bring the cache line holding `value` into its caches.

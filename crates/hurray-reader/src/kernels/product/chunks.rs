@@ -149,10 +149,9 @@ pub(super) fn dots<T: Float, const PREFETCH: usize>(ptr: &[u64], idx: &[u64], va
 /// first step: once a trip, not a step as the dot products ask (most
 /// steps past a slice's end asked again for a row the next slice's
 /// steps ask for). On the Intel host of issue #34's run AE
-/// (`docs/perf-log/run-ae.md`), A B A B, about 2 a column: with `y` in L3
-/// (8 MiB) A·x took 0.80x the time on one thread and 0.87x on two, with
-/// 128 MiB 0.92x on one thread and 1.01x on two; the dot products took
-/// 1.03–1.09x with a hint a trip and keep theirs.
+/// (`docs/perf-log/run-ae.md`), A B A B, about 2 a column, `y` in L3
+/// (8 MiB): A·x took 0.79x the time on one thread and 0.87x on two; the
+/// dot products took 1.03–1.09x with a hint a trip and keep theirs.
 #[inline(never)] // its own registers, as `scatter_direct_with`
 pub(super) fn scatter<T: Float, const PREFETCH: usize>(
     (ptr, idx, values): (&[u64], &[u64], &[T]),

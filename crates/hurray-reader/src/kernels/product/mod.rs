@@ -167,8 +167,8 @@ impl<'a> Arrays<'a> {
     /// (long slices, [`prefetch_distance`] 0) each slice's elements are
     /// walked as sub-slices, `y` asked for once every
     /// [`prefetch::SPARSE_EVERY`] elements ([`walk_hinted`]; its figures
-    /// are there): two position checks fewer
-    /// an element, so more elements in the core's window at once. On the
+    /// are there): two position checks fewer an element, so more
+    /// elements in the core's window at once. On the
     /// Zen 5 host, about 100 a column, A·x with `y` in L3 (`l3-d100`)
     /// took 0.83–0.96x the time on one thread and 0.81–0.86x on two, with
     /// `y` in L2 0.98–1.00x (A B A B, 30 rounds, two series;
@@ -366,8 +366,8 @@ pub(super) fn same_length<'a, T>(idx: &'a [u64], values: &'a [T]) -> (&'a [u64],
 /// `vector` read or written at the positions its indices give, asks for
 /// those entries at every element (0: not at every element; the slice
 /// loops then ask once every [`prefetch::SPARSE_EVERY`],
-/// [`walk_hinted`], and the chunks not at all): [`prefetch::DISTANCE`] where `vector`
-/// is over [`CACHED_BYTES`] or the slices hold about 10,
+/// [`walk_hinted`], and the chunks not at all): [`prefetch::DISTANCE`]
+/// where `vector` is over [`CACHED_BYTES`] or the slices hold about 10,
 /// [`prefetch::FAR_DISTANCE`] beyond [`NEAR_MAX_VECTOR`]; not at all for
 /// two kinds of slices the core follows alone. (The direct scatter drops
 /// it where [`lookahead`] holds and `vector` is within
