@@ -55,9 +55,10 @@ pub(crate) const FAR_DISTANCE: usize = 128;
 /// A B A B against no hint, about 100 a slice: with the vector in L3
 /// (8 MiB), A·x took 0.81x the time on one thread and 0.86x on two, Aᵀ·x
 /// 0.78x and 0.80x; in L2 (512 KiB) 0.92–0.95x; one dense column of 8 M
-/// elements 0.95–0.99x. A hint an element cost 1.10–1.20x there, as on
-/// the Zen 5 host (`docs/perf-log/run-v.md`), where this spacing was not
-/// measured; 32, 128 or 256 ahead instead of [`DISTANCE`], 1.00–1.07x.
+/// elements 0.95–0.99x. A hint an element cost Aᵀ·x and the two-thread
+/// A·x 1.11–1.20x there (the one-thread A·x 0.98x), as on the Zen 5 host
+/// (`docs/perf-log/run-v.md`), where this spacing was not measured; 32,
+/// 128 or 256 ahead instead of [`DISTANCE`], 0.99–1.07x.
 pub(crate) const SPARSE_EVERY: usize = 8;
 
 /// Asks the CPU to bring the cache line holding `value` into its caches.
