@@ -165,17 +165,17 @@ pub(super) fn scatter<T: Float, const PREFETCH: usize>(
     let last = y.len().saturating_sub(1);
     let (idx, values) = same_length(idx, values);
     let len = idx.len();
+    let base = y.as_ptr();
+    let trip = |k: usize| {
+        if PREFETCH > 0 {
+            if let Some(&later) = idx.get(k.wrapping_add(PREFETCH)) {
+                prefetch::prefetch_from(base, slot(later).min(last));
+            }
+        }
+    };
     for (pair, &xj) in ptr.windows(2).zip(x) {
         let Some((from, to)) = positions(pair, len) else { break };
-        let base = y.as_ptr();
-        let trip = |k: usize| {
-            if PREFETCH > 0 {
-                if let Some(&later) = idx.get(k.wrapping_add(PREFETCH)) {
-                    prefetch::prefetch_from(base, slot(later).min(last));
-                }
-            }
-        };
-        walk(from, to, trip, |at| {
+        walk(from, to, &trip, |at| {
             if let (Some(&r), Some(&v)) = (idx.get(at), values.get(at)) {
                 if let Some(yr) = y.get_mut(slot(r)) {
                     *yr = *yr + (v * xj).kept(at < to);

@@ -96,6 +96,7 @@ pub(super) fn dot_slices_with<T: Float, const PREFETCH: usize, const AHEAD: bool
     let (idx, values) = same_length(idx, values);
     let len = idx.len();
     let mut written = 0usize;
+    let hint = |later: u64| prefetch::prefetch_at(x, to_usize(later));
     for (pair, yi) in ptr.windows(2).zip(y.iter_mut()) {
         let Some((from, to)) = positions(pair, len) else { break };
         if AHEAD {
@@ -105,8 +106,7 @@ pub(super) fn dot_slices_with<T: Float, const PREFETCH: usize, const AHEAD: bool
         let mut sum = T::default();
         if PREFETCH == 0 && !AHEAD {
             // Sub-slices, `x` asked for sparsely, as `scatter_direct_with`.
-            let hint = |later: u64| prefetch::prefetch_at(x, to_usize(later));
-            walk_hinted((idx, values), (from, to), hint, |c, v| sum = sum + term(c, v));
+            walk_hinted((idx, values), (from, to), &hint, |c, v| sum = sum + term(c, v));
         } else {
             for at in from..to {
                 if PREFETCH > 0 {

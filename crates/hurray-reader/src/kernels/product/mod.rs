@@ -192,6 +192,8 @@ impl<'a> Arrays<'a> {
         let last = y.len().saturating_sub(1);
         let (idx, values) = same_length(self.idx, values);
         let len = idx.len();
+        let base = y.as_ptr();
+        let hint = |later: u64| prefetch::prefetch_from(base, slot(later).min(last));
         for (pair, &xj) in self.ptr.windows(2).zip(x) {
             let Some((from, to)) = positions(pair, len) else { break };
             if AHEAD {
@@ -203,9 +205,7 @@ impl<'a> Arrays<'a> {
                 }
             };
             if PREFETCH == 0 && !AHEAD {
-                let base = y.as_ptr();
-                let hint = |later: u64| prefetch::prefetch_from(base, slot(later).min(last));
-                walk_hinted((idx, values), (from, to), hint, |r, v| add(y, r, v));
+                walk_hinted((idx, values), (from, to), &hint, |r, v| add(y, r, v));
             } else {
                 for at in from..to {
                     if PREFETCH > 0 {
